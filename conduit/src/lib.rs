@@ -1,1 +1,12 @@
-//! conduit
+//! The conduit: a GASNet-EX-style PGAS communication runtime over libfabric.
+//!
+//! * [`config`]: the one typed configuration read from `GASNET_*` variables.
+//! * [`ofi`]: the safe wrapper over libfabric (info, fabric, domain,
+//!   endpoints, completion queues, address vectors, memory regions).
+//! * [`profile`]: per-provider capability profiles.
+//! * [`select`]: provider and device selection.
+
+pub mod config;
+pub mod ofi;
+pub mod profile;
+pub mod select;

@@ -1,0 +1,1 @@
+//! Safe libfabric wrapper.
