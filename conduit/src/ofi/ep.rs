@@ -1,0 +1,418 @@
+//! Reliable-datagram (FI_EP_RDM) endpoints.
+
+use super::av::AddressVector;
+use super::cq::CompletionQueue;
+use super::domain::Domain;
+use super::error::{check, OfiError};
+use super::info::InfoList;
+use super::FiAddr;
+use ofi_sys as sys;
+use std::ptr;
+use std::sync::Arc;
+
+pub(crate) struct EpInner {
+    pub(crate) raw: *mut sys::fid_ep,
+    // Dropped after `raw` is closed (Drop::drop runs before field drops):
+    // the endpoint closes before the CQs and AV it is bound to.
+    _cqs: Vec<CompletionQueue>,
+    _av: Option<AddressVector>,
+    _domain: Domain,
+}
+
+// SAFETY: the handle may move between threads; data-transfer calls are
+// `unsafe fn`s whose contract requires the domain's threading level.
+unsafe impl Send for EpInner {}
+// SAFETY: as above.
+unsafe impl Sync for EpInner {}
+
+impl Drop for EpInner {
+    fn drop(&mut self) {
+        // SAFETY: raw is an open endpoint; MRs bound to it hold an Arc of
+        // this value, so they are closed already. Posted operations are
+        // discarded by fi_close.
+        let rc = unsafe { sys::fi_close(&mut (*self.raw).fid) };
+        if rc != 0 {
+            tracing::warn!("{}", OfiError::new("fi_close(ep)", rc as i64));
+        }
+    }
+}
+
+/// An endpoint being set up: bind CQs and an AV, then [`EndpointBuilder::enable`].
+pub struct EndpointBuilder {
+    raw: *mut sys::fid_ep,
+    cqs: Vec<CompletionQueue>,
+    av: Option<AddressVector>,
+    domain: Domain,
+}
+
+impl Drop for EndpointBuilder {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            // SAFETY: an endpoint that was opened but never enabled; closed
+            // once (enable() nulls raw when it hands it on).
+            unsafe { sys::fi_close(&mut (*self.raw).fid) };
+        }
+    }
+}
+
+impl EndpointBuilder {
+    /// Bind a completion queue with `flags` (FI_TRANSMIT, FI_RECV, and
+    /// FI_SELECTIVE_COMPLETION if wanted).
+    pub fn bind_cq(mut self, cq: &CompletionQueue, flags: u64) -> Result<Self, OfiError> {
+        // SAFETY: both objects are open and belong to the same domain.
+        let rc = unsafe { sys::fi_ep_bind(self.raw, &mut (*cq.inner.raw).fid, flags) };
+        check("fi_ep_bind(cq)", rc as i64)?;
+        self.cqs.push(cq.clone());
+        Ok(self)
+    }
+
+    /// Bind an address vector.
+    pub fn bind_av(mut self, av: &AddressVector) -> Result<Self, OfiError> {
+        // SAFETY: both objects are open and belong to the same domain.
+        let rc = unsafe { sys::fi_ep_bind(self.raw, &mut (*av.inner.raw).fid, 0) };
+        check("fi_ep_bind(av)", rc as i64)?;
+        self.av = Some(av.clone());
+        Ok(self)
+    }
+
+    /// Set FI_OPT_MIN_MULTI_RECV: a multi-recv buffer is released when less
+    /// than `bytes` remain in it.
+    pub fn set_min_multi_recv(self, bytes: usize) -> Result<Self, OfiError> {
+        let val: libc::size_t = bytes;
+        // SAFETY: FI_OPT_MIN_MULTI_RECV takes a size_t by pointer.
+        let rc = unsafe {
+            sys::fi_setopt(
+                &mut (*self.raw).fid,
+                sys::FI_OPT_ENDPOINT as i32,
+                sys::FI_OPT_MIN_MULTI_RECV as i32,
+                (&val as *const libc::size_t).cast(),
+                std::mem::size_of::<libc::size_t>(),
+            )
+        };
+        check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
+        Ok(self)
+    }
+
+    /// Enable the endpoint.
+    pub fn enable(mut self) -> Result<Endpoint, OfiError> {
+        // SAFETY: raw is open and bound as the provider requires.
+        let rc = unsafe { sys::fi_enable(self.raw) };
+        check("fi_enable", rc as i64)?;
+        let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
+        Ok(Endpoint {
+            inner: Arc::new(EpInner {
+                raw,
+                _cqs: std::mem::take(&mut self.cqs),
+                _av: self.av.take(),
+                _domain: self.domain.clone(),
+            }),
+        })
+    }
+}
+
+/// An enabled endpoint. Cloning shares the handle.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub(crate) inner: Arc<EpInner>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Endpoint")
+    }
+}
+
+impl Endpoint {
+    /// Open an endpoint on `domain` from the domain's own info entry.
+    pub fn open(domain: &Domain) -> Result<EndpointBuilder, OfiError> {
+        Self::open_with(domain, None)
+    }
+
+    /// Open an endpoint from `info` (a copy of the domain's entry, possibly
+    /// with other tx op_flags), or the domain's entry when `None`.
+    pub fn open_with(
+        domain: &Domain,
+        info: Option<&InfoList>,
+    ) -> Result<EndpointBuilder, OfiError> {
+        let entry = match info.and_then(|i| i.first()) {
+            Some(e) => e.raw,
+            None => domain.info().raw,
+        };
+        let mut raw: *mut sys::fid_ep = ptr::null_mut();
+        // SAFETY: domain is open, entry is a valid fi_info of that domain.
+        let rc = unsafe { sys::fi_endpoint(domain.inner.raw, entry, &mut raw, ptr::null_mut()) };
+        check("fi_endpoint", rc as i64)?;
+        Ok(EndpointBuilder {
+            raw,
+            cqs: Vec::new(),
+            av: None,
+            domain: domain.clone(),
+        })
+    }
+
+    /// This endpoint's address (`fi_getname`), to be exchanged with peers.
+    pub fn name(&self) -> Result<Vec<u8>, OfiError> {
+        let mut len: libc::size_t = 0;
+        // SAFETY: a NULL buffer with len 0 asks for the needed size.
+        let rc = unsafe { sys::fi_getname(&mut (*self.inner.raw).fid, ptr::null_mut(), &mut len) };
+        if rc != 0 && rc != -(sys::FI_ETOOSMALL as i32) {
+            check("fi_getname", rc as i64)?;
+        }
+        let mut buf = vec![0u8; len.max(1)];
+        let mut len2 = buf.len();
+        // SAFETY: buf has len2 bytes.
+        let rc = unsafe {
+            sys::fi_getname(
+                &mut (*self.inner.raw).fid,
+                buf.as_mut_ptr().cast(),
+                &mut len2,
+            )
+        };
+        check("fi_getname", rc as i64)?;
+        buf.truncate(len2);
+        Ok(buf)
+    }
+
+    /// The raw handle, for the conduit's data path.
+    #[inline]
+    pub fn raw(&self) -> *mut sys::fid_ep {
+        self.inner.raw
+    }
+
+    /// `fi_inject`: send `buf` to `dest`; the data is copied before return
+    /// and no completion is generated.
+    ///
+    /// # Safety
+    /// The domain's threading level must be respected (no concurrent calls
+    /// under FI_THREAD_DOMAIN).
+    #[inline]
+    pub unsafe fn inject(&self, buf: &[u8], dest: FiAddr) -> Result<(), OfiError> {
+        // SAFETY: buf is valid for its length during the call.
+        let rc = unsafe { sys::fi_inject(self.inner.raw, buf.as_ptr().cast(), buf.len(), dest) };
+        check("fi_inject", rc as i64).map(|_| ())
+    }
+
+    /// `fi_injectdata`: like `inject`, with remote CQ data.
+    ///
+    /// # Safety
+    /// As for [`Endpoint::inject`].
+    #[inline]
+    pub unsafe fn inject_data(&self, buf: &[u8], data: u64, dest: FiAddr) -> Result<(), OfiError> {
+        // SAFETY: buf is valid for its length during the call.
+        let rc = unsafe {
+            sys::fi_injectdata(self.inner.raw, buf.as_ptr().cast(), buf.len(), data, dest)
+        };
+        check("fi_injectdata", rc as i64).map(|_| ())
+    }
+
+    /// `fi_send`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unmodified, and `context` must stay
+    /// valid, until the send's completion is read from the TX CQ. Threading
+    /// as for [`Endpoint::inject`].
+    #[inline]
+    pub unsafe fn send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: FiAddr,
+        context: *mut libc::c_void,
+    ) -> Result<(), OfiError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe {
+            sys::fi_send(
+                self.inner.raw,
+                buf.cast(),
+                len,
+                ptr::null_mut(),
+                dest,
+                context,
+            )
+        };
+        check("fi_send", rc as i64).map(|_| ())
+    }
+
+    /// `fi_senddata`: `fi_send` with remote CQ data.
+    ///
+    /// # Safety
+    /// As for [`Endpoint::send`].
+    #[inline]
+    pub unsafe fn send_data(
+        &self,
+        buf: *const u8,
+        len: usize,
+        data: u64,
+        dest: FiAddr,
+        context: *mut libc::c_void,
+    ) -> Result<(), OfiError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe {
+            sys::fi_senddata(
+                self.inner.raw,
+                buf.cast(),
+                len,
+                ptr::null_mut(),
+                data,
+                dest,
+                context,
+            )
+        };
+        check("fi_senddata", rc as i64).map(|_| ())
+    }
+
+    /// `fi_recvmsg` of one buffer from any source, with `flags` (e.g.
+    /// FI_MULTI_RECV).
+    ///
+    /// # Safety
+    /// `buf..buf+len` and `context` must stay valid until the buffer is
+    /// released (its last completion, or FI_MULTI_RECV for multi-recv), and
+    /// nothing else may touch the buffer meanwhile. Threading as for
+    /// [`Endpoint::inject`].
+    #[inline]
+    pub unsafe fn recv_msg(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        context: *mut libc::c_void,
+        flags: u64,
+    ) -> Result<(), OfiError> {
+        let iov = libc::iovec {
+            iov_base: buf.cast(),
+            iov_len: len,
+        };
+        let msg = sys::fi_msg {
+            msg_iov: (&iov as *const libc::iovec).cast(),
+            desc: ptr::null_mut(),
+            iov_count: 1,
+            addr: ofi_sys::FI_ADDR_UNSPEC_VALUE,
+            context,
+            data: 0,
+        };
+        // SAFETY: msg and iov are valid for the call (libfabric copies the
+        // descriptors); buffer lifetime per the caller.
+        let rc = unsafe { sys::fi_recvmsg(self.inner.raw, &msg, flags) };
+        check("fi_recvmsg", rc as i64).map(|_| ())
+    }
+
+    /// `fi_write`: RMA write of `len` bytes at `buf` to `remote_addr` under
+    /// `key` at `dest`.
+    ///
+    /// # Safety
+    /// The source and `context` must stay valid until completion; the remote
+    /// range must be registered at the target. Threading as for
+    /// [`Endpoint::inject`].
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write(
+        &self,
+        buf: *const u8,
+        len: usize,
+        desc: *mut libc::c_void,
+        dest: FiAddr,
+        remote_addr: u64,
+        key: u64,
+        context: *mut libc::c_void,
+    ) -> Result<(), OfiError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe {
+            sys::fi_write(
+                self.inner.raw,
+                buf.cast(),
+                len,
+                desc,
+                dest,
+                remote_addr,
+                key,
+                context,
+            )
+        };
+        check("fi_write", rc as i64).map(|_| ())
+    }
+
+    /// `fi_writemsg` of one contiguous range with `flags` (FI_INJECT,
+    /// FI_DELIVERY_COMPLETE, FI_REMOTE_CQ_DATA, FI_COMPLETION, ...).
+    ///
+    /// # Safety
+    /// As for [`Endpoint::write`]; with FI_INJECT the source may be reused at
+    /// return.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write_msg(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: FiAddr,
+        remote_addr: u64,
+        key: u64,
+        context: *mut libc::c_void,
+        data: u64,
+        flags: u64,
+    ) -> Result<(), OfiError> {
+        let iov = libc::iovec {
+            iov_base: buf as *mut libc::c_void,
+            iov_len: len,
+        };
+        let rma = sys::fi_rma_iov {
+            addr: remote_addr,
+            len,
+            key,
+        };
+        let msg = sys::fi_msg_rma {
+            msg_iov: (&iov as *const libc::iovec).cast(),
+            desc: ptr::null_mut(),
+            iov_count: 1,
+            addr: dest,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            context,
+            data,
+        };
+        // SAFETY: descriptors valid for the call; buffers per the caller.
+        let rc = unsafe { sys::fi_writemsg(self.inner.raw, &msg, flags) };
+        check("fi_writemsg", rc as i64).map(|_| ())
+    }
+
+    /// `fi_read`: RMA read of `len` bytes from `remote_addr` into `buf`.
+    ///
+    /// # Safety
+    /// `buf` must stay valid and untouched, and `context` valid, until
+    /// completion. Threading as for [`Endpoint::inject`].
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn read(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        desc: *mut libc::c_void,
+        src: FiAddr,
+        remote_addr: u64,
+        key: u64,
+        context: *mut libc::c_void,
+    ) -> Result<(), OfiError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe {
+            sys::fi_read(
+                self.inner.raw,
+                buf.cast(),
+                len,
+                desc,
+                src,
+                remote_addr,
+                key,
+                context,
+            )
+        };
+        check("fi_read", rc as i64).map(|_| ())
+    }
+
+    /// `fi_cancel` of the operation posted with `context`.
+    ///
+    /// # Safety
+    /// Threading as for [`Endpoint::inject`].
+    pub unsafe fn cancel(&self, context: *mut libc::c_void) -> Result<(), OfiError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe { sys::fi_cancel(&mut (*self.inner.raw).fid, context) };
+        check("fi_cancel", rc as i64).map(|_| ())
+    }
+}
