@@ -1,1 +1,243 @@
-//! Provider profiles.
+//! Per-provider capability profiles.
+//!
+//! The profiles are data ([`providers.toml`](providers.toml), compiled into
+//! the crate) describing, for each provider GASNet's ofi-conduit knows, its
+//! support status, the minimum libfabric version, the threading level for
+//! multi-threaded mode, the MR mode and AV type the conduit is specialised
+//! for, whether it needs several TX CQs or `fi_recvmsg` retries, and the
+//! `FI_*` variables the conduit sets for it. A provider without a profile
+//! gets the `generic` one.
+//!
+//! At start-up the profile is checked against `fi_getinfo`'s answer
+//! ([`reconcile`]) into the [`Capabilities`] the rest of the conduit uses,
+//! and the hot paths are monomorphised on those ([`spec`]).
+
+mod env_actions;
+mod reconcile;
+pub mod spec;
+mod version;
+
+pub use env_actions::{apply_env_actions, env_actions, EnvAction};
+pub use reconcile::{reconcile, Capabilities, ProviderFacts, Rejection};
+pub use version::Version;
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// How GASNet's ofi-conduit rates a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Recommended: validated for correctness and performance.
+    Recommended,
+    /// Used successfully, but another conduit is usually a better choice.
+    Usable,
+    /// Did not meet expectations; works, with a warning.
+    NotRecommended,
+    /// Known not to work; refused.
+    Unsupported,
+}
+
+impl Status {
+    /// The word used in listings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Recommended => "recommended",
+            Status::Usable => "usable",
+            Status::NotRecommended => "not recommended",
+            Status::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// AV type a profile asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileAv {
+    /// FI_AV_TABLE.
+    Table,
+    /// FI_AV_MAP.
+    Map,
+}
+
+/// One provider's profile (a `[[provider]]` table of `providers.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Provider name as libfabric reports it (`tcp;ofi_rxm`), or `generic`.
+    pub name: String,
+    /// Support status.
+    pub status: Status,
+    /// Minimum libfabric version.
+    pub min_libfabric: Version,
+    /// The network it serves, for listings.
+    pub network: String,
+    /// FI_THREAD_DOMAIN (plus one lock) in multi-threaded mode.
+    pub thread_domain: bool,
+    /// FI_MR_VIRT_ADDR expected (None: the provider decides).
+    pub mr_virt_addr: Option<bool>,
+    /// FI_MR_PROV_KEY expected (None: the provider decides).
+    pub mr_prov_key: Option<bool>,
+    /// FI_MR_ENDPOINT expected (None: the provider decides).
+    pub mr_endpoint: Option<bool>,
+    /// AV type (None: the provider decides; table preferred).
+    pub av_type: Option<ProfileAv>,
+    /// Separate TX CQs per endpoint (None: adapt at run time).
+    pub multi_cq: Option<bool>,
+    /// Retry `fi_recvmsg` on -FI_EAGAIN.
+    pub retry_recvmsg: Option<bool>,
+    /// Variables set before libfabric starts unless the user set them.
+    #[serde(default)]
+    pub set_env: BTreeMap<String, String>,
+    /// FI_UNIVERSE_SIZE is set automatically only from this version on.
+    pub universe_size_min_libfabric: Option<Version>,
+    /// Known problems and advice.
+    #[serde(default)]
+    pub notes: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    provider: Vec<Profile>,
+}
+
+/// The profile data compiled into the crate.
+pub const PROFILES_TOML: &str = include_str!("providers.toml");
+
+/// Parse profile data (the compiled-in table, or a test's).
+pub fn parse_profiles(text: &str) -> Result<Vec<Profile>, String> {
+    let file: ProfileFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    if !file.provider.iter().any(|p| p.name == "generic") {
+        return Err("the profile table has no `generic` entry".into());
+    }
+    Ok(file.provider)
+}
+
+/// All compiled-in profiles.
+pub fn profiles() -> &'static [Profile] {
+    static TABLE: OnceLock<Vec<Profile>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        // The table is part of the source tree and checked by a unit test,
+        // so a parse failure is a build defect, not a user error.
+        parse_profiles(PROFILES_TOML).expect("conduit/src/profile/providers.toml is valid")
+    })
+}
+
+/// The profile for `provider` (exact libfabric name), or `generic`.
+pub fn lookup(provider: &str) -> &'static Profile {
+    let all = profiles();
+    all.iter()
+        .find(|p| p.name == provider)
+        .or_else(|| all.iter().find(|p| p.name == "generic"))
+        .expect("the table has a generic entry (checked by parse_profiles)")
+}
+
+/// The profile a user-supplied name refers to, accepting the spellings the
+/// reference's `--with-ofi-provider` accepts: the exact name
+/// (`verbs;ofi_rxm`), a colon for the semicolon (`verbs:ofi_rxm`), or the
+/// first word when that is unambiguous (`verbs`). `None` when nothing or
+/// more than one profile matches.
+pub fn lookup_user_name(name: &str) -> Option<&'static Profile> {
+    let name = name.trim().replace(':', ";");
+    let all = profiles();
+    if let Some(p) = all.iter().find(|p| p.name == name) {
+        return Some(p);
+    }
+    let mut by_word = all
+        .iter()
+        .filter(|p| p.name.split(';').next() == Some(name.as_str()));
+    match (by_word.next(), by_word.next()) {
+        (Some(p), None) => Some(p),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_parses_and_has_every_named_provider() {
+        let names: Vec<&str> = profiles().iter().map(|p| p.name.as_str()).collect();
+        for want in [
+            "psm2",
+            "opx",
+            "cxi",
+            "verbs;ofi_rxm",
+            "tcp;ofi_rxm",
+            "tcp",
+            "sockets",
+            "udp;ofi_rxd",
+            "shm",
+            "efa",
+            "generic",
+        ] {
+            assert!(names.contains(&want), "missing profile {want}");
+        }
+    }
+
+    #[test]
+    fn minimum_versions_from_the_seed() {
+        assert_eq!(lookup("udp;ofi_rxd").min_libfabric, Version::new(1, 7, 0));
+        assert_eq!(
+            lookup("verbs;ofi_rxm").min_libfabric,
+            Version::new(1, 12, 0)
+        );
+        assert_eq!(lookup("gni").min_libfabric, Version::new(1, 14, 0));
+        assert_eq!(lookup("tcp;ofi_rxm").min_libfabric, Version::new(1, 15, 0));
+    }
+
+    #[test]
+    fn threading_and_cq_defaults() {
+        assert!(lookup("psm2").thread_domain);
+        assert!(!lookup("cxi").thread_domain);
+        assert_eq!(lookup("cxi").multi_cq, Some(true));
+        assert_eq!(lookup("cxi").retry_recvmsg, Some(true));
+        assert_eq!(lookup("udp;ofi_rxd").retry_recvmsg, Some(true));
+        assert_eq!(lookup("tcp;ofi_rxm").retry_recvmsg, Some(false));
+        assert_eq!(lookup("verbs;ofi_rxm").mr_virt_addr, Some(true));
+        assert_eq!(lookup("psm2").mr_prov_key, Some(false));
+    }
+
+    #[test]
+    fn unknown_provider_is_generic() {
+        assert_eq!(lookup("net;ofi_rxm").name, "generic");
+        assert_eq!(lookup("generic").status, Status::NotRecommended);
+    }
+
+    #[test]
+    fn user_spellings() {
+        assert_eq!(
+            lookup_user_name("verbs:ofi_rxm").unwrap().name,
+            "verbs;ofi_rxm"
+        );
+        assert_eq!(lookup_user_name("verbs").unwrap().name, "verbs;ofi_rxm");
+        assert_eq!(lookup_user_name("udp").unwrap().name, "udp;ofi_rxd");
+        // "tcp" is both a provider and the first word of tcp;ofi_rxm: exact wins.
+        assert_eq!(lookup_user_name("tcp").unwrap().name, "tcp");
+        assert!(lookup_user_name("nonexistent").is_none());
+    }
+
+    #[test]
+    fn bad_tables_are_rejected() {
+        assert!(parse_profiles("[[provider]]\nname = 1\n").is_err());
+        let no_generic = r#"
+[[provider]]
+name = "shm"
+status = "usable"
+min_libfabric = "1.8"
+network = "x"
+thread_domain = false
+"#;
+        assert_eq!(
+            parse_profiles(no_generic).unwrap_err(),
+            "the profile table has no `generic` entry"
+        );
+        let bad_status = no_generic.replace("usable", "great");
+        assert!(parse_profiles(&bad_status)
+            .unwrap_err()
+            .contains("unknown variant"));
+    }
+}
