@@ -152,7 +152,9 @@ impl DeviceConfig {
         let mut device_family = BTreeMap::new();
         if device_type.is_some() {
             for (name, value) in r.source().vars_with_prefix(DEVICE_FAMILY_PREFIX) {
-                let ids = &name[DEVICE_FAMILY_PREFIX.len()..];
+                let Some(ids) = name.strip_prefix(DEVICE_FAMILY_PREFIX) else {
+                    continue;
+                };
                 if is_ids_suffix(ids) && !value.is_empty() {
                     r.record(&name, &value, false);
                     device_family.insert(ids.to_string(), value);
