@@ -385,11 +385,11 @@ mod tests {
 
     #[test]
     fn empty_counts_as_unset() {
-        let env = MapEnv::from([("GASNET_X", "")]);
+        let env = MapEnv::from([("EMPTY_VAR", "")]);
         let r = EnvReader::quiet(&env);
-        assert_eq!(r.size("GASNET_X", 7, 0).unwrap(), 7);
+        assert_eq!(r.size("EMPTY_VAR", 7, 0).unwrap(), 7);
         assert!(r.reads()[0].defaulted);
-        assert!(r.is_present("GASNET_X"));
+        assert!(r.is_present("EMPTY_VAR"));
     }
 
     #[test]

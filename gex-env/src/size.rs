@@ -43,7 +43,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn format_size(n: u64) -> String {
     for (suffix, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
         let unit = 1u64 << shift;
-        if n >= unit && n.is_multiple_of(unit) {
+        if n >= unit && n & (unit - 1) == 0 {
             return format!("{}{}", n / unit, suffix);
         }
     }

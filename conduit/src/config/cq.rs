@@ -1,0 +1,102 @@
+//! Completion-queue settings.
+
+use super::read::count;
+use super::ConfigError;
+use gex_env::EnvReader;
+
+/// `GASNET_OFI_TX_CQ_SIZE`.
+pub const TX_CQ_SIZE: &str = "GASNET_OFI_TX_CQ_SIZE";
+/// `GASNET_OFI_RX_CQ_SIZE`.
+pub const RX_CQ_SIZE: &str = "GASNET_OFI_RX_CQ_SIZE";
+/// `GASNET_OFI_NUM_COMPLETIONS`.
+pub const NUM_COMPLETIONS: &str = "GASNET_OFI_NUM_COMPLETIONS";
+
+/// Default of `GASNET_OFI_NUM_COMPLETIONS` (configure
+/// `--with-ofi-num-completions`).
+pub const NUM_COMPLETIONS_DEFAULT: usize = 64;
+
+/// Completion-queue settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CqConfig {
+    /// `GASNET_OFI_TX_CQ_SIZE`: transmit CQ depth; 0 lets the provider choose.
+    pub tx_cq_size: usize,
+    /// `GASNET_OFI_RX_CQ_SIZE`: receive CQ depth; 0 lets the provider choose.
+    pub rx_cq_size: usize,
+    /// `GASNET_OFI_NUM_COMPLETIONS`: most transmit completions read per poll.
+    /// At least 1.
+    pub num_completions: usize,
+}
+
+impl CqConfig {
+    /// Read the CQ variables.
+    pub fn from_env(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
+        Ok(CqConfig {
+            tx_cq_size: count(r, TX_CQ_SIZE, 0, 0)?,
+            rx_cq_size: count(r, RX_CQ_SIZE, 0, 0)?,
+            num_completions: count(r, NUM_COMPLETIONS, NUM_COMPLETIONS_DEFAULT, 1)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gex_env::MapEnv;
+
+    fn read(env: &MapEnv) -> Result<CqConfig, ConfigError> {
+        CqConfig::from_env(&EnvReader::quiet(env))
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(
+            read(&MapEnv::new()).unwrap(),
+            CqConfig {
+                tx_cq_size: 0,
+                rx_cq_size: 0,
+                num_completions: 64
+            }
+        );
+    }
+
+    #[test]
+    fn good_values() {
+        let env = MapEnv::from([
+            ("GASNET_OFI_TX_CQ_SIZE", "4096"),
+            ("GASNET_OFI_RX_CQ_SIZE", "2048"),
+            ("GASNET_OFI_NUM_COMPLETIONS", "1"),
+        ]);
+        let c = read(&env).unwrap();
+        assert_eq!(
+            (c.tx_cq_size, c.rx_cq_size, c.num_completions),
+            (4096, 2048, 1)
+        );
+    }
+
+    #[test]
+    fn bad_values() {
+        for (name, value, expected) in [
+            (
+                "GASNET_OFI_TX_CQ_SIZE",
+                "-1",
+                "a whole number of at least 0",
+            ),
+            (
+                "GASNET_OFI_RX_CQ_SIZE",
+                "1K",
+                "a whole number of at least 0",
+            ),
+            (
+                "GASNET_OFI_NUM_COMPLETIONS",
+                "0",
+                "a whole number of at least 1",
+            ),
+        ] {
+            let env = MapEnv::from([(name, value)]);
+            assert_eq!(
+                read(&env).unwrap_err().to_string(),
+                format!("{name}=\"{value}\" is not accepted: expected {expected}")
+            );
+        }
+    }
+}

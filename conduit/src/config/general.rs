@@ -1,0 +1,126 @@
+//! General switches: `GASNET_QUIET`, `GASNET_VERBOSEENV`, provider trust,
+//! `FI_UNIVERSE_SIZE` control and the recorded `FI_PROVIDER`.
+
+use super::libfabric_vars::FI_PROVIDER;
+use super::read::opt_bool;
+use super::ConfigError;
+use gex_env::EnvReader;
+
+/// `GASNET_QUIET`.
+pub const QUIET: &str = "GASNET_QUIET";
+/// `GASNET_VERBOSEENV`.
+pub const VERBOSEENV: &str = "GASNET_VERBOSEENV";
+/// `GASNET_OFI_SET_UNIVERSE_SIZE`.
+pub const SET_UNIVERSE_SIZE: &str = "GASNET_OFI_SET_UNIVERSE_SIZE";
+/// `GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER`.
+pub const ALLOW_UNTRUSTED_PROVIDER: &str = "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER";
+
+/// General settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GeneralConfig {
+    /// `GASNET_QUIET`: silence the "provider not validated for performance"
+    /// and similar startup warnings.
+    pub quiet: bool,
+    /// `GASNET_VERBOSEENV`: print every variable read. A malformed value
+    /// counts as on, so the user sees what was read.
+    pub verbose_env: bool,
+    /// `FI_PROVIDER`: libfabric's provider filter, only recorded here.
+    pub fi_provider: Option<String>,
+    /// `GASNET_OFI_SET_UNIVERSE_SIZE`: whether the conduit may set
+    /// `FI_UNIVERSE_SIZE` to the job size (never replacing a user's value).
+    /// `None` when unset: the provider profile decides (on, except cxi with
+    /// an old libfabric, bug 4413).
+    pub set_universe_size: Option<bool>,
+    /// `GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER`: turn the "provider below its
+    /// minimum libfabric version" error into a warning.
+    pub allow_untrusted_provider: bool,
+}
+
+impl GeneralConfig {
+    /// Read the general variables.
+    pub fn from_env(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
+        let verbose_env = r.bool(VERBOSEENV, false).unwrap_or(true);
+        let quiet = r.bool(QUIET, false)?;
+        let fi_provider = r.opt_string(FI_PROVIDER);
+        let set_universe_size = opt_bool(r, SET_UNIVERSE_SIZE)?;
+        let allow_untrusted_provider = r.bool(ALLOW_UNTRUSTED_PROVIDER, false)?;
+        Ok(GeneralConfig {
+            quiet,
+            verbose_env,
+            fi_provider,
+            set_universe_size,
+            allow_untrusted_provider,
+        })
+    }
+
+    /// Whether to set `FI_UNIVERSE_SIZE`, given the provider profile's
+    /// default for an unset `GASNET_OFI_SET_UNIVERSE_SIZE`.
+    pub fn set_universe_size_or(&self, profile_default: bool) -> bool {
+        self.set_universe_size.unwrap_or(profile_default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gex_env::MapEnv;
+
+    fn read(env: &MapEnv) -> Result<GeneralConfig, ConfigError> {
+        GeneralConfig::from_env(&EnvReader::quiet(env))
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(read(&MapEnv::new()).unwrap(), GeneralConfig::default());
+    }
+
+    #[test]
+    fn good_values() {
+        let env = MapEnv::from([
+            ("GASNET_QUIET", "1"),
+            ("GASNET_VERBOSEENV", "yes"),
+            ("FI_PROVIDER", "cxi"),
+            ("GASNET_OFI_SET_UNIVERSE_SIZE", "0"),
+            ("GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER", "true"),
+        ]);
+        let g = read(&env).unwrap();
+        assert!(g.quiet && g.verbose_env && g.allow_untrusted_provider);
+        assert_eq!(g.fi_provider.as_deref(), Some("cxi"));
+        assert_eq!(g.set_universe_size, Some(false));
+        assert!(!g.set_universe_size_or(true));
+    }
+
+    #[test]
+    fn universe_size_unset_lets_the_profile_decide() {
+        let g = read(&MapEnv::new()).unwrap();
+        assert_eq!(g.set_universe_size, None);
+        assert!(g.set_universe_size_or(true));
+        assert!(!g.set_universe_size_or(false));
+        let env = MapEnv::from([("GASNET_OFI_SET_UNIVERSE_SIZE", "on")]);
+        assert!(read(&env).unwrap().set_universe_size_or(false));
+    }
+
+    #[test]
+    fn bad_booleans() {
+        for name in [
+            "GASNET_QUIET",
+            "GASNET_OFI_SET_UNIVERSE_SIZE",
+            "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER",
+        ] {
+            let env = MapEnv::from([(name, "2")]);
+            assert_eq!(
+                read(&env).unwrap_err().to_string(),
+                format!(
+                    "{name}=\"2\" is not accepted: expected a boolean: 1/0, yes/no, y/n, \
+true/false or on/off"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_verboseenv_counts_as_on() {
+        let env = MapEnv::from([("GASNET_VERBOSEENV", "loud")]);
+        assert!(read(&env).unwrap().verbose_env);
+    }
+}

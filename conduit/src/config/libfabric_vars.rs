@@ -1,0 +1,46 @@
+//! Names (and the conduit's values) of the libfabric `FI_*` variables the
+//! conduit reads or sets in its own environment before `fi_getinfo`.
+//!
+//! Only `FI_PROVIDER` is read into [`super::Config`]; the others are set by
+//! the fabric setup code (never replacing a value the user set), and are
+//! listed here so that every module uses the same names and values and so
+//! that `docs/environment.md` can be checked against the code.
+
+/// libfabric's provider filter; recorded in [`super::GeneralConfig::fi_provider`].
+pub const FI_PROVIDER: &str = "FI_PROVIDER";
+/// Number of peers the provider should expect; set to the job size when
+/// `GASNET_OFI_SET_UNIVERSE_SIZE` allows it and the user has not set it.
+pub const FI_UNIVERSE_SIZE: &str = "FI_UNIVERSE_SIZE";
+/// Memory-registration cache size limit; set to [`MR_CACHE_UNLIMITED`] for
+/// cxi and verbs (bug 4676). An empty value asks the conduit to unset it.
+pub const FI_MR_CACHE_MAX_SIZE: &str = "FI_MR_CACHE_MAX_SIZE";
+/// Memory-registration cache entry limit; treated like
+/// [`FI_MR_CACHE_MAX_SIZE`].
+pub const FI_MR_CACHE_MAX_COUNT: &str = "FI_MR_CACHE_MAX_COUNT";
+/// cxi receive matching mode; set to [`CXI_RX_MATCH_MODE_VALUE`].
+pub const FI_CXI_RX_MATCH_MODE: &str = "FI_CXI_RX_MATCH_MODE";
+/// cxi rendezvous threshold; set to [`CXI_RDZV_THRESHOLD_VALUE`].
+pub const FI_CXI_RDZV_THRESHOLD: &str = "FI_CXI_RDZV_THRESHOLD";
+/// cxi rendezvous get minimum; set to [`CXI_RDZV_GET_MIN_VALUE`].
+pub const FI_CXI_RDZV_GET_MIN: &str = "FI_CXI_RDZV_GET_MIN";
+/// psm2 lazy connection; set to [`PSM2_LAZY_CONN_VALUE`] (psm2 only).
+pub const FI_PSM2_LAZY_CONN: &str = "FI_PSM2_LAZY_CONN";
+
+/// The value written to `FI_MR_CACHE_MAX_{SIZE,COUNT}`: no limit.
+pub const MR_CACHE_UNLIMITED: &str = "-1";
+/// The value written to `FI_CXI_RX_MATCH_MODE`.
+pub const CXI_RX_MATCH_MODE_VALUE: &str = "hybrid";
+/// The value written to `FI_CXI_RDZV_THRESHOLD`.
+pub const CXI_RDZV_THRESHOLD_VALUE: &str = "256";
+/// The value written to `FI_CXI_RDZV_GET_MIN`.
+pub const CXI_RDZV_GET_MIN_VALUE: &str = "256";
+/// The value written to `FI_PSM2_LAZY_CONN`.
+pub const PSM2_LAZY_CONN_VALUE: &str = "1";
+
+/// The cxi settings the conduit applies when they are not already set, as
+/// `(name, value)` pairs.
+pub const CXI_SETTINGS: [(&str, &str); 3] = [
+    (FI_CXI_RX_MATCH_MODE, CXI_RX_MATCH_MODE_VALUE),
+    (FI_CXI_RDZV_THRESHOLD, CXI_RDZV_THRESHOLD_VALUE),
+    (FI_CXI_RDZV_GET_MIN, CXI_RDZV_GET_MIN_VALUE),
+];

@@ -1,0 +1,231 @@
+//! RMA settings: the inject limit, the bounce buffers used by non-bulk puts
+//! (`GASNET_OFI_BBUF_*`, `GASNET_OFI_NUM_BBUFS`) and the RMA poll frequency.
+
+use super::inject::resolve_inject_limit;
+use super::read::{count, opt_size, size_in, value_text};
+use super::ConfigError;
+use gex_env::{EnvError, EnvReader};
+
+/// `GASNET_OFI_RMA_INJECT_LIMIT`.
+pub const RMA_INJECT_LIMIT: &str = "GASNET_OFI_RMA_INJECT_LIMIT";
+/// `GASNET_OFI_BBUF_SIZE`.
+pub const BBUF_SIZE: &str = "GASNET_OFI_BBUF_SIZE";
+/// `GASNET_OFI_NUM_BBUFS`.
+pub const NUM_BBUFS: &str = "GASNET_OFI_NUM_BBUFS";
+/// `GASNET_OFI_BBUF_THRESHOLD`.
+pub const BBUF_THRESHOLD: &str = "GASNET_OFI_BBUF_THRESHOLD";
+/// `GASNET_OFI_RMA_POLL_FREQ`.
+pub const RMA_POLL_FREQ: &str = "GASNET_OFI_RMA_POLL_FREQ";
+
+/// Default of `GASNET_OFI_NUM_BBUFS`.
+pub const NUM_BBUFS_DEFAULT: usize = 64;
+/// The `GASNET_OFI_BBUF_THRESHOLD` default is this many bounce buffers.
+pub const BBUF_THRESHOLD_DEFAULT_BBUFS: usize = 4;
+/// The most bounce buffers one put may use: `GASNET_OFI_BBUF_THRESHOLD` may
+/// be at most this many times `GASNET_OFI_BBUF_SIZE`.
+pub const MAX_BBUFS_PER_PUT: usize = 32;
+/// Default of `GASNET_OFI_RMA_POLL_FREQ`.
+pub const RMA_POLL_FREQ_DEFAULT: usize = 32;
+
+/// RMA settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RmaConfig {
+    /// `GASNET_OFI_RMA_INJECT_LIMIT`: puts up to this size use `FI_INJECT`.
+    /// `None` means the provider's maximum; see
+    /// [`RmaConfig::resolve_inject_limit`].
+    pub inject_limit: Option<usize>,
+    /// `GASNET_OFI_BBUF_SIZE`: bytes per bounce buffer (default: the page
+    /// size).
+    pub bbuf_size: usize,
+    /// `GASNET_OFI_NUM_BBUFS`: bounce buffers allocated at startup. At least
+    /// `bbuf_threshold / bbuf_size`, rounded up.
+    pub num_bbufs: usize,
+    /// `GASNET_OFI_BBUF_THRESHOLD`: non-bulk puts above this block for remote
+    /// completion instead of using bounce buffers. Default
+    /// `4 * bbuf_size`, at most `32 * bbuf_size`.
+    pub bbuf_threshold: usize,
+    /// `GASNET_OFI_RMA_POLL_FREQ`: poll the transmit CQ once every this many
+    /// RMA injections. At least 1.
+    pub rma_poll_freq: usize,
+}
+
+impl RmaConfig {
+    /// Read the RMA variables; `page_size` is the `GASNET_OFI_BBUF_SIZE`
+    /// default.
+    pub fn from_env(r: &EnvReader<'_>, page_size: usize) -> Result<Self, ConfigError> {
+        let inject_limit = opt_size(r, RMA_INJECT_LIMIT)?;
+        let bbuf_size = size_in(r, BBUF_SIZE, page_size.max(1), 1, usize::MAX)?;
+        let num_bbufs = count(r, NUM_BBUFS, NUM_BBUFS_DEFAULT, 0)?;
+        let bbuf_threshold = size_in(
+            r,
+            BBUF_THRESHOLD,
+            bbuf_size.saturating_mul(BBUF_THRESHOLD_DEFAULT_BBUFS),
+            0,
+            usize::MAX,
+        )?;
+        let bbufs_per_put = bbuf_threshold.div_ceil(bbuf_size);
+        if bbufs_per_put > MAX_BBUFS_PER_PUT {
+            return Err(ConfigError::Conflict(EnvError::new(
+                BBUF_THRESHOLD,
+                &value_text(r, BBUF_THRESHOLD, bbuf_threshold),
+                format!(
+                    "a size of at most {} bytes ({MAX_BBUFS_PER_PUT} x {BBUF_SIZE} = \
+{MAX_BBUFS_PER_PUT} x {bbuf_size})",
+                    MAX_BBUFS_PER_PUT * bbuf_size
+                ),
+            )));
+        }
+        if num_bbufs < bbufs_per_put {
+            return Err(ConfigError::Conflict(EnvError::new(
+                NUM_BBUFS,
+                &value_text(r, NUM_BBUFS, num_bbufs),
+                format!(
+                    "at least {bbufs_per_put} ({BBUF_THRESHOLD} / {BBUF_SIZE} = \
+{bbuf_threshold} / {bbuf_size})"
+                ),
+            )));
+        }
+        let rma_poll_freq = count(r, RMA_POLL_FREQ, RMA_POLL_FREQ_DEFAULT, 1)?;
+        Ok(RmaConfig {
+            inject_limit,
+            bbuf_size,
+            num_bbufs,
+            bbuf_threshold,
+            rma_poll_freq,
+        })
+    }
+
+    /// The RMA inject limit for a provider whose RMA endpoint injects at most
+    /// `provider_max` bytes, with a note when the request was reduced (see
+    /// [`resolve_inject_limit`]).
+    pub fn resolve_inject_limit(&self, provider_max: usize) -> (usize, Option<String>) {
+        resolve_inject_limit(self.inject_limit, provider_max, RMA_INJECT_LIMIT)
+    }
+
+    /// Bounce buffers one put of `bbuf_threshold` bytes needs.
+    pub fn bbufs_per_put(&self) -> usize {
+        self.bbuf_threshold.div_ceil(self.bbuf_size.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gex_env::MapEnv;
+
+    const PAGE: usize = 4096;
+
+    fn read(env: &MapEnv) -> Result<RmaConfig, ConfigError> {
+        RmaConfig::from_env(&EnvReader::quiet(env), PAGE)
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> String {
+        let env = MapEnv(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        read(&env).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_follow_the_page_size() {
+        let c = read(&MapEnv::new()).unwrap();
+        assert_eq!(c.inject_limit, None);
+        assert_eq!(c.bbuf_size, 4096);
+        assert_eq!(c.num_bbufs, 64);
+        assert_eq!(c.bbuf_threshold, 16384);
+        assert_eq!(c.rma_poll_freq, 32);
+        assert_eq!(c.bbufs_per_put(), 4);
+        let c = RmaConfig::from_env(&EnvReader::quiet(&MapEnv::new()), 65536).unwrap();
+        assert_eq!((c.bbuf_size, c.bbuf_threshold), (65536, 262144));
+    }
+
+    #[test]
+    fn bbuf_size_good_and_bad() {
+        let env = MapEnv::from([("GASNET_OFI_BBUF_SIZE", "8K")]);
+        let c = read(&env).unwrap();
+        assert_eq!((c.bbuf_size, c.bbuf_threshold), (8192, 32768));
+        assert_eq!(
+            err(&[("GASNET_OFI_BBUF_SIZE", "0")]),
+            "GASNET_OFI_BBUF_SIZE=\"0\" is not accepted: expected a size of at least 1 bytes \
+(a number with an optional K, M or G suffix)"
+        );
+    }
+
+    #[test]
+    fn threshold_good_and_bad() {
+        let env = MapEnv::from([("GASNET_OFI_BBUF_THRESHOLD", "128K")]);
+        let c = read(&env).unwrap();
+        assert_eq!((c.bbuf_threshold, c.bbufs_per_put()), (131072, 32));
+        let env = MapEnv::from([("GASNET_OFI_BBUF_THRESHOLD", "0")]);
+        assert_eq!(read(&env).unwrap().bbuf_threshold, 0);
+        assert_eq!(
+            err(&[("GASNET_OFI_BBUF_THRESHOLD", "131073")]),
+            "GASNET_OFI_BBUF_THRESHOLD=\"131073\" is not accepted: expected a size of at most \
+131072 bytes (32 x GASNET_OFI_BBUF_SIZE = 32 x 4096)"
+        );
+        assert_eq!(err(&[("GASNET_OFI_BBUF_THRESHOLD", "1.2K")]), "GASNET_OFI_BBUF_THRESHOLD=\"1.2K\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [1.2K is not a whole number of bytes]");
+    }
+
+    #[test]
+    fn num_bbufs_rule() {
+        let env = MapEnv::from([("GASNET_OFI_NUM_BBUFS", "4")]);
+        assert_eq!(read(&env).unwrap().num_bbufs, 4);
+        assert_eq!(
+            err(&[("GASNET_OFI_NUM_BBUFS", "2")]),
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 4 \
+(GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
+        );
+        // Rounded up: 10000 bytes need 3 buffers of 4096.
+        let env = MapEnv::from([
+            ("GASNET_OFI_NUM_BBUFS", "3"),
+            ("GASNET_OFI_BBUF_THRESHOLD", "10000"),
+        ]);
+        assert_eq!(read(&env).unwrap().bbufs_per_put(), 3);
+        assert_eq!(
+            err(&[
+                ("GASNET_OFI_NUM_BBUFS", "2"),
+                ("GASNET_OFI_BBUF_THRESHOLD", "10000")
+            ]),
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 3 \
+(GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 10000 / 4096)"
+        );
+        assert_eq!(
+            err(&[("GASNET_OFI_NUM_BBUFS", "x")]),
+            "GASNET_OFI_NUM_BBUFS=\"x\" is not accepted: expected a whole number of at least 0"
+        );
+        // No bounce buffers at all is fine with a zero threshold.
+        let env = MapEnv::from([
+            ("GASNET_OFI_NUM_BBUFS", "0"),
+            ("GASNET_OFI_BBUF_THRESHOLD", "0"),
+        ]);
+        assert_eq!(read(&env).unwrap().num_bbufs, 0);
+    }
+
+    #[test]
+    fn poll_freq_good_and_bad() {
+        let env = MapEnv::from([("GASNET_OFI_RMA_POLL_FREQ", "1")]);
+        assert_eq!(read(&env).unwrap().rma_poll_freq, 1);
+        assert_eq!(
+            err(&[("GASNET_OFI_RMA_POLL_FREQ", "0")]),
+            "GASNET_OFI_RMA_POLL_FREQ=\"0\" is not accepted: expected a whole number of at least 1"
+        );
+    }
+
+    #[test]
+    fn rma_inject_limit_and_clamp() {
+        let env = MapEnv::from([("GASNET_OFI_RMA_INJECT_LIMIT", "1M")]);
+        let c = read(&env).unwrap();
+        assert_eq!(c.inject_limit, Some(1 << 20));
+        let (n, note) = c.resolve_inject_limit(192);
+        assert_eq!(n, 192);
+        assert_eq!(
+            note.unwrap(),
+            "GASNET_OFI_RMA_INJECT_LIMIT=1048576 is above the provider's maximum inject size of \
+192 bytes; using 192"
+        );
+        assert_eq!(err(&[("GASNET_OFI_RMA_INJECT_LIMIT", "1K2")]), "GASNET_OFI_RMA_INJECT_LIMIT=\"1K2\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [\"1K2\" is not a number with a K/M/G/T suffix]");
+    }
+}
