@@ -10,3 +10,4 @@ pub mod config;
 pub mod ofi;
 pub mod profile;
 pub mod select;
+pub mod startup;

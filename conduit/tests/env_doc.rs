@@ -170,8 +170,49 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every `FI_*` identifier the installed libfabric headers define (API
+/// constants such as `FI_MR_LOCAL` or `FI_MSG_PREFIX`). Code names these in
+/// messages; they are not environment variables. libfabric's environment
+/// variables (`FI_PROVIDER`, `FI_UNIVERSE_SIZE`, ...) never appear there.
+fn libfabric_constants() -> BTreeSet<String> {
+    let out = std::process::Command::new("pkg-config")
+        .args(["--variable=includedir", "libfabric"])
+        .output()
+        .expect("pkg-config runs (apt-get install pkg-config libfabric-dev)");
+    let inc = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dir = Path::new(&inc).join("rdma");
+    let mut names = BTreeSet::new();
+    let entries = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read libfabric headers in {}: {e}", dir.display()));
+    for e in entries.flatten() {
+        let Ok(text) = fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i..].starts_with(b"FI_") && (i == 0 || !is_ident_byte(bytes[i - 1])) {
+                let start = i;
+                while i < bytes.len() && is_ident_byte(bytes[i]) {
+                    i += 1;
+                }
+                names.insert(text[start..i].to_string());
+            } else {
+                i += 1;
+            }
+        }
+    }
+    assert!(
+        names.contains("FI_MR_LOCAL"),
+        "libfabric headers in {} look incomplete",
+        dir.display()
+    );
+    names
+}
+
 /// Variable names used as literals in the workspace, with one place each.
 fn code_names(root: &Path) -> BTreeMap<String, String> {
+    let constants = libfabric_constants();
     let me = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/env_doc.rs");
     let mut files = Vec::new();
     rust_files(root, &mut files);
@@ -184,7 +225,7 @@ fn code_names(root: &Path) -> BTreeMap<String, String> {
             continue;
         };
         for (lit, line) in string_literals(&src) {
-            if is_var_name(&lit) {
+            if is_var_name(&lit) && !constants.contains(&lit) {
                 let place = format!("{}:{line}", f.strip_prefix(root).unwrap_or(&f).display());
                 names.entry(lit).or_insert(place);
             }

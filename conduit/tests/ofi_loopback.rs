@@ -182,3 +182,21 @@ fn shm_message_and_write() {
 fn tcp_rxm_message_and_write() {
     exercise("tcp;ofi_rxm", Some("lo"));
 }
+
+/// libfabric 1.17's ofi_rxm crashes in fi_close of an endpoint with no AV
+/// bound; dropping such a half-built endpoint must not reach that path.
+#[test]
+fn dropping_an_endpoint_before_binding_an_av_is_safe() {
+    for (p, d) in [("tcp;ofi_rxm", Some("lo")), ("shm", None)] {
+        let domain = open_domain(p, d);
+        let cq = CompletionQueue::open(&domain, 0).unwrap();
+        let b = Endpoint::open(&domain)
+            .unwrap()
+            .bind_cq(&cq, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)
+            .unwrap();
+        drop(b);
+        let av = AddressVector::open(&domain, AvType::Table, 1).unwrap();
+        let b = Endpoint::open(&domain).unwrap().bind_av(&av).unwrap();
+        drop(b);
+    }
+}

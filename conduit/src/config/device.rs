@@ -199,6 +199,23 @@ impl DeviceConfig {
         self.device.as_deref()
     }
 
+    /// Like [`DeviceConfig::device_for`], also naming the variable that
+    /// supplied the device (for error messages).
+    pub fn requested(&self, ids: &[usize]) -> Option<(String, String)> {
+        let value = self.device_for(ids)?.to_string();
+        let key = ids
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("_");
+        let var = if self.device_type.is_some() && self.device_family.contains_key(&key) {
+            format!("{DEVICE_FAMILY_PREFIX}{key}")
+        } else {
+            DEVICE.to_string()
+        };
+        Some((var, value))
+    }
+
     /// Whether node `rank` prints the device list.
     pub fn lists_devices_on(&self, rank: usize) -> bool {
         self.list_devices && self.list_devices_nodes.contains(rank)

@@ -47,11 +47,20 @@ pub struct EndpointBuilder {
 
 impl Drop for EndpointBuilder {
     fn drop(&mut self) {
-        if !self.raw.is_null() {
-            // SAFETY: an endpoint that was opened but never enabled; closed
-            // once (enable() nulls raw when it hands it on).
-            unsafe { sys::fi_close(&mut (*self.raw).fid) };
+        if self.raw.is_null() {
+            return;
         }
+        if self.av.is_none() {
+            // libfabric 1.17's ofi_rxm dereferences the endpoint's AV in
+            // fi_close and crashes when none was bound (known-issues.md).
+            // Such an endpoint only exists on an error path during set-up;
+            // leaking it until exit is the safe choice.
+            tracing::debug!("not closing an endpoint that never had an AV bound");
+            return;
+        }
+        // SAFETY: an endpoint that was opened but never enabled; closed once
+        // (enable() nulls raw when it hands it on).
+        unsafe { sys::fi_close(&mut (*self.raw).fid) };
     }
 }
 

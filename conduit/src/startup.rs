@@ -1,0 +1,208 @@
+//! Start-up: from the environment to a chosen, checked provider.
+//!
+//! In order (each step before libfabric's first use where it matters):
+//! 1. the `FI_*` variables of the profile the user named with `FI_PROVIDER`
+//!    (or of the generic profile) are set, never over a user's value;
+//! 2. `FI_PROVIDER` is taken out of the environment and applied by the
+//!    conduit itself ([`crate::select::ProviderFilter`]);
+//! 3. `GASNET_OFI_LIST_DEVICES` prints the usable provider/device pairs;
+//! 4. the provider and device are selected and checked against their
+//!    profile;
+//! 5. a provider that is not recommended gets one warning (rank 0, unless
+//!    `GASNET_QUIET=1`), and `GASNET_VERBOSEENV=1` prints every variable
+//!    read (rank 0).
+
+use crate::config::{Config, ConfigError};
+use crate::ofi::OfiError;
+use crate::profile::{self, apply_env_actions, env_actions, Capabilities, Version};
+use crate::select::{self, topology, SelectError, SelectOptions, Selected};
+use gex_env::EnvReader;
+
+/// Where this process sits in the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobShape {
+    /// This process's rank.
+    pub rank: usize,
+    /// Number of ranks.
+    pub size: usize,
+    /// All ranks run on one host.
+    pub single_host: bool,
+}
+
+impl JobShape {
+    /// A single-process job (a program started without a launcher).
+    pub fn single() -> Self {
+        JobShape {
+            rank: 0,
+            size: 1,
+            single_host: true,
+        }
+    }
+}
+
+/// Why start-up stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartupError {
+    /// A bad configuration value.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No acceptable provider or device.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// A libfabric call failed.
+    #[error(transparent)]
+    Ofi(#[from] OfiError),
+}
+
+/// The outcome of start-up.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The chosen provider and domain.
+    pub selected: Selected,
+    /// AM inject limit in effect (`GASNET_OFI_AM_INJECT_LIMIT`, capped).
+    pub am_inject_limit: usize,
+    /// RMA inject limit in effect (`GASNET_OFI_RMA_INJECT_LIMIT`, capped).
+    pub rma_inject_limit: usize,
+    /// Notes worth a log line (profile differences, clamps, env actions).
+    pub notes: Vec<String>,
+    /// Lines printed to stdout (device listing) and stderr (warnings), kept
+    /// for tests.
+    pub printed: Vec<String>,
+}
+
+impl Prepared {
+    /// Shorthand for the capabilities.
+    pub fn caps(&self) -> &Capabilities {
+        &self.selected.caps
+    }
+}
+
+/// The profile the user asked for by `FI_PROVIDER` (a single, non-negated
+/// name), used to set provider variables before libfabric starts.
+fn requested_profile(fi_provider: Option<&str>) -> &'static profile::Profile {
+    match fi_provider {
+        Some(v) if !v.trim_start().starts_with('^') && !v.contains(',') => {
+            profile::lookup_user_name(v).unwrap_or_else(|| profile::lookup("generic"))
+        }
+        _ => profile::lookup("generic"),
+    }
+}
+
+/// Run start-up for `job` with configuration `cfg` read through `env`.
+pub fn prepare(
+    cfg: &Config,
+    env: &EnvReader<'_>,
+    job: &JobShape,
+) -> Result<Prepared, StartupError> {
+    let mut notes = Vec::new();
+    let mut printed = Vec::new();
+    let lead = job.rank == 0;
+
+    // 1. Provider variables, before libfabric reads them.
+    let early = requested_profile(cfg.general.fi_provider.as_deref());
+    let libfabric = Version::libfabric(None);
+    let actions = env_actions(
+        early,
+        env,
+        cfg.general.set_universe_size,
+        libfabric,
+        job.size,
+    );
+    for w in apply_env_actions(&actions) {
+        if lead && !cfg.general.quiet {
+            eprintln!("WARNING: {w}");
+            printed.push(format!("WARNING: {w}"));
+        }
+        notes.push(w);
+    }
+    // 2. The conduit applies FI_PROVIDER itself.
+    select::take_fi_provider_from_env();
+
+    // 3. Device listing.
+    if cfg.device.lists_devices_on(job.rank) {
+        let cands = select::candidates(
+            cfg.am.receive_buff_size.uses_multi_recv(),
+            cfg.general.allow_untrusted_provider,
+        )?;
+        for line in select::listing::device_lines(&cands) {
+            let line = format!("[{}] {line}", job.rank);
+            println!("{line}");
+            printed.push(line);
+        }
+    }
+
+    // 4. Selection.
+    let ids = cfg
+        .device
+        .device_type
+        .as_ref()
+        .map(|t| topology::binding_ids(t.kind))
+        .unwrap_or_default();
+    let opts = SelectOptions {
+        fi_provider: cfg.general.fi_provider.clone(),
+        device: cfg.device.requested(&ids),
+        need_multi_recv: cfg.am.receive_buff_size.uses_multi_recv(),
+        allow_untrusted: cfg.general.allow_untrusted_provider,
+        single_host: job.single_host,
+    };
+    let selected = select::select(&opts)?;
+    let caps = &selected.caps;
+    let chosen = profile::lookup(&caps.provider);
+    if chosen.name != early.name && !chosen.set_env.is_empty() {
+        notes.push(format!(
+            "the {} profile sets {} before libfabric starts only when FI_PROVIDER names it; \
+             set FI_PROVIDER={} to have them applied",
+            chosen.name,
+            chosen
+                .set_env
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            chosen.name
+        ));
+    }
+    notes.extend(caps.notes.iter().cloned());
+
+    // 5. Warnings and the variable record.
+    if lead && !cfg.general.quiet {
+        if let Some(w) = select::status_warning(caps) {
+            eprintln!("{w}");
+            printed.push(w);
+        }
+    }
+    let (am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
+    notes.extend(n);
+    let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
+    notes.extend(n);
+    for n in &notes {
+        tracing::info!("{n}");
+    }
+    if lead && cfg.general.verbose_env {
+        for r in env.reads() {
+            eprintln!("{r}");
+            printed.push(r.to_string());
+        }
+    }
+    Ok(Prepared {
+        selected,
+        am_inject_limit,
+        rma_inject_limit,
+        notes,
+        printed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requested_profile_from_fi_provider() {
+        assert_eq!(requested_profile(Some("cxi")).name, "cxi");
+        assert_eq!(requested_profile(Some("verbs")).name, "verbs;ofi_rxm");
+        assert_eq!(requested_profile(Some("^cxi")).name, "generic");
+        assert_eq!(requested_profile(Some("shm,tcp")).name, "generic");
+        assert_eq!(requested_profile(None).name, "generic");
+    }
+}

@@ -1,0 +1,162 @@
+//! Start-up over the real providers of this machine, run as a process.
+
+use std::process::Command;
+use std::time::Duration;
+use tests::run_with_deadline;
+
+fn startup(vars: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gex-startup"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GASNET_") || k.starts_with("FI_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = run_with_deadline(&mut cmd, Duration::from_secs(60));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn default_start_picks_shm_on_one_host() {
+    let (code, out, err) = startup(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("provider=shm domain=shm profile=shm status=usable"),
+        "{out}"
+    );
+    // shm is "usable", which still warns once.
+    assert!(
+        err.contains("WARNING: ofi-conduit is using the shm provider"),
+        "{err}"
+    );
+}
+
+#[test]
+fn each_test_provider_starts() {
+    for (fi, dev, want) in [
+        ("shm", None, "provider=shm domain=shm"),
+        ("tcp", Some("lo"), "provider=tcp;ofi_rxm domain=lo"),
+        ("udp", Some("lo"), "provider=udp;ofi_rxd domain=lo"),
+        ("sockets", Some("lo"), "provider=sockets domain=lo"),
+    ] {
+        let mut vars = vec![("FI_PROVIDER", fi), ("GASNET_QUIET", "1")];
+        if let Some(d) = dev {
+            vars.push(("GASNET_OFI_DEVICE", d));
+        }
+        let (code, out, err) = startup(&vars);
+        assert_eq!(code, 0, "{fi}: {err}");
+        assert!(out.starts_with(want), "{fi}: {out}");
+        assert!(
+            err.is_empty(),
+            "GASNET_QUIET=1 must silence the warning: {err}"
+        );
+    }
+}
+
+#[test]
+fn fi_provider_nonexistent_names_the_variable_and_lists_providers() {
+    let (code, _, err) = startup(&[("FI_PROVIDER", "nonexistent")]);
+    assert_eq!(code, 1);
+    let line = err.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with("gex-startup: FI_PROVIDER=\"nonexistent\" matches no usable provider; usable providers here: "),
+        "{err}"
+    );
+    for p in ["shm", "tcp;ofi_rxm", "udp;ofi_rxd", "sockets"] {
+        assert!(line.contains(p), "{line}");
+    }
+}
+
+#[test]
+fn device_nonexistent_names_the_variable_and_lists_devices() {
+    let (code, _, err) = startup(&[("GASNET_OFI_DEVICE", "nonexistent")]);
+    assert_eq!(code, 1);
+    let line = err.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with("gex-startup: GASNET_OFI_DEVICE=\"nonexistent\" names no usable device; available devices: "),
+        "{err}"
+    );
+    assert!(
+        line.contains("shm (shm)") && line.contains("lo (tcp;ofi_rxm)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn bad_configuration_value_stops_start_up_with_one_line() {
+    let (code, _, err) = startup(&[("GASNET_OFI_MAX_MEDIUM", "100")]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim_end(),
+        "gex-startup: GASNET_OFI_MAX_MEDIUM=\"100\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M or G suffix)"
+    );
+}
+
+#[test]
+fn verboseenv_prints_every_variable_read() {
+    let (code, _, err) = startup(&[
+        ("GASNET_VERBOSEENV", "1"),
+        ("GASNET_QUIET", "1"),
+        ("GASNET_OFI_MAX_MEDIUM", "16K"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("ENV parameter: GASNET_OFI_MAX_MEDIUM = 16K\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ENV parameter: GASNET_OFI_NUM_BBUFS = 64   (default)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ENV parameter: FI_UNIVERSE_SIZE = 1   (default)"),
+        "{err}"
+    );
+    for v in conduit::config::Config::VARIABLES {
+        assert!(
+            err.contains(&format!("ENV parameter: {v} = ")),
+            "{v} not printed:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn list_devices_prints_usable_pairs() {
+    let (code, out, err) = startup(&[("GASNET_OFI_LIST_DEVICES", "1"), ("GASNET_QUIET", "1")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[0] provider=shm device=shm"), "{out}");
+    assert!(out.contains("[0] provider=tcp;ofi_rxm device=lo"), "{out}");
+    let (_, out, _) = startup(&[
+        ("GASNET_OFI_LIST_DEVICES", "1"),
+        ("GASNET_OFI_LIST_DEVICES_NODES", "1-3"),
+        ("GASNET_QUIET", "1"),
+    ]);
+    assert!(
+        !out.contains("provider=shm device=shm"),
+        "rank 0 is not in 1-3: {out}"
+    );
+}
+
+#[test]
+fn inject_limit_above_provider_is_capped() {
+    let (code, out, err) = startup(&[
+        ("FI_PROVIDER", "tcp"),
+        ("GASNET_OFI_DEVICE", "lo"),
+        ("GASNET_QUIET", "1"),
+        ("GASNET_OFI_AM_INJECT_LIMIT", "1G"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let inject: usize = out
+        .split("am_inject=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .expect("am_inject printed");
+    assert!(inject < 1 << 30, "{out}");
+}
