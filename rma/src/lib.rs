@@ -1,1 +1,6 @@
-//! rma
+//! RMA protocol logic, independent of libfabric calls.
+//!
+//! * [`put_path`]: which path a put whose source must be reusable at return
+//!   ("now" local completion) takes, and the `NB_PUT_*` counters.
+
+pub mod put_path;

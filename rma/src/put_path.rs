@@ -1,0 +1,152 @@
+//! The put hierarchy of the reference conduit, for puts whose source must be
+//! reusable when the call returns:
+//!
+//! 1. up to the inject limit: `FI_INJECT` (the provider copies the data);
+//! 2. above it and up to `GASNET_OFI_BBUF_THRESHOLD`: copy into bounce
+//!    buffers, one write per buffer, never more buffers than the threshold
+//!    allows;
+//! 3. beyond the threshold, or when not enough bounce buffers are free: a
+//!    blocking put that waits for remote completion.
+//!
+//! `NB_PUT_INJECT`, `NB_PUT_BOUNCE` and `NB_PUT_BLOCK` count each path.
+
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The path a "now" put takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutPath {
+    /// `FI_INJECT`.
+    Inject,
+    /// This many bounce buffers.
+    Bounce(usize),
+    /// Block until remote completion.
+    Block,
+}
+
+/// The limits that decide the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PutLimits {
+    /// RMA inject limit (already capped at the provider's).
+    pub inject: usize,
+    /// `GASNET_OFI_BBUF_THRESHOLD`.
+    pub bbuf_threshold: usize,
+    /// `GASNET_OFI_BBUF_SIZE`.
+    pub bbuf_size: usize,
+}
+
+impl PutLimits {
+    /// The path for `nbytes`, given how many bounce buffers are free now.
+    #[inline]
+    pub fn choose(&self, nbytes: usize, bbufs_free: usize) -> PutPath {
+        if nbytes <= self.inject {
+            PutPath::Inject
+        } else if nbytes <= self.bbuf_threshold && self.bbuf_size > 0 {
+            let n = nbytes.div_ceil(self.bbuf_size);
+            if n <= bbufs_free {
+                PutPath::Bounce(n)
+            } else {
+                PutPath::Block
+            }
+        } else {
+            PutPath::Block
+        }
+    }
+}
+
+/// The `NB_PUT_*` counters.
+#[derive(Debug, Default)]
+pub struct PutCounters {
+    inject: CachePadded<AtomicU64>,
+    bounce: CachePadded<AtomicU64>,
+    block: CachePadded<AtomicU64>,
+}
+
+/// A snapshot of [`PutCounters`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PutCounts {
+    /// `NB_PUT_INJECT`.
+    pub inject: u64,
+    /// `NB_PUT_BOUNCE`.
+    pub bounce: u64,
+    /// `NB_PUT_BLOCK`.
+    pub block: u64,
+}
+
+impl PutCounters {
+    /// Count one put on `path`.
+    #[inline]
+    pub fn count(&self, path: PutPath) {
+        let c = match path {
+            PutPath::Inject => &self.inject,
+            PutPath::Bounce(_) => &self.bounce,
+            PutPath::Block => &self.block,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Read the counters.
+    pub fn snapshot(&self) -> PutCounts {
+        PutCounts {
+            inject: self.inject.load(Ordering::Relaxed),
+            bounce: self.bounce.load(Ordering::Relaxed),
+            block: self.block.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L: PutLimits = PutLimits {
+        inject: 64,
+        bbuf_threshold: 16384,
+        bbuf_size: 4096,
+    };
+
+    #[test]
+    fn hierarchy_boundaries() {
+        assert_eq!(L.choose(0, 64), PutPath::Inject);
+        assert_eq!(L.choose(64, 64), PutPath::Inject);
+        assert_eq!(L.choose(65, 64), PutPath::Bounce(1));
+        assert_eq!(L.choose(4096, 64), PutPath::Bounce(1));
+        assert_eq!(L.choose(4097, 64), PutPath::Bounce(2));
+        assert_eq!(L.choose(16384, 64), PutPath::Bounce(4));
+        assert_eq!(L.choose(16385, 64), PutPath::Block);
+        // Not enough free buffers: block rather than wait for buffers.
+        assert_eq!(L.choose(16384, 3), PutPath::Block);
+        assert_eq!(L.choose(100, 0), PutPath::Block);
+    }
+
+    #[test]
+    fn never_more_buffers_than_the_threshold_allows() {
+        for n in 65..=L.bbuf_threshold {
+            if let PutPath::Bounce(k) = L.choose(n, usize::MAX) {
+                assert!(k * L.bbuf_size >= n);
+                assert!(k <= L.bbuf_threshold / L.bbuf_size);
+            }
+        }
+    }
+
+    #[test]
+    fn counters() {
+        let c = PutCounters::default();
+        for p in [
+            PutPath::Inject,
+            PutPath::Bounce(2),
+            PutPath::Block,
+            PutPath::Block,
+        ] {
+            c.count(p);
+        }
+        assert_eq!(
+            c.snapshot(),
+            PutCounts {
+                inject: 1,
+                bounce: 1,
+                block: 2
+            }
+        );
+    }
+}
