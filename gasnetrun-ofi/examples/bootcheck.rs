@@ -2,7 +2,8 @@
 //! `<token>` only marks the processes of one test (it is looked for in
 //! /proc afterwards). Modes:
 //! * `check <nhosts> [NAME=VALUE]...`: allgather, broadcast, barrier and
-//!   host-map checks, the named variables must hold the given values;
+//!   host-map checks, the named variables must hold the given values
+//!   (`NAME=!`: must be unset);
 //!   prints `bootcheck rank R ok`, exits 0.
 //! * `exit <rank> <code>`: after a barrier, `<rank>` exits with `<code>`;
 //!   the others wait in a second barrier (torn down by the launcher).
@@ -86,7 +87,9 @@ fn main() {
             for kv in &args[4..] {
                 let (k, v) = kv.split_once('=').unwrap();
                 let got = std::env::var(k).ok();
-                if got.as_deref() != Some(v) {
+                // `NAME=!` means NAME must be unset.
+                let want = (v != "!").then_some(v);
+                if got.as_deref() != want {
                     fail(b, format!("{k} is {got:?}, expected {v:?}"));
                 }
             }
