@@ -1,6 +1,6 @@
 //! `gasnetrun-ofi --list-providers`.
 //!
-//! >>> SWAP POINT: the conduit will provide the real provider listing.
+//! SWAP POINT: the conduit will provide the real provider listing.
 //! Replace the body of [`list_providers`] with a call into the conduit;
 //! nothing else in the launcher needs to change.
 
