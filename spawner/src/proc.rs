@@ -69,10 +69,10 @@ pub(crate) fn spawn_rank(
     })?;
     if prefix {
         if let Some(o) = child.stdout.take() {
-            forwarders.push(forward_lines(o, rank, false));
+            forwarders.extend(forward_lines(o, rank, false));
         }
         if let Some(e) = child.stderr.take() {
-            forwarders.push(forward_lines(e, rank, true));
+            forwarders.extend(forward_lines(e, rank, true));
         }
     }
     // The child is reaped with waitpid(-1) by the reaper thread; dropping
@@ -80,7 +80,13 @@ pub(crate) fn spawn_rank(
     Ok(child.id())
 }
 
-fn forward_lines(src: impl Read + Send + 'static, rank: usize, to_stderr: bool) -> JoinHandle<()> {
+/// Copy lines from `src` with a `[rank] ` prefix; `None` if no thread could
+/// be started (the output is then lost, the job goes on).
+fn forward_lines(
+    src: impl Read + Send + 'static,
+    rank: usize,
+    to_stderr: bool,
+) -> Option<JoinHandle<()>> {
     thread::Builder::new()
         .stack_size(64 * 1024)
         .spawn(move || {
@@ -106,7 +112,7 @@ fn forward_lines(src: impl Read + Send + 'static, rank: usize, to_stderr: bool) 
                 }
             }
         })
-        .expect("spawning an output thread")
+        .ok()
 }
 
 /// Send `sig` to the process group led by `pid`.
