@@ -1,1 +1,306 @@
-fn main() {}
+//! `gasnetrun-ofi`: launch an ofi-conduit program on `-n` ranks.
+
+mod providers;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+use gex_env::{EnvReader, ProcessEnv};
+use spawner::{JobSpec, SpawnerKind};
+use std::ffi::OsString;
+
+const AFTER_HELP: &str = "\
+Spawners:
+  local  fork every rank on this host (the default when no host list is set)
+  ssh    one ssh session per host (the default when GASNET_SSH_SERVERS or
+         GASNET_SSH_NODEFILE is set); ranks are spread over the first -N hosts,
+         each host's ranks contiguous
+  mpi, pmi  not implemented yet
+
+Environment:
+  GASNET_OFI_SPAWNER      spawner when -spawner= is absent (the flag wins)
+  GASNET_SSH_SERVERS      hosts, separated by commas or spaces
+  GASNET_SSH_NODEFILE     file with one host per line (wins over GASNET_SSH_SERVERS)
+  GASNET_SSH_CMD          remote shell command (default: ssh)
+  GASNET_SSH_OPTIONS      options put before the host name (shell-like quoting);
+                          OpenSSH also gets -o StrictHostKeyChecking=no -o BatchMode=yes
+  GASNET_SSH_REMOTE_PATH  working directory on the remote hosts (default: the current one)
+  GASNET_EXITTIMEOUT[_MAX,_MIN,_FACTOR]  how long the job may take to end once
+                          one rank has exited (default min(480, 10 + 0.25 * N) s)
+  GASNET_OFI_BOOTSTRAP_RADIX  fan-out of the bootstrap tree (default 8)
+  GASNET_OFI_BOOTSTRAP_HOST   IP address the launcher listens on for ssh jobs
+  GASNET_SPAWN_VERBOSE    same as -v
+  GASNET_VERBOSEENV       print every variable read
+
+Every GASNET_*, FI_*, MLX5_* and HFI_* variable, and those named with -E, reach
+every rank. The launcher exits with the job's exit code: the code of the first
+rank that exits non-zero (128 + N for a rank killed by signal N), 0 when all
+exit 0. See docs/launching.md.";
+
+/// Launch an ofi-conduit program.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gasnetrun-ofi",
+    version,
+    about = "Launch an ofi-conduit program on N ranks",
+    override_usage = "gasnetrun-ofi -n <n> [options] [--] prog [program args]",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    /// Number of processes to run (required).
+    #[arg(short = 'n', value_name = "n", allow_hyphen_values = true,
+          value_parser = positive, required_unless_present = "list_providers")]
+    n: Option<usize>,
+    /// Number of nodes (hosts) to run on.
+    #[arg(short = 'N', value_name = "nodes", allow_hyphen_values = true, value_parser = positive)]
+    nodes: Option<usize>,
+    /// Extra environment variables to propagate to every rank.
+    #[arg(short = 'E', value_name = "VAR1[,VAR2...]", value_delimiter = ',')]
+    extra_env: Vec<String>,
+    /// Be verbose about what is happening; prefix rank output with [rank].
+    #[arg(short = 'v')]
+    verbose: bool,
+    /// Test only: print what would run and run nothing (implies -v).
+    #[arg(short = 't')]
+    test_only: bool,
+    /// Keep any temporary files created (implies -v; local and ssh create none).
+    #[arg(short = 'k')]
+    keep: bool,
+    /// Force a spawner: local, ssh, mpi or pmi (also written -spawner=...).
+    #[arg(long = "spawner", value_name = "local|ssh|mpi|pmi", value_parser = spawner_kind)]
+    spawner: Option<SpawnerKind>,
+    /// List the libfabric providers the conduit can use, then exit.
+    #[arg(long = "list-providers")]
+    list_providers: bool,
+    /// The program to run, then its arguments.
+    #[arg(
+        value_name = "prog [program args]",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "list_providers"
+    )]
+    command: Vec<OsString>,
+}
+
+fn positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err("not a positive whole number".into()),
+    }
+}
+
+fn spawner_kind(s: &str) -> Result<SpawnerKind, String> {
+    SpawnerKind::parse(s).ok_or_else(|| "expected local, ssh, mpi or pmi".into())
+}
+
+/// Options that take a value in the next argument.
+const VALUE_OPTS: [&str; 4] = ["-n", "-N", "-E", "--spawner"];
+
+/// Accept the GASNet spellings `-spawner=X` / `-spawner X` (clap wants
+/// `--spawner`). Only the launcher's own options are rewritten: scanning
+/// stops at `--` or at the program name.
+fn rewrite_args(args: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    if let Some(a0) = it.next() {
+        out.push(a0);
+    }
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy().into_owned();
+        if s == "--" {
+            out.push(a);
+            out.extend(it);
+            break;
+        }
+        let a = if s == "-spawner" {
+            OsString::from("--spawner")
+        } else if let Some(v) = s.strip_prefix("-spawner=") {
+            OsString::from(format!("--spawner={v}"))
+        } else {
+            a
+        };
+        let s = a.to_string_lossy().into_owned();
+        out.push(a);
+        if VALUE_OPTS.contains(&s.as_str()) {
+            if let Some(v) = it.next() {
+                out.push(v);
+            }
+        } else if !s.starts_with('-') || s == "-" {
+            out.extend(it);
+            break;
+        }
+    }
+    out
+}
+
+/// One line out of a clap error.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let mut parts = Vec::new();
+    for l in text.lines() {
+        let l = l.trim();
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if !l.is_empty() {
+            parts.push(l.strip_prefix("error: ").unwrap_or(l).to_string());
+        }
+    }
+    parts.join(" ")
+}
+
+/// An exit status that is never 0 unless the job's code is 0.
+fn status(code: i32) -> i32 {
+    match code & 0xff {
+        0 if code != 0 => 1,
+        c => c,
+    }
+}
+
+fn main() {
+    let raw: Vec<OsString> = std::env::args_os().collect();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_target(false)
+        .without_time()
+        .init();
+
+    if raw.get(1).is_some_and(|a| a == "--ssh-agent") {
+        let code = match spawner::run_agent(std::io::stdin()) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("gasnetrun-ofi agent: {e}");
+                e.exit_code()
+            }
+        };
+        std::process::exit(status(code));
+    }
+
+    let cli = match Cli::try_parse_from(rewrite_args(raw)) {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("gasnetrun-ofi: {} (try gasnetrun-ofi -h)", one_line(&e));
+            std::process::exit(2);
+        }
+    };
+    if cli.list_providers {
+        std::process::exit(providers::list_providers());
+    }
+    let mut command = cli.command.into_iter();
+    let (Some(n), Some(program)) = (cli.n, command.next()) else {
+        eprintln!("gasnetrun-ofi: -n and a program are required (try gasnetrun-ofi -h)");
+        std::process::exit(2);
+    };
+    let spec = JobSpec {
+        nranks: n,
+        nodes: cli.nodes,
+        extra_env: cli
+            .extra_env
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect(),
+        verbose: cli.verbose,
+        test_only: cli.test_only,
+        keep: cli.keep,
+        spawner: cli.spawner,
+        program,
+        args: command.collect(),
+    };
+    let env = EnvReader::new(&ProcessEnv);
+    let code = match spawner::run_job(&spec, &env) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gasnetrun-ofi: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(status(code));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn single_dash_spawner_is_rewritten_before_the_program_only() {
+        assert_eq!(
+            rewrite_args(v(&["g", "-n", "2", "-spawner=ssh", "p", "-spawner=x"])),
+            v(&["g", "-n", "2", "--spawner=ssh", "p", "-spawner=x"])
+        );
+        assert_eq!(
+            rewrite_args(v(&[
+                "g",
+                "-spawner",
+                "local",
+                "-n",
+                "-spawner=1",
+                "--",
+                "-spawner=y"
+            ])),
+            v(&[
+                "g",
+                "--spawner",
+                "local",
+                "-n",
+                "-spawner=1",
+                "--",
+                "-spawner=y"
+            ])
+        );
+    }
+
+    #[test]
+    fn parses_gasnet_style_command_lines() {
+        let c = Cli::try_parse_from(rewrite_args(v(&[
+            "g",
+            "-n",
+            "4",
+            "-N",
+            "2",
+            "-E",
+            "A,B",
+            "-v",
+            "-spawner=ssh",
+            "prog",
+            "-x",
+            "y",
+        ])))
+        .unwrap();
+        assert_eq!(c.n, Some(4));
+        assert_eq!(c.nodes, Some(2));
+        assert_eq!(c.extra_env, vec!["A", "B"]);
+        assert_eq!(c.spawner, Some(SpawnerKind::Ssh));
+        assert_eq!(c.command, v(&["prog", "-x", "y"]));
+        assert!(
+            Cli::try_parse_from(v(&["g", "--list-providers"]))
+                .unwrap()
+                .list_providers
+        );
+    }
+
+    #[test]
+    fn bad_n_is_one_line() {
+        for a in [
+            &["g", "-n", "0", "p"][..],
+            &["g", "-n", "-1", "p"],
+            &["g", "-n", "abc", "p"],
+            &["g", "p"],
+        ] {
+            let e = Cli::try_parse_from(rewrite_args(v(a))).unwrap_err();
+            let l = one_line(&e);
+            assert!(!l.contains('\n') && l.contains("-n"), "{l}");
+        }
+    }
+}

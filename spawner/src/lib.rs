@@ -1,1 +1,219 @@
-//! spawner
+//! Job launch and bootstrap for ofi-conduit programs.
+//!
+//! Two halves:
+//! * the **bootstrap** a rank uses before the network is up ([`Bootstrap`],
+//!   obtained with [`bootstrap_from_env`]): rank, size, host map,
+//!   allgather, barrier, broadcast, abort and finalize. The conduit uses it
+//!   to exchange endpoint names before inserting them in its address vector.
+//! * the **launcher** side ([`launch`]) that `gasnetrun-ofi` drives: the
+//!   local and ssh spawners, environment propagation, exit-code and
+//!   teardown semantics.
+//!
+//! Under `gasnetrun-ofi`, ranks find the launcher through
+//! [`ENV_BOOTSTRAP_ADDR`], prove they belong to the job with
+//! [`ENV_BOOTSTRAP_SECRET`], and know who they are from [`ENV_RANK`] and
+//! [`ENV_SIZE`]. A program started directly (none of these set) is a job of
+//! one rank. The bootstrap is a trait object so that PMIx- or MPI-backed
+//! implementations can be added next to the TCP one.
+
+#![warn(missing_docs)]
+
+mod agent;
+mod error;
+pub mod hostmap;
+pub mod launch;
+mod proc;
+pub mod tcp;
+mod wire;
+
+pub use agent::run_agent;
+pub use error::SpawnError;
+pub use hostmap::{block_placement, HostMap};
+pub use launch::{run_job, JobSpec, SpawnerKind};
+pub use wire::{signal_name, RankEnd};
+
+use gex_env::{EnvReader, ProcessEnv};
+
+/// Address (`ip:port`) of the launcher's bootstrap listener, set by the
+/// launcher in every rank's environment.
+pub const ENV_BOOTSTRAP_ADDR: &str = "GASNET_OFI_BOOTSTRAP_ADDR";
+/// The per-job secret (64 hex digits), set by the launcher in every rank's
+/// environment (never on a command line). Never printed.
+pub const ENV_BOOTSTRAP_SECRET: &str = "GASNET_OFI_BOOTSTRAP_SECRET";
+/// The rank of this process, set by the launcher.
+pub const ENV_RANK: &str = "GASNET_OFI_RANK";
+/// The number of ranks in the job, set by the launcher.
+pub const ENV_SIZE: &str = "GASNET_OFI_SIZE";
+/// Launcher: radix of the bootstrap tree (default 8).
+pub const ENV_BOOTSTRAP_RADIX: &str = "GASNET_OFI_BOOTSTRAP_RADIX";
+/// Launcher (ssh spawner): the IP address the bootstrap listener binds to
+/// and that remote ranks connect to (default: the address this machine
+/// uses to reach the first host).
+pub const ENV_BOOTSTRAP_HOST: &str = "GASNET_OFI_BOOTSTRAP_HOST";
+/// Launcher: which spawner to use when `-spawner=` is not given.
+pub const ENV_SPAWNER: &str = "GASNET_OFI_SPAWNER";
+
+/// What a rank needs before the network is up. Object safe, `Send + Sync`:
+/// a multi-threaded conduit can hold it in an `Arc<dyn Bootstrap>`.
+///
+/// The collectives (`allgather`, `barrier`, `broadcast`) are collective:
+/// every rank calls them, in the same order. Calls from several threads
+/// of one rank are serialized.
+pub trait Bootstrap: Send + Sync {
+    /// This process's rank, `0..size()`.
+    fn rank(&self) -> usize;
+    /// Number of ranks in the job.
+    fn size(&self) -> usize;
+    /// Which ranks share a host.
+    fn hosts(&self) -> &HostMap;
+    /// Every rank contributes `mine` (lengths may differ); the result is
+    /// indexed by rank.
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError>;
+    /// Returns once every rank has called it.
+    fn barrier(&self) -> Result<(), SpawnError>;
+    /// Rank `root`'s `data` reaches every rank (`data` is ignored elsewhere).
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError>;
+    /// End the whole job with `code`: tells the launcher to tear every rank
+    /// down, then ends this process. The one sanctioned way for a rank to
+    /// end the job.
+    fn abort(&self, code: i32) -> !;
+    /// Orderly end: report this rank's exit code to the launcher. The caller
+    /// then exits with `code`.
+    fn finalize(&self, code: i32) -> Result<(), SpawnError>;
+}
+
+/// The bootstrap of a program started directly: one rank.
+#[derive(Debug)]
+pub struct SingleBootstrap {
+    hosts: HostMap,
+}
+
+impl SingleBootstrap {
+    /// A job of one rank on this host.
+    pub fn new() -> Self {
+        SingleBootstrap {
+            hosts: HostMap::single(&proc::this_host()),
+        }
+    }
+}
+
+impl Default for SingleBootstrap {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Bootstrap for SingleBootstrap {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn hosts(&self) -> &HostMap {
+        &self.hosts
+    }
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+        Ok(vec![mine.to_vec()])
+    }
+    fn barrier(&self) -> Result<(), SpawnError> {
+        Ok(())
+    }
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError> {
+        if root != 0 {
+            return Err(SpawnError::InvalidArgument(format!(
+                "broadcast root {root} is not a rank of a job of 1 rank"
+            )));
+        }
+        Ok(data.to_vec())
+    }
+    fn abort(&self, code: i32) -> ! {
+        std::process::exit(code)
+    }
+    fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
+        Ok(())
+    }
+}
+
+/// The bootstrap for this process: TCP when started by `gasnetrun-ofi`
+/// ([`ENV_BOOTSTRAP_ADDR`] set), a single-rank job otherwise. Reads its
+/// variables through an [`EnvReader`] over the process environment, so
+/// `GASNET_VERBOSEENV=1` shows them (the secret's value is never shown).
+pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
+    let env = EnvReader::new(&ProcessEnv);
+    bootstrap_from(&env)
+}
+
+/// [`bootstrap_from_env`] over any variable source.
+pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, SpawnError> {
+    let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
+        let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
+        if size > 1 {
+            return Err(SpawnError::Protocol(format!(
+                "{ENV_SIZE}={size} but {ENV_BOOTSTRAP_ADDR} is not set: \
+                 start multi-rank jobs with gasnetrun-ofi"
+            )));
+        }
+        return Ok(Box::new(SingleBootstrap::new()));
+    };
+    let secret_text = env.peek(ENV_BOOTSTRAP_SECRET).unwrap_or_default();
+    env.record(ENV_BOOTSTRAP_SECRET, "(hidden)", secret_text.is_empty());
+    let secret = wire::secret_from_hex(&secret_text).ok_or_else(|| {
+        gex_env::EnvError::new(
+            ENV_BOOTSTRAP_SECRET,
+            "(hidden)",
+            "64 hex digits set by gasnetrun-ofi",
+        )
+    })?;
+    let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)? as usize;
+    let rank = env.uint(ENV_RANK, 0, 0, size as u64 - 1)? as usize;
+    Ok(Box::new(tcp::TcpBootstrap::connect(
+        &addr, secret, rank, size,
+    )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gex_env::MapEnv;
+
+    #[test]
+    fn no_launcher_means_one_rank() {
+        let env = MapEnv::new();
+        let b = bootstrap_from(&EnvReader::quiet(&env)).unwrap();
+        assert_eq!((b.rank(), b.size()), (0, 1));
+        assert_eq!(b.allgather(b"x").unwrap(), vec![b"x".to_vec()]);
+        assert_eq!(b.broadcast(0, b"y").unwrap(), b"y".to_vec());
+        assert!(b.broadcast(1, b"y").is_err());
+        b.barrier().unwrap();
+        assert_eq!(b.hosts().nhosts(), 1);
+        assert_eq!(b.hosts().local_ranks(), &[0]);
+    }
+
+    #[test]
+    fn size_without_address_is_an_error() {
+        let env = MapEnv::from([(ENV_SIZE, "4")]);
+        assert!(bootstrap_from(&EnvReader::quiet(&env)).is_err());
+    }
+
+    #[test]
+    fn bad_secret_is_an_error_that_hides_the_value() {
+        let env = MapEnv::from([
+            (ENV_BOOTSTRAP_ADDR, "127.0.0.1:1"),
+            (ENV_BOOTSTRAP_SECRET, "zz"),
+            (ENV_SIZE, "2"),
+            (ENV_RANK, "0"),
+        ]);
+        let r = EnvReader::quiet(&env);
+        let Err(e) = bootstrap_from(&r) else {
+            panic!("a bad secret was accepted")
+        };
+        let e = e.to_string();
+        assert!(e.contains("(hidden)") && !e.contains("zz"), "{e}");
+        assert!(r.reads().iter().all(|x| x.value != "zz"));
+    }
+
+    fn _object_safe(b: Box<dyn Bootstrap>) -> std::sync::Arc<dyn Bootstrap> {
+        b.into()
+    }
+}

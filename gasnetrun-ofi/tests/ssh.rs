@@ -1,0 +1,270 @@
+//! Tests of the ssh spawner against a real OpenSSH server on 127.0.0.1,
+//! started for each test with throwaway keys and torn down afterwards.
+//! If sshd cannot be started the tests FAIL (install openssh-server).
+
+mod common;
+
+use common::*;
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+struct Sshd {
+    dir: PathBuf,
+    port: u16,
+    child: Child,
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {cmd:?}: {e}; install openssh-server and openssh-client")
+    });
+    assert!(out.status.success(), "{cmd:?} failed: {out:?}");
+}
+
+impl Sshd {
+    fn start(name: &str) -> Sshd {
+        let sshd = "/usr/sbin/sshd";
+        assert!(
+            std::path::Path::new(sshd).exists(),
+            "{sshd} not found: install openssh-server (apt-get install openssh-server)"
+        );
+        let dir = std::env::temp_dir().join(format!("sshd-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // sshd refuses to start without its privilege-separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        for k in ["host_key", "client_key"] {
+            run(Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(k)));
+        }
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let d = dir.display();
+        let conf = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPermitRootLogin yes\n\
+             AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nPidFile {d}/pid\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nLogLevel ERROR\n"
+        );
+        std::fs::write(dir.join("sshd_config"), conf).unwrap();
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .args(["-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {sshd}: {e}; install openssh-server"));
+        let mut s = Sshd { dir, port, child };
+        let end = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(st)) = s.child.try_wait() {
+                panic!(
+                    "sshd exited ({st}) at start: {}; is openssh-server installed and usable?",
+                    std::fs::read_to_string(s.dir.join("sshd.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < end,
+                "sshd did not listen on port {port} within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    /// `GASNET_SSH_OPTIONS` for this server.
+    fn options(&self) -> String {
+        format!(
+            "-p {} -i {} -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+            self.port,
+            self.dir.join("client_key").display()
+        )
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn bc() -> String {
+    bootcheck().to_string_lossy().into_owned()
+}
+
+#[test]
+fn four_ranks_over_two_ssh_hosts_with_env() {
+    let _g = serial();
+    let sshd = Sshd::start("four");
+    let t = token("ssh4");
+    let b = bc();
+    let opts = sshd.options();
+    let d = Job::start(
+        &t,
+        &[
+            "-n",
+            "4",
+            "-E",
+            "MY_EXTRA",
+            "--",
+            &b,
+            &t,
+            "check",
+            "2",
+            "GASNET_FOO=remote $value; 'q'",
+            "FI_BAR=2",
+            "MY_EXTRA=3",
+            "NOT_PASSED=!",
+        ],
+        &[
+            ("GASNET_SSH_SERVERS", "127.0.0.1 127.0.0.1"),
+            ("GASNET_SSH_OPTIONS", &opts),
+            ("GASNET_FOO", "remote $value; 'q'"),
+            ("FI_BAR", "2"),
+            ("MY_EXTRA", "3"),
+            ("NOT_PASSED", "1"),
+        ],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+    for r in 0..4 {
+        let want = format!("bootcheck rank {r} ok host {} local {}/2", r / 2, r % 2);
+        assert!(d.out.contains(&want), "missing {want:?} in {:?}", d.out);
+    }
+}
+
+#[test]
+fn ssh_arguments_reach_the_ranks_intact() {
+    let _g = serial();
+    let sshd = Sshd::start("args");
+    let t = token("sshargs");
+    let b = bc();
+    let opts = sshd.options();
+    let tricky = [
+        "a b",
+        "$HOME;x",
+        "q'\"z",
+        "l1\nl2",
+        "",
+        "`id` && echo",
+        "\\",
+    ];
+    let mut args = vec!["-spawner=ssh", "-n", "2", "--", &b, &t, "args"];
+    args.extend(tricky.iter());
+    let d = Job::start(
+        &t,
+        &args,
+        &[
+            ("GASNET_SSH_SERVERS", "127.0.0.1"),
+            ("GASNET_SSH_OPTIONS", &opts),
+        ],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(0), "{:?}", d.err);
+    let want = format!("{:?}", tricky);
+    for r in 0..2 {
+        assert!(d.out.contains(&format!("args {r} {want}")), "{:?}", d.out);
+    }
+}
+
+#[test]
+fn ssh_exit_code_and_teardown() {
+    let _g = serial();
+    let sshd = Sshd::start("exit");
+    let t = token("sshexit");
+    let b = bc();
+    let opts = sshd.options();
+    let d = Job::start(
+        &t,
+        &["-n", "4", &b, &t, "exit", "3", "3"],
+        &[
+            ("GASNET_SSH_SERVERS", "127.0.0.1,127.0.0.1"),
+            ("GASNET_SSH_OPTIONS", &opts),
+        ],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(3), "stderr: {}", d.err_text());
+    assert!(
+        d.err_text()
+            .contains("rank 3 on host 127.0.0.1 exited with code 3"),
+        "{}",
+        d.err_text()
+    );
+}
+
+#[test]
+fn ssh_secret_is_on_no_command_line_and_sigterm_ends_everything() {
+    let _g = serial();
+    let sshd = Sshd::start("secret");
+    let t = token("sshsecret");
+    let b = bc();
+    let opts = sshd.options();
+    let mut job = Job::start(
+        &t,
+        &["-v", "-n", "2", &b, &t, "hang"],
+        &[
+            ("GASNET_SSH_SERVERS", "127.0.0.1"),
+            ("GASNET_SSH_OPTIONS", &opts),
+        ],
+    );
+    let ready = job.wait_stdout(2, DEADLINE, |l| l.contains("] ready "));
+    let pid = ready[0].rsplit(' ').next().unwrap().to_string();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let secret = environ
+        .split(|&c| c == 0)
+        .find_map(|kv| kv.strip_prefix(b"GASNET_OFI_BOOTSTRAP_SECRET="))
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .expect("the rank has the secret in its environment");
+    assert_eq!(secret.len(), 64);
+    let shown = processes_with(&secret);
+    assert!(
+        shown.is_empty(),
+        "the secret is on the command line of {shown:?}"
+    );
+    unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
+    let d = job.wait(DEADLINE);
+    assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());
+    assert_eq!(
+        d.out
+            .iter()
+            .filter(|l| l.ends_with("bootcheck got SIGTERM"))
+            .count(),
+        2,
+        "{:?}",
+        d.out
+    );
+}
+
+#[test]
+fn ssh_launcher_killed_leaves_no_remote_rank() {
+    let _g = serial();
+    let sshd = Sshd::start("orphan");
+    let t = token("sshorphan");
+    let b = bc();
+    let opts = sshd.options();
+    let mut job = Job::start(
+        &t,
+        &["-n", "2", &b, &t, "hang"],
+        &[
+            ("GASNET_SSH_SERVERS", "127.0.0.1"),
+            ("GASNET_SSH_OPTIONS", &opts),
+        ],
+    );
+    job.wait_stdout(2, DEADLINE, |l| l.starts_with("ready "));
+    // SIGKILL the launcher alone: ssh dies with it (PDEATHSIG), the agent
+    // sees its stdin close and kills its ranks.
+    unsafe { libc::kill(job.child.id() as i32, libc::SIGKILL) };
+    let d = job.wait(DEADLINE);
+    assert_eq!(d.signal, Some(9));
+}

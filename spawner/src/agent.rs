@@ -1,0 +1,252 @@
+//! The per-host agent of the ssh spawner.
+//!
+//! The launcher runs `ssh HOST 'cd DIR && exec /path/to/gasnetrun-ofi --ssh-agent'`:
+//! the remote command line holds no argument, variable or secret of the job.
+//! Everything else — the job secret, the launcher's address, the ranks to
+//! start on this host, the program, its arguments and the variables to set —
+//! is sent as one frame on the ssh session's standard input, so it arrives
+//! byte for byte whatever characters it holds. The agent then
+//! * connects to the launcher with the secret and reports every rank's end,
+//! * starts its ranks (own process groups, `PR_SET_PDEATHSIG`),
+//! * passes on the signals the launcher asks for, and
+//! * kills its ranks when the launcher goes away (the ssh session's stdin
+//!   or the control connection closes).
+
+use crate::proc::{signal_group, spawn_rank, spawn_reaper};
+use crate::wire::{read_frame, write_frame, Dec, Enc, Msg, RankEnd, Secret, MAX_FRAME};
+use crate::{SpawnError, ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
+use nix::sys::signal::Signal;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read;
+use std::net::TcpStream;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::sync::mpsc;
+use std::thread;
+
+/// What the launcher sends an agent on its stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AgentJob {
+    pub secret: Secret,
+    pub addr: String,
+    pub host: u32,
+    pub size: u32,
+    pub ranks: Vec<u32>,
+    pub env: Vec<(OsString, OsString)>,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub prefix_output: bool,
+}
+
+impl AgentJob {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut e = Enc::new()
+            .raw(&self.secret)
+            .str(&self.addr)
+            .u32(self.host)
+            .u32(self.size)
+            .u32(self.ranks.len() as u32);
+        for r in &self.ranks {
+            e = e.u32(*r);
+        }
+        e = e.u32(self.env.len() as u32);
+        for (k, v) in &self.env {
+            e = e.bytes(k.as_bytes()).bytes(v.as_bytes());
+        }
+        e = e.bytes(self.program.as_bytes()).u32(self.args.len() as u32);
+        for a in &self.args {
+            e = e.bytes(a.as_bytes());
+        }
+        e.u8(u8::from(self.prefix_output)).done()
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Result<AgentJob, SpawnError> {
+        let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+        let mut d = Dec::new(b);
+        let secret = d.secret()?;
+        let addr = d.str()?;
+        let host = d.u32()?;
+        let size = d.u32()?;
+        let nr = d.u32()?;
+        let ranks = (0..nr).map(|_| d.u32()).collect::<Result<Vec<_>, _>>()?;
+        let ne = d.u32()?;
+        let env = (0..ne)
+            .map(|_| Ok((os(d.bytes()?), os(d.bytes()?))))
+            .collect::<Result<Vec<_>, SpawnError>>()?;
+        let program = os(d.bytes()?);
+        let na = d.u32()?;
+        let args = (0..na)
+            .map(|_| d.bytes().map(os))
+            .collect::<Result<Vec<_>, _>>()?;
+        let prefix_output = d.u8()? != 0;
+        d.finish()?;
+        Ok(AgentJob {
+            secret,
+            addr,
+            host,
+            size,
+            ranks,
+            env,
+            program,
+            args,
+            prefix_output,
+        })
+    }
+}
+
+enum Ev {
+    Child(u32, RankEnd),
+    Kill(i32),
+    LauncherGone(&'static str),
+}
+
+/// Run as the ssh agent: read the job from `input` (the ssh session's
+/// stdin), start this host's ranks, report to the launcher, and return the
+/// agent's exit code once every local rank has ended.
+pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnError> {
+    let frame = read_frame(&mut input, MAX_FRAME)
+        .map_err(|e| SpawnError::io("reading the job description on stdin", e))?;
+    let job = AgentJob::decode(&frame)?;
+    let mut ctl = TcpStream::connect(job.addr.as_str())
+        .map_err(|e| SpawnError::io(format!("connecting to the launcher at {}", job.addr), e))?;
+    let _ = ctl.set_nodelay(true);
+    write_frame(
+        &mut ctl,
+        &Msg::AgentHello {
+            secret: job.secret,
+            host: job.host,
+        }
+        .encode(),
+    )
+    .map_err(|e| SpawnError::io("greeting the launcher", e))?;
+
+    let (tx, rx) = mpsc::channel::<Ev>();
+    // Launcher gone: stdin closes (ssh ended) ...
+    let tx1 = tx.clone();
+    thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while matches!(input.read(&mut buf), Ok(n) if n > 0) {}
+        let _ = tx1.send(Ev::LauncherGone("stdin closed"));
+    });
+    // ... or the control connection closes; it also carries Kill requests.
+    let mut ctl_r = ctl
+        .try_clone()
+        .map_err(|e| SpawnError::io("cloning the control socket", e))?;
+    let tx2 = tx.clone();
+    thread::spawn(move || loop {
+        match read_frame(&mut ctl_r, crate::wire::MAX_HELLO).map(|f| Msg::decode(&f)) {
+            Ok(Ok(Msg::Kill { signal })) => {
+                let _ = tx2.send(Ev::Kill(signal));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                let _ = tx2.send(Ev::LauncherGone("control connection closed"));
+                break;
+            }
+        }
+    });
+
+    let secret_hex = crate::wire::secret_to_hex(&job.secret);
+    let mut pids: HashMap<u32, u32> = HashMap::new(); // pid -> rank
+    let mut forwarders = Vec::new();
+    for &r in &job.ranks {
+        let mut env = job.env.clone();
+        for (k, v) in [
+            (ENV_RANK, r.to_string()),
+            (ENV_SIZE, job.size.to_string()),
+            (ENV_BOOTSTRAP_ADDR, job.addr.clone()),
+            (ENV_BOOTSTRAP_SECRET, secret_hex.clone()),
+        ] {
+            env.push((k.into(), v.into()));
+        }
+        match spawn_rank(
+            &job.program,
+            &job.args,
+            &env,
+            r as usize,
+            job.prefix_output,
+            &mut forwarders,
+        ) {
+            Ok(pid) => {
+                pids.insert(pid, r);
+            }
+            Err(e) => {
+                eprintln!("gasnetrun-ofi agent on host {}: {e}", job.host);
+                // Report the rank as failed to start (127, like a shell).
+                let _ = write_frame(
+                    &mut ctl,
+                    &Msg::RankExit {
+                        rank: r,
+                        end: RankEnd::Code(127),
+                    }
+                    .encode(),
+                );
+            }
+        }
+    }
+    spawn_reaper(tx.clone(), Ev::Child);
+    if let Ok(mut sigs) =
+        signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+    {
+        let tx3 = tx.clone();
+        thread::spawn(move || {
+            for s in sigs.forever() {
+                let _ = tx3.send(Ev::Kill(s));
+            }
+        });
+    }
+    drop(tx);
+
+    let mut running = pids.clone();
+    let mut code = 0;
+    while !running.is_empty() {
+        match rx.recv() {
+            Ok(Ev::Child(pid, end)) => {
+                if let Some(r) = running.remove(&pid) {
+                    let _ = write_frame(&mut ctl, &Msg::RankExit { rank: r, end }.encode());
+                }
+            }
+            Ok(Ev::Kill(sig)) => {
+                let sig = Signal::try_from(sig).unwrap_or(Signal::SIGKILL);
+                for pid in running.keys() {
+                    signal_group(*pid, sig);
+                }
+            }
+            Ok(Ev::LauncherGone(why)) => {
+                if code == 0 {
+                    tracing::warn!("gasnetrun-ofi agent: {why}; killing this host's ranks");
+                }
+                code = 1;
+                for pid in running.keys() {
+                    signal_group(*pid, Signal::SIGKILL);
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    for f in forwarders {
+        let _ = f.join();
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_roundtrip_keeps_every_byte() {
+        let j = AgentJob {
+            secret: [3; 32],
+            addr: "127.0.0.1:9".into(),
+            host: 1,
+            size: 4,
+            ranks: vec![2, 3],
+            env: vec![("GASNET_X".into(), "a b\n$c;'\"".into())],
+            program: "./p".into(),
+            args: vec!["with space".into(), OsString::from_vec(vec![0xff, b'\n'])],
+            prefix_output: true,
+        };
+        assert_eq!(AgentJob::decode(&j.encode()).unwrap(), j);
+    }
+}

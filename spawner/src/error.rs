@@ -1,0 +1,69 @@
+//! The one error type of the spawner crate.
+
+use std::io;
+
+/// Everything that can go wrong while launching a job or running the
+/// bootstrap. Library code returns this; only the launcher binary turns it
+/// into a process exit code (see [`SpawnError::exit_code`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// A variable held a value that is not accepted.
+    #[error(transparent)]
+    Env(#[from] gex_env::EnvError),
+    /// The user asked for something that cannot be done (bad `-N`, empty
+    /// host list, ...). The launcher exits 2 on it.
+    #[error("{0}")]
+    Usage(String),
+    /// A spawner that exists in the design but is not implemented yet.
+    #[error("the {0} spawner is not implemented yet: use -spawner=local or -spawner=ssh")]
+    Unsupported(String),
+    /// A process (a rank, ssh, or the remote agent) could not be started.
+    #[error("cannot start {what}: {source}")]
+    Spawn {
+        /// What was being started.
+        what: String,
+        /// The operating system's reason.
+        #[source]
+        source: io::Error,
+    },
+    /// An I/O error on a bootstrap socket or pipe.
+    #[error("bootstrap I/O error while {context}: {source}")]
+    Io {
+        /// What the bootstrap was doing.
+        context: String,
+        /// The operating system's reason.
+        #[source]
+        source: io::Error,
+    },
+    /// A peer (the launcher, a parent or a child in the tree) went away.
+    #[error("bootstrap peer lost: {0}")]
+    PeerLost(String),
+    /// A peer sent something that does not follow the protocol.
+    #[error("bootstrap protocol error: {0}")]
+    Protocol(String),
+    /// A caller passed an argument that cannot be honoured (e.g. a
+    /// broadcast root that is not a rank).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl SpawnError {
+    /// Helper: wrap an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
+        SpawnError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The exit code a launcher uses for this error: 2 for usage errors
+    /// (including bad variables and unsupported spawners), 127 when a
+    /// program cannot be started, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SpawnError::Usage(_) | SpawnError::Env(_) | SpawnError::Unsupported(_) => 2,
+            SpawnError::Spawn { .. } => 127,
+            _ => 1,
+        }
+    }
+}

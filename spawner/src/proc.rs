@@ -1,0 +1,146 @@
+//! Starting, watching and killing rank processes (shared by the launcher's
+//! local spawner and the ssh agent).
+
+use crate::wire::RankEnd;
+use crate::SpawnError;
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
+use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::Sender;
+use std::thread::{self, JoinHandle};
+
+/// This machine's host name.
+pub(crate) fn this_host() -> String {
+    nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// Make `cmd` start in its own process group and die with its parent.
+pub(crate) fn own_group_and_pdeathsig(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    cmd.process_group(0);
+    // SAFETY: the closure only calls async-signal-safe functions (prctl,
+    // getppid, _exit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            // The parent may have died before prctl: then nobody would kill us.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Start one rank: `program args` with `env` added, in its own process
+/// group, killed if its parent dies. With `prefix`, its stdout and stderr
+/// are copied line by line to ours with `[rank] ` in front; otherwise it
+/// shares ours. Returns the pid.
+pub(crate) fn spawn_rank(
+    program: &OsStr,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+    rank: usize,
+    prefix: bool,
+    forwarders: &mut Vec<JoinHandle<()>>,
+) -> Result<u32, SpawnError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.stdin(Stdio::null());
+    if prefix {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    own_group_and_pdeathsig(&mut cmd);
+    let mut child = cmd.spawn().map_err(|e| SpawnError::Spawn {
+        what: format!("rank {rank} ({})", program.to_string_lossy()),
+        source: e,
+    })?;
+    if prefix {
+        if let Some(o) = child.stdout.take() {
+            forwarders.extend(forward_lines(o, rank, false));
+        }
+        if let Some(e) = child.stderr.take() {
+            forwarders.extend(forward_lines(e, rank, true));
+        }
+    }
+    // The child is reaped with waitpid(-1) by the reaper thread; dropping
+    // the handle neither waits nor kills.
+    Ok(child.id())
+}
+
+/// Copy lines from `src` with a `[rank] ` prefix; `None` if no thread could
+/// be started (the output is then lost, the job goes on).
+fn forward_lines(
+    src: impl Read + Send + 'static,
+    rank: usize,
+    to_stderr: bool,
+) -> Option<JoinHandle<()>> {
+    thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut r = BufReader::new(src);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if line.last() != Some(&b'\n') {
+                            line.push(b'\n');
+                        }
+                        let mut out = format!("[{rank}] ").into_bytes();
+                        out.extend_from_slice(&line);
+                        let _ = if to_stderr {
+                            std::io::stderr().lock().write_all(&out)
+                        } else {
+                            let mut o = std::io::stdout().lock();
+                            o.write_all(&out).and_then(|_| o.flush())
+                        };
+                    }
+                }
+            }
+        })
+        .ok()
+}
+
+/// Send `sig` to the process group led by `pid`.
+pub(crate) fn signal_group(pid: u32, sig: Signal) {
+    let _ = killpg(Pid::from_raw(pid as i32), sig);
+}
+
+/// Start the thread that reaps every child of this process and reports
+/// `(pid, end)`. Start it only after every child has been spawned (it stops
+/// when there are no children left).
+pub(crate) fn spawn_reaper<E: Send + 'static>(
+    tx: Sender<E>,
+    wrap: impl Fn(u32, RankEnd) -> E + Send + 'static,
+) {
+    let _ = thread::Builder::new()
+        .name("reaper".into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            match waitpid(None, None) {
+                Ok(st) => {
+                    if let (Some(pid), Some(end)) = (st.pid(), RankEnd::from_wait(st)) {
+                        if tx.send(wrap(pid.as_raw() as u32, end)).is_err() {
+                            break;
+                        }
+                    }
+                }
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => break,
+            }
+        });
+}

@@ -1,0 +1,489 @@
+//! The TCP bootstrap a rank uses under `gasnetrun-ofi` (local and ssh
+//! spawners).
+//!
+//! Wiring, for a job of `N` ranks and tree radix `k`:
+//! 1. The rank connects once to the launcher (`GASNET_OFI_BOOTSTRAP_ADDR`),
+//!    binds its own listener on the address it used to reach the launcher,
+//!    and sends `RankHello { secret, rank, size, listen address }`.
+//! 2. The launcher answers `Welcome { radix, parent's listen address, host }`
+//!    once the parent `(rank - 1) / k` has said hello.
+//! 3. The rank connects to its parent (`ChildHello { secret, rank }`) and
+//!    accepts its children `k*rank + 1 ..= k*rank + k`. Connections without
+//!    the secret are dropped and logged.
+//! 4. Collectives go up the tree (children to parent) and back down.
+//!    Every rank holds at most `k + 2` sockets whatever `N` is.
+
+use crate::hostmap::HostMap;
+use crate::wire::{self, read_frame, secret_eq, write_frame, Msg, Secret, MAX_FRAME, MAX_HELLO};
+use crate::{Bootstrap, SpawnError};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// How long a connecting peer has to present the secret.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a rank tries to reach the launcher.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
+const OP_BARRIER: u8 = 1;
+const OP_ALLGATHER: u8 = 2;
+const OP_BROADCAST: u8 = 3;
+
+/// Parent of `rank` in a `radix`-ary tree rooted at rank 0.
+pub(crate) fn tree_parent(rank: usize, radix: usize) -> Option<usize> {
+    (rank > 0).then(|| (rank - 1) / radix)
+}
+
+/// Children of `rank` in a `radix`-ary tree of `size` ranks.
+pub(crate) fn tree_children(rank: usize, size: usize, radix: usize) -> Vec<usize> {
+    let first = rank.saturating_mul(radix).saturating_add(1);
+    (first..first.saturating_add(radix).min(size)).collect()
+}
+
+struct Tree {
+    parent: Option<(usize, TcpStream)>,
+    children: Vec<(usize, TcpStream)>,
+    seq: u64,
+    broken: Option<String>,
+}
+
+/// A rank's bootstrap over TCP (see the module documentation).
+pub struct TcpBootstrap {
+    rank: usize,
+    size: usize,
+    hosts: HostMap,
+    tree: Mutex<Tree>,
+    control: Mutex<TcpStream>,
+}
+
+impl std::fmt::Debug for TcpBootstrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpBootstrap")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+fn lost(what: String) -> impl FnOnce(std::io::Error) -> SpawnError {
+    move |e| SpawnError::PeerLost(format!("{what}: {e}"))
+}
+
+impl TcpBootstrap {
+    /// Join the job whose launcher listens at `addr`, as `rank` of `size`.
+    pub fn connect(
+        addr: &str,
+        secret: Secret,
+        rank: usize,
+        size: usize,
+    ) -> Result<TcpBootstrap, SpawnError> {
+        if rank >= size {
+            return Err(SpawnError::InvalidArgument(format!(
+                "rank {rank} outside a job of {size} ranks"
+            )));
+        }
+        let sa: SocketAddr = addr
+            .to_socket_addrs()
+            .map_err(|e| SpawnError::io(format!("resolving the launcher address {addr}"), e))?
+            .next()
+            .ok_or_else(|| {
+                SpawnError::Protocol(format!("launcher address {addr} resolves to nothing"))
+            })?;
+        let mut ctl = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT)
+            .map_err(|e| SpawnError::io(format!("connecting to the launcher at {sa}"), e))?;
+        let _ = ctl.set_nodelay(true);
+        let my_ip = ctl
+            .local_addr()
+            .map_err(|e| SpawnError::io("reading the local address", e))?
+            .ip();
+        let listener = TcpListener::bind((my_ip, 0))
+            .map_err(|e| SpawnError::io(format!("binding the tree listener on {my_ip}"), e))?;
+        let listen = listener
+            .local_addr()
+            .map_err(|e| SpawnError::io("reading the listener address", e))?;
+        let hello = Msg::RankHello {
+            secret,
+            rank: rank as u32,
+            size: size as u32,
+            listen: listen.to_string(),
+        };
+        write_frame(&mut ctl, &hello.encode()).map_err(lost("launcher".into()))?;
+        let welcome = read_frame(&mut ctl, MAX_HELLO).map_err(lost("launcher".into()))?;
+        let (radix, parent_addr, host_index, host_name) = match Msg::decode(&welcome)? {
+            Msg::Welcome {
+                radix,
+                parent,
+                host_index,
+                host_name,
+            } => (radix as usize, parent, host_index as usize, host_name),
+            m => {
+                return Err(SpawnError::Protocol(format!(
+                    "expected a welcome from the launcher, got {m:?}"
+                )))
+            }
+        };
+        if radix < 2 {
+            return Err(SpawnError::Protocol(format!("tree radix {radix} < 2")));
+        }
+        let parent = match (tree_parent(rank, radix), parent_addr) {
+            (None, _) => None,
+            (Some(p), Some(a)) => {
+                let mut s = TcpStream::connect(a.as_str()).map_err(|e| {
+                    SpawnError::io(format!("connecting to parent rank {p} at {a}"), e)
+                })?;
+                let _ = s.set_nodelay(true);
+                let m = Msg::ChildHello {
+                    secret,
+                    rank: rank as u32,
+                };
+                write_frame(&mut s, &m.encode()).map_err(lost(format!("parent rank {p}")))?;
+                Some((p, s))
+            }
+            (Some(p), None) => {
+                return Err(SpawnError::Protocol(format!(
+                    "the launcher gave no address for parent rank {p}"
+                )))
+            }
+        };
+        let expected = tree_children(rank, size, radix);
+        let children = accept_children(listener, secret, &expected)?;
+        let boot = TcpBootstrap {
+            rank,
+            size,
+            hosts: HostMap::single(&host_name),
+            tree: Mutex::new(Tree {
+                parent,
+                children,
+                seq: 0,
+                broken: None,
+            }),
+            control: Mutex::new(ctl),
+        };
+        // Host map: every rank contributes (host index, host name).
+        let mut mine = (host_index as u32).to_be_bytes().to_vec();
+        mine.extend_from_slice(host_name.as_bytes());
+        let all = boot.allgather(&mine)?;
+        let entries = all
+            .iter()
+            .map(|b| {
+                if b.len() < 4 {
+                    return Err(SpawnError::Protocol("short host-map entry".into()));
+                }
+                let h = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
+                Ok((h, String::from_utf8_lossy(&b[4..]).into_owned()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let hosts = HostMap::new(rank, &entries)?;
+        Ok(TcpBootstrap { hosts, ..boot })
+    }
+
+    fn with_tree<T>(
+        &self,
+        f: impl FnOnce(&mut Tree, u64) -> Result<T, SpawnError>,
+    ) -> Result<T, SpawnError> {
+        let mut t = self
+            .tree
+            .lock()
+            .map_err(|_| SpawnError::Protocol("bootstrap lock poisoned".into()))?;
+        if let Some(why) = &t.broken {
+            return Err(SpawnError::PeerLost(format!(
+                "an earlier collective failed: {why}"
+            )));
+        }
+        t.seq += 1;
+        let seq = t.seq;
+        let r = f(&mut t, seq);
+        if let Err(e) = &r {
+            t.broken = Some(e.to_string());
+        }
+        r
+    }
+}
+
+fn header(op: u8, seq: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(9);
+    h.push(op);
+    h.extend_from_slice(&seq.to_be_bytes());
+    h
+}
+
+/// Send `payload` tagged with `op` and `seq`.
+fn send(s: &mut TcpStream, who: &str, op: u8, seq: u64, payload: &[u8]) -> Result<(), SpawnError> {
+    let mut f = header(op, seq);
+    f.extend_from_slice(payload);
+    write_frame(s, &f).map_err(lost(who.to_string()))
+}
+
+/// Receive a whole frame, check its tag; returns the frame (header included).
+fn recv(s: &mut TcpStream, who: &str, op: u8, seq: u64) -> Result<Vec<u8>, SpawnError> {
+    let f = read_frame(s, MAX_FRAME).map_err(lost(who.to_string()))?;
+    if f.len() < 9 || f[0] != op || f[1..9] != seq.to_be_bytes() {
+        return Err(SpawnError::Protocol(format!(
+            "{who} is out of step: expected collective {op} #{seq}, got a different message \
+             (do all ranks call the bootstrap collectives in the same order?)"
+        )));
+    }
+    Ok(f)
+}
+
+fn accept_children(
+    listener: TcpListener,
+    secret: Secret,
+    expected: &[usize],
+) -> Result<Vec<(usize, TcpStream)>, SpawnError> {
+    if expected.is_empty() {
+        return Ok(Vec::new());
+    }
+    let laddr = listener
+        .local_addr()
+        .map_err(|e| SpawnError::io("reading the listener address", e))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<(usize, TcpStream)>();
+    let stop2 = stop.clone();
+    let acceptor = thread::Builder::new()
+        .name("bootstrap-accept".into())
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            for conn in listener.incoming() {
+                if stop2.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut s) = conn else { continue };
+                let tx = tx.clone();
+                let _ = thread::Builder::new()
+                    .stack_size(128 * 1024)
+                    .spawn(move || {
+                        let peer = s
+                            .peer_addr()
+                            .map(|a| a.to_string())
+                            .unwrap_or_else(|_| "?".into());
+                        let _ = s.set_read_timeout(Some(AUTH_TIMEOUT));
+                        let why = match read_frame(&mut s, MAX_HELLO)
+                            .map_err(|e| e.to_string())
+                            .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()))
+                        {
+                            Ok(Msg::ChildHello { secret: s2, rank }) if secret_eq(&s2, &secret) => {
+                                let _ = s.set_read_timeout(None);
+                                let _ = s.set_nodelay(true);
+                                let _ = tx.send((rank as usize, s));
+                                return;
+                            }
+                            Ok(Msg::ChildHello { .. }) => "wrong secret".to_string(),
+                            Ok(m) => format!("unexpected message {}", short(&m)),
+                            Err(e) => e,
+                        };
+                        tracing::warn!("bootstrap: dropped a connection from {peer}: {why}");
+                    });
+            }
+        })
+        .map_err(|e| SpawnError::io("starting the accept thread", e))?;
+    let mut got: Vec<(usize, TcpStream)> = Vec::with_capacity(expected.len());
+    while got.len() < expected.len() {
+        let (r, s) = rx
+            .recv()
+            .map_err(|_| SpawnError::PeerLost("the accept thread ended".into()))?;
+        if !expected.contains(&r) || got.iter().any(|(g, _)| *g == r) {
+            tracing::warn!(
+                "bootstrap: dropped a connection claiming to be rank {r}: not an expected child"
+            );
+            continue;
+        }
+        got.push((r, s));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(laddr);
+    let _ = acceptor.join();
+    got.sort_by_key(|(r, _)| *r);
+    Ok(got)
+}
+
+fn short(m: &Msg) -> &'static str {
+    match m {
+        Msg::RankHello { .. } => "RankHello",
+        Msg::AgentHello { .. } => "AgentHello",
+        Msg::Welcome { .. } => "Welcome",
+        Msg::ChildHello { .. } => "ChildHello",
+        Msg::Abort { .. } => "Abort",
+        Msg::Finalize { .. } => "Finalize",
+        Msg::RankExit { .. } => "RankExit",
+        Msg::Kill { .. } => "Kill",
+    }
+}
+
+impl Bootstrap for TcpBootstrap {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn hosts(&self) -> &HostMap {
+        &self.hosts
+    }
+
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+        let (rank, size) = (self.rank, self.size);
+        self.with_tree(|t, seq| {
+            // Up: my subtree's contributions, as (u32 rank, bytes) pairs.
+            let mut up = wire::Enc::new().u32(rank as u32).bytes(mine).done();
+            for (c, s) in t.children.iter_mut() {
+                let f = recv(s, &format!("child rank {c}"), OP_ALLGATHER, seq)?;
+                up.extend_from_slice(&f[9..]);
+            }
+            let down = match &mut t.parent {
+                Some((p, s)) => {
+                    let who = format!("parent rank {p}");
+                    send(s, &who, OP_ALLGATHER, seq, &up)?;
+                    recv(s, &who, OP_ALLGATHER, seq)?
+                }
+                None => {
+                    let mut slots: Vec<Option<&[u8]>> = vec![None; size];
+                    let mut d = wire::Dec::new(&up);
+                    let mut n = 0;
+                    while n < up.len() {
+                        let r = d.u32()? as usize;
+                        let b = d.bytes()?;
+                        n += 8 + b.len();
+                        match slots.get_mut(r) {
+                            Some(slot @ None) => *slot = Some(b),
+                            _ => {
+                                return Err(SpawnError::Protocol(format!(
+                                    "allgather: rank {r} contributed twice or is out of range"
+                                )))
+                            }
+                        }
+                    }
+                    let mut e = wire::Enc(header(OP_ALLGATHER, seq)).u32(size as u32);
+                    for (r, s) in slots.iter().enumerate() {
+                        let b = s.ok_or_else(|| {
+                            SpawnError::Protocol(format!("allgather: rank {r} missing"))
+                        })?;
+                        e = e.bytes(b);
+                    }
+                    e.done()
+                }
+            };
+            for (c, s) in t.children.iter_mut() {
+                write_frame(s, &down).map_err(lost(format!("child rank {c}")))?;
+            }
+            let mut d = wire::Dec::new(&down[9..]);
+            let n = d.u32()? as usize;
+            if n != size {
+                return Err(SpawnError::Protocol(format!(
+                    "allgather result has {n} entries for {size} ranks"
+                )));
+            }
+            let out = (0..n)
+                .map(|_| d.bytes().map(<[u8]>::to_vec))
+                .collect::<Result<Vec<_>, _>>()?;
+            d.finish()?;
+            Ok(out)
+        })
+    }
+
+    fn barrier(&self) -> Result<(), SpawnError> {
+        self.with_tree(|t, seq| {
+            for (c, s) in t.children.iter_mut() {
+                recv(s, &format!("child rank {c}"), OP_BARRIER, seq)?;
+            }
+            if let Some((p, s)) = &mut t.parent {
+                let who = format!("parent rank {p}");
+                send(s, &who, OP_BARRIER, seq, &[])?;
+                recv(s, &who, OP_BARRIER, seq)?;
+            }
+            for (c, s) in t.children.iter_mut() {
+                send(s, &format!("child rank {c}"), OP_BARRIER, seq, &[])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError> {
+        if root >= self.size {
+            return Err(SpawnError::InvalidArgument(format!(
+                "broadcast root {root} is not a rank of a job of {} ranks",
+                self.size
+            )));
+        }
+        let rank = self.rank;
+        self.with_tree(|t, seq| {
+            // Up: the root's data climbs to rank 0; other subtrees send "none".
+            let mut have: Option<Vec<u8>> = (rank == root).then(|| data.to_vec());
+            for (c, s) in t.children.iter_mut() {
+                let f = recv(s, &format!("child rank {c}"), OP_BROADCAST, seq)?;
+                if f.get(9) == Some(&1) {
+                    have = Some(f[10..].to_vec());
+                }
+            }
+            let value = match &mut t.parent {
+                Some((p, s)) => {
+                    let who = format!("parent rank {p}");
+                    let mut up = vec![u8::from(have.is_some())];
+                    if let Some(h) = &have {
+                        up.extend_from_slice(h);
+                    }
+                    send(s, &who, OP_BROADCAST, seq, &up)?;
+                    recv(s, &who, OP_BROADCAST, seq)?[9..].to_vec()
+                }
+                None => have.ok_or_else(|| {
+                    SpawnError::Protocol(format!("broadcast: data of root {root} never arrived"))
+                })?,
+            };
+            for (c, s) in t.children.iter_mut() {
+                send(s, &format!("child rank {c}"), OP_BROADCAST, seq, &value)?;
+            }
+            Ok(value)
+        })
+    }
+
+    fn abort(&self, code: i32) -> ! {
+        // Tell the launcher, wait briefly for its acknowledgement so the
+        // launcher reports the abort rather than a bare exit, then end.
+        if let Ok(mut c) = self.control.lock() {
+            if write_frame(&mut *c, &Msg::Abort { code }.encode()).is_ok() {
+                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                let _ = read_frame(&mut *c, MAX_HELLO);
+            }
+        }
+        std::process::exit(code)
+    }
+
+    fn finalize(&self, code: i32) -> Result<(), SpawnError> {
+        let mut c = self
+            .control
+            .lock()
+            .map_err(|_| SpawnError::Protocol("bootstrap lock poisoned".into()))?;
+        write_frame(&mut *c, &Msg::Finalize { code }.encode()).map_err(lost("launcher".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_shape() {
+        assert_eq!(tree_parent(0, 8), None);
+        assert_eq!(tree_parent(8, 8), Some(0));
+        assert_eq!(tree_parent(9, 8), Some(1));
+        assert_eq!(tree_children(0, 4, 8), vec![1, 2, 3]);
+        assert_eq!(tree_children(1, 20, 8), (9..17).collect::<Vec<_>>());
+        assert!(tree_children(3, 20, 8).is_empty());
+        // Every rank but 0 is the child of exactly its parent.
+        for n in [1, 2, 7, 100, 10_000] {
+            for k in [2, 8, 32] {
+                let mut seen = vec![0; n];
+                for r in 0..n {
+                    for c in tree_children(r, n, k) {
+                        assert_eq!(tree_parent(c, k), Some(r));
+                        seen[c] += 1;
+                    }
+                }
+                assert!(seen[0] == 0 && seen[1..].iter().all(|&x| x == 1));
+            }
+        }
+    }
+}

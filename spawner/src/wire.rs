@@ -1,0 +1,403 @@
+//! Framing and messages of the bootstrap protocol.
+//!
+//! Every message is a frame: a big-endian `u32` length, then that many
+//! bytes. Integers inside are big-endian; byte strings are a `u32` length
+//! then the bytes.
+
+use crate::SpawnError;
+use std::io::{self, Read, Write};
+
+/// Length of the per-job secret, bytes.
+pub(crate) const SECRET_LEN: usize = 32;
+/// Largest frame accepted before a peer has proved it knows the secret.
+pub(crate) const MAX_HELLO: u32 = 64 * 1024;
+/// Largest frame accepted from an authenticated peer.
+pub(crate) const MAX_FRAME: u32 = u32::MAX;
+
+/// The per-job secret.
+pub(crate) type Secret = [u8; SECRET_LEN];
+
+/// A fresh random secret.
+pub(crate) fn new_secret() -> Result<Secret, SpawnError> {
+    let mut s = [0u8; SECRET_LEN];
+    getrandom::fill(&mut s)
+        .map_err(|e| SpawnError::io("drawing the job secret", io::Error::other(e.to_string())))?;
+    Ok(s)
+}
+
+/// Hex text of a secret (what goes in the environment).
+pub(crate) fn secret_to_hex(s: &Secret) -> String {
+    s.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parse the hex text of a secret.
+pub(crate) fn secret_from_hex(t: &str) -> Option<Secret> {
+    let t = t.trim();
+    if t.len() != 2 * SECRET_LEN || !t.is_ascii() {
+        return None;
+    }
+    let mut s = [0u8; SECRET_LEN];
+    for (i, b) in s.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(s)
+}
+
+/// Compare secrets in time independent of where they differ.
+pub(crate) fn secret_eq(a: &Secret, b: &Secret) -> bool {
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// Write one frame.
+pub(crate) fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(payload.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame larger than 4 GiB"))?;
+    let mut buf = Vec::with_capacity(4 + payload.len());
+    buf.extend_from_slice(&len.to_be_bytes());
+    buf.extend_from_slice(payload);
+    w.write_all(&buf)?;
+    w.flush()
+}
+
+/// Read one frame of at most `max` bytes.
+pub(crate) fn read_frame(r: &mut impl Read, max: u32) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len);
+    if len > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes exceeds the limit of {max}"),
+        ));
+    }
+    let mut buf = vec![0u8; len as usize];
+    r.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// Encoder for message bodies.
+#[derive(Default)]
+pub(crate) struct Enc(pub Vec<u8>);
+
+impl Enc {
+    pub fn new() -> Self {
+        Enc(Vec::new())
+    }
+    pub fn u8(mut self, v: u8) -> Self {
+        self.0.push(v);
+        self
+    }
+    pub fn u32(mut self, v: u32) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    pub fn i32(self, v: i32) -> Self {
+        self.u32(v as u32)
+    }
+    pub fn bytes(self, v: &[u8]) -> Self {
+        let mut s = self.u32(v.len() as u32);
+        s.0.extend_from_slice(v);
+        s
+    }
+    pub fn raw(mut self, v: &[u8]) -> Self {
+        self.0.extend_from_slice(v);
+        self
+    }
+    pub fn str(self, v: &str) -> Self {
+        self.bytes(v.as_bytes())
+    }
+    pub fn done(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// Decoder for message bodies; every failure is a [`SpawnError::Protocol`].
+pub(crate) struct Dec<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Dec<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Dec { buf, pos: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SpawnError> {
+        if self.buf.len() - self.pos < n {
+            return Err(SpawnError::Protocol("truncated message".into()));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    pub fn u8(&mut self) -> Result<u8, SpawnError> {
+        Ok(self.take(1)?[0])
+    }
+    pub fn u32(&mut self) -> Result<u32, SpawnError> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub fn i32(&mut self) -> Result<i32, SpawnError> {
+        Ok(self.u32()? as i32)
+    }
+    pub fn bytes(&mut self) -> Result<&'a [u8], SpawnError> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    pub fn str(&mut self) -> Result<String, SpawnError> {
+        String::from_utf8(self.bytes()?.to_vec())
+            .map_err(|_| SpawnError::Protocol("string is not UTF-8".into()))
+    }
+    pub fn secret(&mut self) -> Result<Secret, SpawnError> {
+        let mut s = [0u8; SECRET_LEN];
+        s.copy_from_slice(self.take(SECRET_LEN)?);
+        Ok(s)
+    }
+    pub fn finish(&self) -> Result<(), SpawnError> {
+        if self.pos == self.buf.len() {
+            Ok(())
+        } else {
+            Err(SpawnError::Protocol("trailing bytes in message".into()))
+        }
+    }
+}
+
+/// How a rank ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankEnd {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal number.
+    Signal(i32),
+}
+
+impl RankEnd {
+    /// From a `waitpid` status.
+    pub(crate) fn from_wait(st: nix::sys::wait::WaitStatus) -> Option<RankEnd> {
+        use nix::sys::wait::WaitStatus;
+        match st {
+            WaitStatus::Exited(_, c) => Some(RankEnd::Code(c)),
+            WaitStatus::Signaled(_, s, _) => Some(RankEnd::Signal(s as i32)),
+            _ => None,
+        }
+    }
+    /// The shell convention: the code, or 128 + the signal.
+    pub fn shell_code(self) -> i32 {
+        match self {
+            RankEnd::Code(c) => c,
+            RankEnd::Signal(s) => 128 + s,
+        }
+    }
+    /// True for `exit(0)`.
+    pub fn is_success(self) -> bool {
+        self == RankEnd::Code(0)
+    }
+    /// Words for the one-line report: `exited with code 3`,
+    /// `was killed by signal 9 (SIGKILL)`.
+    pub fn describe(self) -> String {
+        match self {
+            RankEnd::Code(c) => format!("exited with code {c}"),
+            RankEnd::Signal(s) => format!("was killed by signal {s} ({})", signal_name(s)),
+        }
+    }
+}
+
+/// `SIGKILL` for 9, and so on.
+pub fn signal_name(s: i32) -> String {
+    nix::sys::signal::Signal::try_from(s)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {s}"))
+}
+
+/// Messages on the launcher's control connections (and the agent's stdin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Msg {
+    /// rank -> launcher: first message of a rank.
+    RankHello {
+        secret: Secret,
+        rank: u32,
+        size: u32,
+        listen: String,
+    },
+    /// ssh agent -> launcher: first message of an agent.
+    AgentHello { secret: Secret, host: u32 },
+    /// launcher -> rank: where the tree parent listens, and the rank's host.
+    Welcome {
+        radix: u32,
+        parent: Option<String>,
+        host_index: u32,
+        host_name: String,
+    },
+    /// child -> parent in the tree.
+    ChildHello { secret: Secret, rank: u32 },
+    /// rank -> launcher: end the whole job with this code.
+    Abort { code: i32 },
+    /// rank -> launcher: this rank is about to exit with this code.
+    Finalize { code: i32 },
+    /// agent -> launcher: a rank on the agent's host ended.
+    RankExit { rank: u32, end: RankEnd },
+    /// launcher -> agent: send this signal to every rank (SIGKILL ends the agent too).
+    Kill { signal: i32 },
+}
+
+impl Msg {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        match self {
+            Msg::RankHello {
+                secret,
+                rank,
+                size,
+                listen,
+            } => Enc::new()
+                .u8(1)
+                .raw(secret)
+                .u32(*rank)
+                .u32(*size)
+                .str(listen)
+                .done(),
+            Msg::AgentHello { secret, host } => Enc::new().u8(2).raw(secret).u32(*host).done(),
+            Msg::Welcome {
+                radix,
+                parent,
+                host_index,
+                host_name,
+            } => Enc::new()
+                .u8(3)
+                .u32(*radix)
+                .str(parent.as_deref().unwrap_or(""))
+                .u32(*host_index)
+                .str(host_name)
+                .done(),
+            Msg::ChildHello { secret, rank } => Enc::new().u8(4).raw(secret).u32(*rank).done(),
+            Msg::Abort { code } => Enc::new().u8(5).i32(*code).done(),
+            Msg::Finalize { code } => Enc::new().u8(6).i32(*code).done(),
+            Msg::RankExit { rank, end } => {
+                let (k, v) = match end {
+                    RankEnd::Code(c) => (0, *c),
+                    RankEnd::Signal(s) => (1, *s),
+                };
+                Enc::new().u8(7).u32(*rank).u8(k).i32(v).done()
+            }
+            Msg::Kill { signal } => Enc::new().u8(8).i32(*signal).done(),
+        }
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Result<Msg, SpawnError> {
+        let mut d = Dec::new(b);
+        let m = match d.u8()? {
+            1 => Msg::RankHello {
+                secret: d.secret()?,
+                rank: d.u32()?,
+                size: d.u32()?,
+                listen: d.str()?,
+            },
+            2 => Msg::AgentHello {
+                secret: d.secret()?,
+                host: d.u32()?,
+            },
+            3 => Msg::Welcome {
+                radix: d.u32()?,
+                parent: Some(d.str()?).filter(|s| !s.is_empty()),
+                host_index: d.u32()?,
+                host_name: d.str()?,
+            },
+            4 => Msg::ChildHello {
+                secret: d.secret()?,
+                rank: d.u32()?,
+            },
+            5 => Msg::Abort { code: d.i32()? },
+            6 => Msg::Finalize { code: d.i32()? },
+            7 => {
+                let rank = d.u32()?;
+                let k = d.u8()?;
+                let v = d.i32()?;
+                let end = match k {
+                    0 => RankEnd::Code(v),
+                    1 => RankEnd::Signal(v),
+                    _ => return Err(SpawnError::Protocol("bad exit kind".into())),
+                };
+                Msg::RankExit { rank, end }
+            }
+            8 => Msg::Kill { signal: d.i32()? },
+            t => return Err(SpawnError::Protocol(format!("unknown message tag {t}"))),
+        };
+        d.finish()?;
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_hex_roundtrip() {
+        let s = new_secret().unwrap();
+        let h = secret_to_hex(&s);
+        assert_eq!(h.len(), 64);
+        assert_eq!(secret_from_hex(&h), Some(s));
+        assert_eq!(secret_from_hex("abc"), None);
+        assert!(secret_eq(&s, &s));
+        let mut t = s;
+        t[31] ^= 1;
+        assert!(!secret_eq(&s, &t));
+    }
+
+    #[test]
+    fn messages_roundtrip() {
+        let secret = [7u8; SECRET_LEN];
+        for m in [
+            Msg::RankHello {
+                secret,
+                rank: 3,
+                size: 9,
+                listen: "127.0.0.1:5".into(),
+            },
+            Msg::AgentHello { secret, host: 2 },
+            Msg::Welcome {
+                radix: 8,
+                parent: None,
+                host_index: 1,
+                host_name: "h".into(),
+            },
+            Msg::Welcome {
+                radix: 8,
+                parent: Some("1.2.3.4:5".into()),
+                host_index: 1,
+                host_name: "h".into(),
+            },
+            Msg::ChildHello { secret, rank: 1 },
+            Msg::Abort { code: -1 },
+            Msg::Finalize { code: 3 },
+            Msg::RankExit {
+                rank: 4,
+                end: RankEnd::Signal(9),
+            },
+            Msg::Kill { signal: 15 },
+        ] {
+            assert_eq!(Msg::decode(&m.encode()).unwrap(), m);
+        }
+        assert!(Msg::decode(&[99]).is_err());
+        assert!(Msg::decode(&[1, 2]).is_err());
+    }
+
+    #[test]
+    fn frame_limit() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &[0u8; 100]).unwrap();
+        assert!(read_frame(&mut &buf[..], 10).is_err());
+        assert_eq!(read_frame(&mut &buf[..], 100).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn describe_ends() {
+        assert_eq!(RankEnd::Code(3).describe(), "exited with code 3");
+        assert_eq!(
+            RankEnd::Signal(9).describe(),
+            "was killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(RankEnd::Signal(15).shell_code(), 143);
+    }
+}
