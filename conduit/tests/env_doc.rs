@@ -161,7 +161,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         if path.is_dir() {
-            if !name.starts_with("target") && !name.starts_with('.') {
+            // Integration tests (`<crate>/tests/`) invent variables of their
+            // own (GASNET_FOO, ...); only product code counts. The workspace
+            // crate named `tests` keeps its programs in `src/`, which count.
+            let test_dir =
+                name == "tests" && path.parent().is_some_and(|p| p.join("Cargo.toml").exists());
+            if !name.starts_with("target") && !name.starts_with('.') && !test_dir {
                 rust_files(&path, out);
             }
         } else if name.ends_with(".rs") {
@@ -223,6 +228,11 @@ fn code_names(root: &Path) -> BTreeMap<String, String> {
         }
         let Ok(src) = fs::read_to_string(&f) else {
             continue;
+        };
+        // Unit-test modules sit at the end of a file, after `#[cfg(test)]`.
+        let src = match src.find("\n#[cfg(test)]") {
+            Some(at) => src[..at].to_string(),
+            None => src,
         };
         for (lit, line) in string_literals(&src) {
             if is_var_name(&lit) && !constants.contains(&lit) {

@@ -1,12 +1,17 @@
-//! `gasnetrun-ofi --list-providers`.
-//!
-//! SWAP POINT: the conduit will provide the real provider listing.
-//! Replace the body of [`list_providers`] with a call into the conduit;
-//! nothing else in the launcher needs to change.
+//! `gasnetrun-ofi --list-providers`: for each libfabric provider on this
+//! machine, its profile status, libfabric version check, inject sizes, MR
+//! mode, devices, and whether the conduit can use it (and if not, why).
 
-/// Print the libfabric providers usable by the conduit; returns the exit
-/// code for the launcher.
+/// Print the report; returns the launcher's exit code.
 pub fn list_providers() -> i32 {
-    eprintln!("gasnetrun-ofi: provider listing needs the conduit");
-    1
+    match conduit::select::candidates(true, false) {
+        Ok(c) => {
+            print!("{}", conduit::select::listing::provider_report(&c));
+            0
+        }
+        Err(e) => {
+            eprintln!("gasnetrun-ofi: cannot list providers: {e}");
+            1
+        }
+    }
 }

@@ -185,6 +185,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         }
     }
     spawn_reaper(tx.clone(), Ev::Child);
+    crate::proc::drop_inherited_signal_handlers();
     if let Ok(mut sigs) =
         signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
     {

@@ -384,6 +384,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
     let secret = new_secret()?;
     let (tx, rx) = mpsc::channel::<Ev>();
     start_acceptor(listener, secret, plan.n, plan.hosts.len(), tx.clone())?;
+    crate::proc::drop_inherited_signal_handlers();
     if let Ok(mut sigs) =
         signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
     {

@@ -28,3 +28,21 @@ pub fn run_with_deadline(cmd: &mut Command, deadline: Duration) -> Output {
         }
     }
 }
+
+/// A binary of another workspace crate (e.g. `gasnetrun-ofi`), found next to
+/// this package's binaries in the target directory. `cargo test
+/// --workspace` builds it; a test that needs it fails with this message when
+/// it is missing.
+pub fn workspace_bin(name: &str, sibling: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(sibling)
+        .parent()
+        .expect("a binary path has a directory")
+        .to_path_buf();
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} not found: build it first with `cargo build -p {name}` (cargo test --workspace does)",
+        path.display()
+    );
+    path
+}

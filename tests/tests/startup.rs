@@ -160,3 +160,29 @@ fn inject_limit_above_provider_is_capped() {
         .expect("am_inject printed");
     assert!(inject < 1 << 30, "{out}");
 }
+
+/// A 4-rank job under the launcher: bootstrap, name exchange, AV insert and
+/// a message around the ring, over each provider this machine offers.
+#[test]
+fn four_rank_ring_under_the_launcher_on_every_provider() {
+    let launcher = tests::workspace_bin("gasnetrun-ofi", env!("CARGO_BIN_EXE_gex-startup"));
+    for (fi, dev, want) in [
+        ("shm", "shm", "provider=shm domain=shm"),
+        ("tcp", "lo", "provider=tcp;ofi_rxm domain=lo"),
+        ("udp", "lo", "provider=udp;ofi_rxd domain=lo"),
+        ("sockets", "lo", "provider=sockets domain=lo"),
+    ] {
+        let mut cmd = Command::new(&launcher);
+        cmd.args(["-n", "4", env!("CARGO_BIN_EXE_gex-startup")])
+            .env("FI_PROVIDER", fi)
+            .env("GASNET_OFI_DEVICE", dev)
+            .env("GASNET_QUIET", "1")
+            .env("GASNET_EXITTIMEOUT", "20");
+        let out = run_with_deadline(&mut cmd, Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{fi}: {stderr}");
+        assert!(stdout.starts_with(want), "{fi}: {stdout}");
+        assert!(stdout.contains("ranks=4 hosts=1 ring=ok"), "{fi}: {stdout}");
+    }
+}
