@@ -167,14 +167,24 @@ impl<F> HandlerTable<F> {
     }
 
     /// Register one of the conduit's own handlers (1..128).
-    pub fn register_internal(&mut self, index: u8, sig: Signature, f: F) -> Result<u8, RegisterError> {
+    pub fn register_internal(
+        &mut self,
+        index: u8,
+        sig: Signature,
+        f: F,
+    ) -> Result<u8, RegisterError> {
         debug_assert!(index > 0 && index < CLIENT_BASE);
         self.insert(index, sig, f)
     }
 
     /// The handler for an incoming message, checked against what arrived.
     #[inline]
-    pub fn dispatch(&mut self, index: u8, got: Signature, src: u32) -> Result<&mut F, DispatchError> {
+    pub fn dispatch(
+        &mut self,
+        index: u8,
+        got: Signature,
+        src: u32,
+    ) -> Result<&mut F, DispatchError> {
         match &mut self.entries[index as usize] {
             None => Err(DispatchError::Unregistered { src, index }),
             Some((want, f)) => {
@@ -200,10 +210,8 @@ impl<F> HandlerTable<F> {
     /// Replace every client handler (index >= 128) with `f()`: the exit
     /// path disables client handlers so none runs during shutdown.
     pub fn replace_client_handlers(&mut self, mut f: impl FnMut(Signature) -> F) {
-        for e in self.entries[CLIENT_BASE as usize..].iter_mut() {
-            if let Some((sig, h)) = e {
-                *h = f(*sig);
-            }
+        for (sig, h) in self.entries[CLIENT_BASE as usize..].iter_mut().flatten() {
+            *h = f(*sig);
         }
     }
 }
@@ -226,7 +234,9 @@ mod tests {
         let s = sig(Category::Short, true, 2);
         assert_eq!(t.register(130, s, 1).unwrap(), 130);
         assert_eq!(
-            t.register(130, sig(Category::Medium, false, 0), 2).unwrap_err().to_string(),
+            t.register(130, sig(Category::Medium, false, 0), 2)
+                .unwrap_err()
+                .to_string(),
             "AM handler index 130 is already registered (short request with 2 arguments)"
         );
         assert_eq!(
@@ -234,7 +244,9 @@ mod tests {
             "AM handler index 5 is reserved for the conduit; client handlers use 128..=255 (or 0 for any free index)"
         );
         assert_eq!(
-            t.register(140, sig(Category::Long, true, 17), 4).unwrap_err().to_string(),
+            t.register(140, sig(Category::Long, true, 17), 4)
+                .unwrap_err()
+                .to_string(),
             "AM handler 140: 17 arguments requested; at most 16 are supported"
         );
         assert_eq!(t.register(0, s, 5).unwrap(), 255);
