@@ -160,9 +160,9 @@ pub const fn message_len(kind: Kind, nargs: usize, inline_payload: usize) -> usi
     align_up(overhead(kind, nargs) + inline_payload)
 }
 
-/// Encode a message into `out` (cleared first). `payload_len` is the Long
-/// payload's length when the payload is not inline; for inline kinds it is
-/// `payload.len()`.
+/// Encode a message into `out` (resized to the message length).
+/// `payload_len` is the Long payload's length when the payload is not
+/// inline; for inline kinds it is `payload.len()`.
 pub fn encode(
     out: &mut Vec<u8>,
     header: &Header,
@@ -171,25 +171,51 @@ pub fn encode(
     payload_len: usize,
     payload: &[u8],
 ) {
+    out.clear();
+    out.resize(message_len(header.kind, args.len(), payload.len()), 0);
+    encode_into(out, header, args, dest_offset, payload_len, payload);
+}
+
+/// Encode a message into the front of `out`, which must hold at least
+/// [`message_len`] bytes; returns that length. Padding bytes are zeroed.
+#[inline]
+pub fn encode_into(
+    out: &mut [u8],
+    header: &Header,
+    args: &[u32],
+    dest_offset: Option<u64>,
+    payload_len: usize,
+    payload: &[u8],
+) -> usize {
     debug_assert_eq!(args.len(), header.nargs as usize);
     debug_assert!(args.len() <= MAX_ARGS);
-    out.clear();
-    out.push(header.kind.bits() | (header.nargs << 2) | ((header.is_request as u8) << 7));
-    out.push(header.handler);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&header.src.to_le_bytes());
+    let len = message_len(header.kind, args.len(), payload.len());
+    let out = &mut out[..len];
+    out[0] = header.kind.bits() | (header.nargs << 2) | ((header.is_request as u8) << 7);
+    out[1] = header.handler;
+    out[2] = 0;
+    out[3] = 0;
+    out[4..8].copy_from_slice(&header.src.to_le_bytes());
+    let mut at = HEADER_LEN;
     if header.kind != Kind::Short {
-        out.extend_from_slice(&(payload_len as u32).to_le_bytes());
+        out[at..at + 4].copy_from_slice(&(payload_len as u32).to_le_bytes());
+        at += 4;
     }
     for a in args {
-        out.extend_from_slice(&a.to_le_bytes());
+        out[at..at + 4].copy_from_slice(&a.to_le_bytes());
+        at += 4;
     }
-    out.resize(align_up(out.len()), 0);
+    let padded = align_up(at);
+    out[at..padded].fill(0);
+    at = padded;
     if matches!(header.kind, Kind::Long | Kind::LongInline) {
-        out.extend_from_slice(&dest_offset.unwrap_or(0).to_le_bytes());
+        out[at..at + 8].copy_from_slice(&dest_offset.unwrap_or(0).to_le_bytes());
+        at += 8;
     }
-    out.extend_from_slice(payload);
-    out.resize(align_up(out.len()), 0);
+    out[at..at + payload.len()].copy_from_slice(payload);
+    at += payload.len();
+    out[at..len].fill(0);
+    len
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {

@@ -6,6 +6,7 @@
 //! * [`profile`]: per-provider capability profiles.
 //! * [`select`]: provider and device selection.
 
+pub mod client;
 pub mod config;
 pub mod ofi;
 pub mod profile;

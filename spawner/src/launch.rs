@@ -787,8 +787,12 @@ impl Job {
             let now = Instant::now();
             if let Some((r, at)) = self.grace {
                 if now >= at && self.teardown.is_none() && self.running > 0 {
+                    let code = match self.ends[r] {
+                        Some(e) => e.describe(),
+                        None => "exited".into(),
+                    };
                     eprintln!(
-                        "gasnetrun-ofi: rank {r} on host {} exited with code 0 but {} rank(s) still ran \
+                        "gasnetrun-ofi: rank {r} on host {} {code} but {} rank(s) still ran \
                          after the exit timeout of {:.1}s; terminating the job",
                         self.host_name(r),
                         self.running,
@@ -875,7 +879,14 @@ impl Job {
                         let _ = write_frame(s, &Msg::Abort { code }.encode());
                     }
                 }
-                Msg::Finalize { code } => self.finalized[rank] = Some(code),
+                Msg::Finalize { code } => {
+                    // Recorded before the acknowledgement, so the rank's
+                    // exit (which follows the ack) is seen as orderly.
+                    self.finalized[rank] = Some(code);
+                    if let Some(s) = &mut self.ctl[rank] {
+                        let _ = write_frame(s, &Msg::Finalize { code }.encode());
+                    }
+                }
                 m => tracing::warn!("bootstrap: unexpected message from rank {rank}: {m:?}"),
             },
             Ev::Agent { host, stream } => {
@@ -956,7 +967,15 @@ impl Job {
         if self.teardown.is_some() {
             return; // ended by the teardown: not the job's verdict
         }
-        if end.is_success() {
+        // A rank that reported `finalize(code)` and then exited with that
+        // code took part in an orderly, collective exit: its peers are
+        // exiting too. Its code is the job's (the first non-zero one wins);
+        // the others get the exit timeout to follow, as after a success.
+        let orderly = matches!((self.finalized[rank], end), (Some(c), RankEnd::Code(e)) if c == e);
+        if orderly && !end.is_success() {
+            self.code.get_or_insert(end.shell_code());
+        }
+        if end.is_success() || orderly {
             if self.running > 0 && self.grace.is_none() {
                 self.grace = Some((rank, Instant::now() + self.timeout));
             }

@@ -30,6 +30,7 @@ pub use agent::run_agent;
 pub use error::SpawnError;
 pub use hostmap::{block_placement, HostMap};
 pub use launch::{run_job, JobSpec, SpawnerKind};
+pub use proc::drop_inherited_signal_handlers;
 pub use wire::{signal_name, RankEnd};
 
 use gex_env::{EnvReader, ProcessEnv};

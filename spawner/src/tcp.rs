@@ -456,7 +456,12 @@ impl Bootstrap for TcpBootstrap {
             .control
             .lock()
             .map_err(|_| SpawnError::Protocol("bootstrap lock poisoned".into()))?;
-        write_frame(&mut *c, &Msg::Finalize { code }.encode()).map_err(lost("launcher".into()))
+        write_frame(&mut *c, &Msg::Finalize { code }.encode()).map_err(lost("launcher".into()))?;
+        // Wait (briefly) for the launcher's acknowledgement: once it has
+        // recorded the finalize, this rank's exit counts as orderly.
+        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = read_frame(&mut *c, MAX_HELLO);
+        Ok(())
     }
 }
 

@@ -15,6 +15,9 @@ pub const SET_UNIVERSE_SIZE: &str = "GASNET_OFI_SET_UNIVERSE_SIZE";
 /// `GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER`.
 pub const ALLOW_UNTRUSTED_PROVIDER: &str = "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER";
 
+/// `GASNET_STATSFILE`.
+pub const STATSFILE: &str = "GASNET_STATSFILE";
+
 /// General settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GeneralConfig {
@@ -34,6 +37,9 @@ pub struct GeneralConfig {
     /// `GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER`: turn the "provider below its
     /// minimum libfabric version" error into a warning.
     pub allow_untrusted_provider: bool,
+    /// `GASNET_STATSFILE`: write the statistics counters to this file at
+    /// exit; a `%` in the name becomes the rank.
+    pub stats_file: Option<String>,
 }
 
 impl GeneralConfig {
@@ -44,7 +50,9 @@ impl GeneralConfig {
         let fi_provider = r.opt_string(FI_PROVIDER);
         let set_universe_size = opt_bool(r, SET_UNIVERSE_SIZE)?;
         let allow_untrusted_provider = r.bool(ALLOW_UNTRUSTED_PROVIDER, false)?;
+        let stats_file = r.opt_string(STATSFILE);
         Ok(GeneralConfig {
+            stats_file,
             quiet,
             verbose_env,
             fi_provider,

@@ -82,6 +82,7 @@ impl Config {
         libfabric_vars::FI_PROVIDER,
         general::SET_UNIVERSE_SIZE,
         general::ALLOW_UNTRUSTED_PROVIDER,
+        general::STATSFILE,
         device::DEVICE,
         device::DEVICE_TYPE,
         device::LIST_DEVICES,

@@ -84,24 +84,6 @@ impl EndpointBuilder {
         Ok(self)
     }
 
-    /// Set FI_OPT_MIN_MULTI_RECV: a multi-recv buffer is released when less
-    /// than `bytes` remain in it.
-    pub fn set_min_multi_recv(self, bytes: usize) -> Result<Self, OfiError> {
-        let val: libc::size_t = bytes;
-        // SAFETY: FI_OPT_MIN_MULTI_RECV takes a size_t by pointer.
-        let rc = unsafe {
-            sys::fi_setopt(
-                &mut (*self.raw).fid,
-                sys::FI_OPT_ENDPOINT as i32,
-                sys::FI_OPT_MIN_MULTI_RECV as i32,
-                (&val as *const libc::size_t).cast(),
-                std::mem::size_of::<libc::size_t>(),
-            )
-        };
-        check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
-        Ok(self)
-    }
-
     /// Enable the endpoint.
     pub fn enable(mut self) -> Result<Endpoint, OfiError> {
         // SAFETY: raw is open and bound as the provider requires.
@@ -157,6 +139,27 @@ impl Endpoint {
             av: None,
             domain: domain.clone(),
         })
+    }
+
+    /// Set FI_OPT_MIN_MULTI_RECV: a multi-recv buffer is released when less
+    /// than `bytes` remain in it. Call it on the enabled endpoint: libfabric
+    /// 1.17's shm provider crashes when it is set before `fi_enable`
+    /// (known-issues.md).
+    pub fn set_min_multi_recv(&self, bytes: usize) -> Result<(), OfiError> {
+        let val: libc::size_t = bytes;
+        // SAFETY: FI_OPT_MIN_MULTI_RECV takes a size_t by pointer; the
+        // endpoint is open and enabled.
+        let rc = unsafe {
+            sys::fi_setopt(
+                &mut (*self.inner.raw).fid,
+                sys::FI_OPT_ENDPOINT as i32,
+                sys::FI_OPT_MIN_MULTI_RECV as i32,
+                (&val as *const libc::size_t).cast(),
+                std::mem::size_of::<libc::size_t>(),
+            )
+        };
+        check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
+        Ok(())
     }
 
     /// This endpoint's address (`fi_getname`), to be exchanged with peers.

@@ -1,0 +1,60 @@
+//! Statistics counters of the AM layer.
+
+/// Counters, readable with `Client::stats()` and written at exit to
+/// `GASNET_STATSFILE`. Index `[kind]` is Short, Medium, Long.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AmStats {
+    /// Requests sent per kind.
+    pub requests_sent: [u64; 3],
+    /// Replies sent per kind.
+    pub replies_sent: [u64; 3],
+    /// Requests received per kind (client handlers only).
+    pub requests_received: [u64; 3],
+    /// Replies received per kind.
+    pub replies_received: [u64; 3],
+    /// Messages sent with `fi_inject`.
+    pub injected: u64,
+    /// Messages sent with `fi_send` from a pool buffer.
+    pub sent_from_buffer: u64,
+    /// Long payloads moved by RMA before their header.
+    pub long_rma: u64,
+    /// Long payloads carried inside the message.
+    pub long_inline: u64,
+    /// Request buffers allocated (initial plus grown).
+    pub request_buffers: u64,
+    /// Reply buffers allocated.
+    pub reply_buffers: u64,
+    /// `fi_cq_read` calls that returned completions.
+    pub cq_reads: u64,
+    /// Completions read.
+    pub completions: u64,
+    /// -FI_EAGAIN answers that were retried.
+    pub eagain_retries: u64,
+    /// Receive buffers reposted.
+    pub reposts: u64,
+}
+
+impl AmStats {
+    /// The report written to `GASNET_STATSFILE`.
+    pub fn report(&self, rank: usize) -> String {
+        let k = ["SHORT", "MEDIUM", "LONG"];
+        let mut s = format!("# ofi-conduit statistics, rank {rank}\n");
+        for (i, name) in k.iter().enumerate() {
+            s.push_str(&format!("AM_REQUEST_{name}_SENT {}\n", self.requests_sent[i]));
+            s.push_str(&format!("AM_REPLY_{name}_SENT {}\n", self.replies_sent[i]));
+            s.push_str(&format!("AM_REQUEST_{name}_RECEIVED {}\n", self.requests_received[i]));
+            s.push_str(&format!("AM_REPLY_{name}_RECEIVED {}\n", self.replies_received[i]));
+        }
+        s.push_str(&format!("AM_INJECT {}\nAM_SEND_BUFFERED {}\n", self.injected, self.sent_from_buffer));
+        s.push_str(&format!("AM_LONG_RMA {}\nAM_LONG_INLINE {}\n", self.long_rma, self.long_inline));
+        s.push_str(&format!(
+            "ALLOC_REQ_BUFF {}\nALLOC_REP_BUFF {}\n",
+            self.request_buffers, self.reply_buffers
+        ));
+        s.push_str(&format!(
+            "CQ_READS {}\nCQ_COMPLETIONS {}\nEAGAIN_RETRIES {}\nRECV_REPOSTS {}\n",
+            self.cq_reads, self.completions, self.eagain_retries, self.reposts
+        ));
+        s
+    }
+}

@@ -1,0 +1,426 @@
+//! Active Message conformance program (modelled on GASNet's testcore and
+//! testam), run under `gasnetrun-ofi`. Usage: `gex-am <mode> [args]`:
+//!
+//! * `core`: every kind x request/reply x argument count 0..16 with the
+//!   argument values checked; Medium sizes 0..max with the payload checked;
+//!   Long sizes 0..beyond the inline threshold landing at odd offsets; a
+//!   reply from every request kind.
+//! * `flood <shorts> <mediums>`: every rank sends that many AM Shorts and
+//!   max-size Mediums to rank 0; rank 0 checks every message arrived exactly
+//!   once (per-sender sequence bitmaps and checksums).
+//! * `exit <how> <code>`: `rank0`, `rank1`, `handler` (rank 0's handler
+//!   exits), `after-barrier` (every rank exits), `return` (every rank drops
+//!   the client after a barrier).
+//! * `bad`: bad input on the sender side (Medium over the maximum, 17
+//!   arguments, rank out of range, Long outside the segment).
+//! * `unregistered`: rank 1 sends to a handler index rank 0 never
+//!   registered; rank 0 reports it and ends the job.
+//! * `barrier`: named, anonymous and mismatched barriers.
+//!
+//! Rank 0 prints one summary line; errors print `gex-am: rank R: ...` and
+//! end the job with code 1.
+
+use conduit::client::{AmError, Client, Handler};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+type Errors = Arc<Mutex<Vec<String>>>;
+
+const SEG: usize = 4 << 20;
+/// Where request payloads of Long land at the target.
+const LONG_REQ_AT: usize = 0;
+/// Where Long replies land at the requester.
+const LONG_REP_AT: usize = 2 << 20;
+
+fn arg_value(src: usize, kind: usize, nargs: usize, i: usize) -> u32 {
+    (0x9e37_79b9u32)
+        .wrapping_mul(src as u32 + 1)
+        .wrapping_add((kind as u32) << 24 | (nargs as u32) << 16 | i as u32)
+}
+
+fn byte(seed: usize, j: usize) -> u8 {
+    (j.wrapping_mul(131) ^ seed.wrapping_mul(29) ^ (j >> 8)) as u8
+}
+
+fn req_index(kind: usize, nargs: usize) -> u8 {
+    (128 + kind * 17 + nargs) as u8
+}
+fn rep_index(kind: usize, nargs: usize) -> u8 {
+    (179 + kind * 17 + nargs) as u8
+}
+
+fn check_args(errs: &Errors, what: &str, src: usize, kind: usize, args: &[u32], nargs: usize, bump: u32) {
+    if args.len() != nargs {
+        errs.lock().unwrap().push(format!("{what}: {} args, expected {nargs}", args.len()));
+        return;
+    }
+    for (i, a) in args.iter().enumerate() {
+        let want = arg_value(src, kind, nargs, i).wrapping_add(bump);
+        if *a != want {
+            errs.lock().unwrap().push(format!("{what}: arg {i} = {a:#x}, expected {want:#x}"));
+        }
+    }
+}
+
+fn check_payload(errs: &Errors, what: &str, seed: usize, p: &[u8], len: usize) {
+    if p.len() != len {
+        errs.lock().unwrap().push(format!("{what}: payload of {} bytes, expected {len}", p.len()));
+        return;
+    }
+    if let Some(j) = (0..len).find(|&j| p[j] != byte(seed, j)) {
+        errs.lock().unwrap().push(format!("{what}: payload byte {j} differs"));
+    }
+}
+
+/// testcore: every kind, argument count and a range of payload sizes.
+fn core(c: &mut Client) -> Result<String, AmError> {
+    let errs: Errors = Arc::new(Mutex::new(Vec::new()));
+    let replies = Arc::new(AtomicUsize::new(0));
+    let me = c.rank();
+    // Payload lengths are passed out of band: the request carries the seed in
+    // the payload pattern; the handlers know `len` from the slice.
+    for kind in 0..3 {
+        for nargs in 0..=16usize {
+            let e = errs.clone();
+            let h = match kind {
+                0 => Handler::request_short(nargs as u8, move |tok, args| {
+                    check_args(&e, "short request", tok.source(), 0, args, nargs, 0);
+                    let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
+                    if let Err(x) = tok.reply_short(rep_index(0, nargs), &reply) {
+                        e.lock().unwrap().push(format!("reply_short: {x}"));
+                    }
+                    if tok.reply_short(rep_index(0, nargs), &reply).is_ok() {
+                        e.lock().unwrap().push("a second reply was accepted".into());
+                    }
+                }),
+                1 => Handler::request_medium(nargs as u8, move |tok, args, p| {
+                    check_args(&e, "medium request", tok.source(), 1, args, nargs, 0);
+                    check_payload(&e, "medium request", tok.source() + p.len(), p, p.len());
+                    let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
+                    let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
+                    if let Err(x) = tok.reply_medium(rep_index(1, nargs), &reply, &back) {
+                        e.lock().unwrap().push(format!("reply_medium: {x}"));
+                    }
+                }),
+                _ => Handler::request_long(nargs as u8, move |tok, args, p| {
+                    check_args(&e, "long request", tok.source(), 2, args, nargs, 0);
+                    check_payload(&e, "long request", tok.source() + p.len(), p, p.len());
+                    let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
+                    let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
+                    let odd = 1 + (p.len() % 7);
+                    if let Err(x) = tok.reply_long(rep_index(2, nargs), &reply, &back, LONG_REP_AT + odd) {
+                        e.lock().unwrap().push(format!("reply_long: {x}"));
+                    }
+                }),
+            };
+            c.register(req_index(kind, nargs), h)?;
+            let e = errs.clone();
+            let n = replies.clone();
+            let h = match kind {
+                0 => Handler::reply_short(nargs as u8, move |tok, args| {
+                    check_args(&e, "short reply", me, 0, args, nargs, 1);
+                    if tok.reply_short(rep_index(0, nargs), &[]).is_ok() {
+                        e.lock().unwrap().push("a reply handler could reply".into());
+                    }
+                    n.fetch_add(1, Ordering::Relaxed);
+                }),
+                1 => Handler::reply_medium(nargs as u8, move |_tok, args, p| {
+                    check_args(&e, "medium reply", me, 1, args, nargs, 1);
+                    check_payload(&e, "medium reply", p.len() + 7, p, p.len());
+                    n.fetch_add(1, Ordering::Relaxed);
+                }),
+                _ => Handler::reply_long(nargs as u8, move |tok, args, p| {
+                    check_args(&e, "long reply", me, 2, args, nargs, 1);
+                    check_payload(&e, "long reply", p.len() + 7, p, p.len());
+                    if tok.long_offset() != Some(LONG_REP_AT + 1 + (p.len() % 7)) {
+                        e.lock().unwrap().push(format!("long reply at {:?}", tok.long_offset()));
+                    }
+                    n.fetch_add(1, Ordering::Relaxed);
+                }),
+            };
+            c.register(rep_index(kind, nargs), h)?;
+        }
+    }
+    c.attach_segment(SEG)?;
+    c.barrier()?;
+    let peer = (me + 1) % c.size();
+    let mut expected = 0usize;
+    let mut one = |c: &mut Client, kind: usize, nargs: usize, len: usize| -> Result<(), AmError> {
+        let args: Vec<u32> = (0..nargs).map(|i| arg_value(me, kind, nargs, i)).collect();
+        let payload: Vec<u8> = (0..len).map(|j| byte(me + len, j)).collect();
+        match kind {
+            0 => c.request_short(peer, req_index(0, nargs), &args)?,
+            1 => c.request_medium(peer, req_index(1, nargs), &args, &payload)?,
+            _ => c.request_long(peer, req_index(2, nargs), &args, &payload, LONG_REQ_AT + 3 + me % 5)?,
+        }
+        expected += 1;
+        let r = replies.clone();
+        c.block_until(|| r.load(Ordering::Relaxed) == expected)
+    };
+    // Every kind x argument count.
+    for kind in 0..3 {
+        for nargs in 0..=16 {
+            one(c, kind, nargs, if kind == 0 { 0 } else { 33 })?;
+        }
+    }
+    // Medium sizes 0..max.
+    let max = c.max_medium();
+    let mut sizes: Vec<usize> = vec![0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 511, 512, 513];
+    sizes.extend([max / 2 - 1, max / 2, max - 9, max - 8, max - 1, max]);
+    for &len in &sizes {
+        for nargs in [0, 1, 16] {
+            one(c, 1, nargs, len)?;
+        }
+    }
+    // Long sizes 0..beyond the inline threshold, odd offsets.
+    let t = c.long_inline_threshold();
+    let mut lsizes = vec![0usize, 1, 7, 8, 100, 4095, 4096, 4097];
+    lsizes.extend([t - 200, t - 100, t, t + 1, t + 4096, 65_536 + 3, (1 << 20) + 5]);
+    for &len in &lsizes {
+        for nargs in [0, 5, 16] {
+            one(c, 2, nargs, len)?;
+        }
+    }
+    let e = errs.lock().unwrap();
+    if !e.is_empty() {
+        return Err(AmError::BadArgument(format!("{} check(s) failed, first: {}", e.len(), e[0])));
+    }
+    let s = c.stats();
+    Ok(format!(
+        "ok: {expected} request/reply pairs checked (medium max {max}, long inline threshold {t}); long_inline={} long_rma={} injected={} buffered={}",
+        s.long_inline, s.long_rma, s.injected, s.sent_from_buffer
+    ))
+}
+
+/// testam-style flood to rank 0.
+fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
+    let size = c.size();
+    let max = c.max_medium();
+    let seen_s: Arc<Mutex<Vec<Vec<u64>>>> =
+        Arc::new(Mutex::new(vec![vec![0u64; (shorts as usize).div_ceil(64)]; size]));
+    let seen_m: Arc<Mutex<Vec<Vec<u64>>>> =
+        Arc::new(Mutex::new(vec![vec![0u64; (mediums as usize).div_ceil(64)]; size]));
+    let dups = Arc::new(AtomicU64::new(0));
+    let bad = Arc::new(AtomicU64::new(0));
+    let sum = Arc::new(AtomicU64::new(0));
+    let (s2, d2, b2, sum2) = (seen_s.clone(), dups.clone(), bad.clone(), sum.clone());
+    c.register(200, Handler::request_short(2, move |tok, a| {
+        let (src, seq) = (tok.source(), a[0] as usize);
+        if a[1] != (seq as u32).wrapping_mul(2654435761) ^ src as u32 {
+            b2.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut s = s2.lock().unwrap();
+        let w = &mut s[src][seq / 64];
+        if *w & (1 << (seq % 64)) != 0 {
+            d2.fetch_add(1, Ordering::Relaxed);
+        }
+        *w |= 1 << (seq % 64);
+        sum2.fetch_add(seq as u64 + 1, Ordering::Relaxed);
+    }))?;
+    let (m2, d3, b3, sum3) = (seen_m.clone(), dups.clone(), bad.clone(), sum.clone());
+    c.register(201, Handler::request_medium(1, move |tok, a, p| {
+        let (src, seq) = (tok.source(), a[0] as usize);
+        if p.len() != max || p[0] != seq as u8 || p[max - 1] != (seq as u8 ^ src as u8) {
+            b3.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut s = m2.lock().unwrap();
+        let w = &mut s[src][seq / 64];
+        if *w & (1 << (seq % 64)) != 0 {
+            d3.fetch_add(1, Ordering::Relaxed);
+        }
+        *w |= 1 << (seq % 64);
+        sum3.fetch_add(seq as u64 + 1, Ordering::Relaxed);
+    }))?;
+    c.barrier()?;
+    let me = c.rank();
+    let mut payload = vec![0u8; max];
+    let (mut ns, mut nm) = (0u64, 0u64);
+    while ns < shorts || nm < mediums {
+        // Interleave: ten shorts per medium.
+        for _ in 0..10 {
+            if ns < shorts {
+                let seq = ns as u32;
+                c.request_short(0, 200, &[seq, seq.wrapping_mul(2654435761) ^ me as u32])?;
+                ns += 1;
+            }
+        }
+        if nm < mediums {
+            payload[0] = nm as u8;
+            payload[max - 1] = nm as u8 ^ me as u8;
+            c.request_medium(0, 201, &[nm as u32], &payload)?;
+            nm += 1;
+        }
+    }
+    c.barrier()?;
+    if me != 0 {
+        return Ok(String::new());
+    }
+    let count = |v: &Vec<Vec<u64>>| -> Vec<u64> {
+        v.iter().map(|w| w.iter().map(|x| x.count_ones() as u64).sum()).collect()
+    };
+    let cs = count(&seen_s.lock().unwrap());
+    let cm = count(&seen_m.lock().unwrap());
+    let want_sum = size as u64 * (shorts * (shorts + 1) / 2 + mediums * (mediums + 1) / 2);
+    let problems = [
+        (cs.iter().any(|&n| n != shorts), format!("shorts per sender {cs:?}, expected {shorts}")),
+        (cm.iter().any(|&n| n != mediums), format!("mediums per sender {cm:?}, expected {mediums}")),
+        (dups.load(Ordering::Relaxed) != 0, format!("{} duplicates", dups.load(Ordering::Relaxed))),
+        (bad.load(Ordering::Relaxed) != 0, format!("{} corrupt messages", bad.load(Ordering::Relaxed))),
+        (sum.load(Ordering::Relaxed) != want_sum, format!("checksum {} != {want_sum}", sum.load(Ordering::Relaxed))),
+    ];
+    if let Some((_, why)) = problems.iter().find(|(bad, _)| *bad) {
+        return Err(AmError::BadArgument(format!("flood check failed: {why}")));
+    }
+    let s = c.stats();
+    Ok(format!(
+        "ok: {} shorts and {} mediums of {max} bytes from {size} ranks arrived exactly once; request buffers {}, eagain retries {}, reposts {}",
+        shorts * size as u64,
+        mediums * size as u64,
+        s.request_buffers,
+        s.eagain_retries,
+        s.reposts
+    ))
+}
+
+fn exit_mode(c: &mut Client, how: &str, code: i32) -> Result<String, AmError> {
+    let flag = Arc::new(AtomicUsize::new(0));
+    c.register(210, Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)))?;
+    c.barrier()?;
+    let me = c.rank();
+    match how {
+        "rank0" if me == 0 => c.exit(code),
+        "rank1" if me == 1 % c.size() => c.exit(code),
+        "handler" if me == 1 % c.size() => c.request_short(0, 210, &[code as u32])?,
+        "after-barrier" => {
+            c.barrier()?;
+            c.exit(code)
+        }
+        "return" => {
+            c.barrier()?;
+            return Ok("return".into());
+        }
+        "rank0" | "rank1" | "handler" => {}
+        _ => return Err(AmError::BadArgument(format!("unknown exit mode {how}"))),
+    }
+    // Everyone else waits for the exit to reach them.
+    let f = flag.clone();
+    c.block_until(|| f.load(Ordering::Relaxed) == 1)?;
+    Ok(String::new())
+}
+
+fn bad(c: &mut Client) -> Result<String, AmError> {
+    c.register(220, Handler::request_medium(0, |_, _, _| {}))?;
+    c.register(221, Handler::request_short(0, |_, _| {}))?;
+    c.register(222, Handler::request_long(0, |_, _, _| {}))?;
+    c.attach_segment(1 << 16)?;
+    let max = c.max_medium();
+    let mut lines = Vec::new();
+    let mut expect = |r: Result<(), AmError>, want: String| -> Result<(), AmError> {
+        match r {
+            Err(e) if e.to_string() == want => {
+                lines.push(want);
+                Ok(())
+            }
+            other => Err(AmError::BadArgument(format!("expected error {want:?}, got {other:?}"))),
+        }
+    };
+    let big = vec![0u8; max + 1];
+    expect(
+        c.request_medium(0, 220, &[], &big),
+        format!("AM Medium payload of {} bytes exceeds the maximum of {max} bytes (GASNET_OFI_MAX_MEDIUM)", max + 1),
+    )?;
+    expect(c.request_short(0, 221, &[0; 17]), "17 AM arguments given; at most 16 are supported".into())?;
+    let size = c.size();
+    expect(c.request_short(size, 221, &[]), format!("rank {size} is not in the job (size {size})"))?;
+    expect(
+        c.request_long(0, 222, &[], &[1, 2, 3], (1 << 16) - 2),
+        "3 bytes at offset 65534 do not fit in the 65536-byte segment of rank 0".into(),
+    )?;
+    expect(
+        c.register(5, Handler::request_short(0, |_, _| {})).map(|_| ()),
+        "AM handler index 5 is reserved for the conduit; client handlers use 128..=255 (or 0 for any free index)".into(),
+    )?;
+    expect(
+        c.register(221, Handler::reply_short(0, |_, _| {})).map(|_| ()),
+        "AM handler index 221 is already registered (short request with 0 arguments)".into(),
+    )?;
+    c.barrier()?;
+    Ok(format!("ok: {} bad inputs refused", lines.len()))
+}
+
+fn unregistered(c: &mut Client) -> Result<String, AmError> {
+    c.barrier()?;
+    if c.rank() == 1 % c.size() {
+        c.request_short(0, 250, &[1, 2])?;
+    }
+    // Rank 0's poll reports the message; the others wait for the exit.
+    loop {
+        c.poll()?;
+    }
+}
+
+fn barrier(c: &mut Client) -> Result<String, AmError> {
+    for i in 0..50u32 {
+        c.barrier_notify(Some(i))?;
+        c.barrier_wait()?;
+    }
+    // Mixed anonymous and named is fine.
+    c.barrier_notify(if c.rank() == 0 { Some(7) } else { None })?;
+    c.barrier_wait()?;
+    // Different names: every rank sees the mismatch.
+    c.barrier_notify(Some(c.rank() as u32))?;
+    let mismatch = matches!(c.barrier_wait(), Err(AmError::BarrierMismatch));
+    if c.size() > 1 && !mismatch {
+        return Err(AmError::BadArgument("mismatched named barrier was not reported".into()));
+    }
+    // Split phase: work between notify and wait, try until done.
+    c.barrier_notify(None)?;
+    let mut tries = 0u64;
+    while !c.barrier_try()? {
+        tries += 1;
+    }
+    Ok(format!("ok: 52 barriers, mismatch detected, split-phase completed after {tries} tries"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_default();
+    let mut c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gex-am: {e}");
+            std::process::exit(1);
+        }
+    };
+    let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let r = match mode.as_str() {
+        "core" => core(&mut c),
+        "flood" => flood(&mut c, num(2, 200_000), num(3, 20_000)),
+        "exit" => exit_mode(&mut c, args.get(2).map_or("rank0", |s| s.as_str()), num(3, 3) as i32),
+        "bad" => bad(&mut c),
+        "unregistered" => unregistered(&mut c),
+        "barrier" => barrier(&mut c),
+        _ => Err(AmError::BadArgument(format!(
+            "usage: gex-am core|flood [shorts mediums]|exit how code|bad|unregistered|barrier (got {mode:?})"
+        ))),
+    };
+    match r {
+        Ok(line) if line == "return" => {
+            drop(c);
+        }
+        Ok(line) => {
+            if c.rank() == 0 && !line.is_empty() {
+                println!("gex-am {mode}: {line}");
+            }
+            if let Err(e) = c.barrier() {
+                eprintln!("gex-am: rank {}: {e}", c.rank());
+                c.exit(1);
+            }
+            c.exit(0);
+        }
+        Err(e) => {
+            eprintln!("gex-am: rank {}: {e}", c.rank());
+            c.exit(1);
+        }
+    }
+}
