@@ -63,6 +63,10 @@ pub struct Prepared {
     pub am_inject_limit: usize,
     /// RMA inject limit in effect (`GASNET_OFI_RMA_INJECT_LIMIT`, capped).
     pub rma_inject_limit: usize,
+    /// The receive-buffer mode the provider's profile imposes because the
+    /// user did not set `GASNET_OFI_RECEIVE_BUFF_SIZE` (with the buffer count
+    /// to use when `GASNET_OFI_NUM_RECEIVE_BUFFS` is unset too).
+    pub receive_override: Option<(crate::config::RecvBuffSize, Option<usize>)>,
     /// Notes worth a log line (profile differences, clamps, env actions).
     pub notes: Vec<String>,
     /// Lines printed to stdout (device listing) and stderr (warnings), kept
@@ -171,6 +175,36 @@ pub fn prepare(
             printed.push(w);
         }
     }
+    // A provider whose FI_MULTI_RECV is unreliable gets its profile's
+    // receive mode unless the user chose one (then a warning says why the
+    // default differs).
+    let mut receive_override = None;
+    if let Some(mode) = chosen.receive_mode {
+        let want = match mode {
+            profile::ReceiveMode::Recv => crate::config::RecvBuffSize::Recv,
+            profile::ReceiveMode::Single => crate::config::RecvBuffSize::Single,
+        };
+        if env.peek("GASNET_OFI_RECEIVE_BUFF_SIZE").is_none() {
+            let count = env
+                .peek("GASNET_OFI_NUM_RECEIVE_BUFFS")
+                .is_none()
+                .then(|| want.default_num_buffs());
+            receive_override = Some((want, count));
+            notes.push(format!(
+                "{}: receive buffers in {mode:?} mode (profile default; set GASNET_OFI_RECEIVE_BUFF_SIZE to override)",
+                caps.provider
+            ));
+        } else if cfg.am.receive_buff_size != want && lead && !cfg.general.quiet {
+            let w = format!(
+                "WARNING: GASNET_OFI_RECEIVE_BUFF_SIZE={} with {}: {}",
+                env.peek("GASNET_OFI_RECEIVE_BUFF_SIZE").unwrap_or_default(),
+                caps.provider,
+                chosen.notes
+            );
+            eprintln!("{w}");
+            printed.push(w);
+        }
+    }
     let (am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
     notes.extend(n);
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
@@ -188,6 +222,7 @@ pub fn prepare(
         selected,
         am_inject_limit,
         rma_inject_limit,
+        receive_override,
         notes,
         printed,
     })

@@ -169,7 +169,11 @@ impl Core {
                 self.scratch.resize(len, 0);
             }
             wire::encode_into(&mut self.scratch, &header, args, off, payload_len, inline);
-            let ep = if is_request { &self.req_ep } else { &self.rep_ep };
+            let ep = if is_request {
+                &self.req_ep
+            } else {
+                &self.rep_ep
+            };
             // SAFETY: single-threaded client (FI_THREAD_DOMAIN); inject copies
             // the bytes before returning.
             match unsafe { ep.inject(&self.scratch[..len], to) } {
@@ -197,7 +201,11 @@ impl Core {
             wire::encode_into(buf.bytes_mut(), &header, args, off, payload_len, inline);
             let ptr = buf.as_ptr();
             let ctx = (pool.context(idx) as usize | tag) as *mut libc::c_void;
-            let ep = if is_request { &self.req_ep } else { &self.rep_ep };
+            let ep = if is_request {
+                &self.req_ep
+            } else {
+                &self.rep_ep
+            };
             // SAFETY: the buffer belongs to the pool, which the client keeps
             // until its endpoints are closed, and stays out of the free list
             // until this send's completion returns it; single-threaded.
@@ -248,7 +256,16 @@ impl Core {
         self.check_message(dest, kind, args, payload, dest_offset)?;
         let (kind, inline, plen) = self.long_plan(kind, dest, args, payload, dest_offset)?;
         loop {
-            if self.try_send(Side::Reply, dest, kind, handler, args, inline, plen, dest_offset)? {
+            if self.try_send(
+                Side::Reply,
+                dest,
+                kind,
+                handler,
+                args,
+                inline,
+                plen,
+                dest_offset,
+            )? {
                 return Ok(());
             }
             self.poll_replies()?;
@@ -268,7 +285,9 @@ impl Core {
     ) -> Result<(Kind, &'p [u8], usize), AmError> {
         match kind {
             Kind::Long => {
-                if wire::message_len(Kind::LongInline, args.len(), payload.len()) <= self.long_thresh {
+                if wire::message_len(Kind::LongInline, args.len(), payload.len())
+                    <= self.long_thresh
+                {
                     self.stats.long_inline += 1;
                     Ok((Kind::LongInline, payload, payload.len()))
                 } else {
@@ -285,14 +304,23 @@ impl Core {
     /// Write `data` to `offset` in `dest`'s segment and wait for its
     /// completion (FI_DELIVERY_COMPLETE on the RMA endpoint: delivered at the
     /// target). Progress meanwhile drains the TX CQ and the reply side.
-    pub fn rma_write_blocking(&mut self, dest: usize, offset: usize, data: &[u8]) -> Result<(), AmError> {
+    pub fn rma_write_blocking(
+        &mut self,
+        dest: usize,
+        offset: usize,
+        data: &[u8],
+    ) -> Result<(), AmError> {
         let info = *self.peers.get(dest).ok_or(AmError::NoSegment)?;
         let key = info.key;
         let mut done_bytes = 0;
         while done_bytes < data.len() {
             let n = (data.len() - done_bytes).min(self.max_rma.max(1));
             let off = (offset + done_bytes) as u64;
-            let raddr = if self.mr_virt_addr { info.base + off } else { off };
+            let raddr = if self.mr_virt_addr {
+                info.base + off
+            } else {
+                off
+            };
             // A heap flag the completion sets; leaked (never dangling) if we
             // must give up before the completion arrives.
             let flag: *mut AtomicU8 = Box::into_raw(Box::new(AtomicU8::new(0)));
@@ -303,8 +331,15 @@ impl Core {
                 // completion below; the target range was checked against the
                 // peer's segment; single-threaded.
                 match unsafe {
-                    self.rma_ep
-                        .write(src, n, std::ptr::null_mut(), self.addr(dest, 2), raddr, key, ctx)
+                    self.rma_ep.write(
+                        src,
+                        n,
+                        std::ptr::null_mut(),
+                        self.addr(dest, 2),
+                        raddr,
+                        key,
+                        ctx,
+                    )
                 } {
                     Ok(()) => break,
                     Err(e) if e.is_again() => {
@@ -399,7 +434,9 @@ impl Core {
             TAG_WAIT => {
                 // SAFETY: a flag allocated by rma_write_blocking, freed only
                 // after it sees this store.
-                unsafe { (*(ptr as *const AtomicU8)).store(if failed { 2 } else { 1 }, Ordering::Release) };
+                unsafe {
+                    (*(ptr as *const AtomicU8)).store(if failed { 2 } else { 1 }, Ordering::Release)
+                };
             }
             _ => {}
         }
@@ -520,7 +557,9 @@ pub(crate) fn poll_rx(
             // SAFETY: as above.
             let err = unsafe { cq.read_error() }?;
             return match err {
-                Some(e) if core.exit.code().is_some() && e.err == ofi_sys::FI_ECANCELED as i32 => Ok(()),
+                Some(e) if core.exit.code().is_some() && e.err == ofi_sys::FI_ECANCELED as i32 => {
+                    Ok(())
+                }
                 Some(e) => Err(AmError::Completion {
                     what: "an AM receive",
                     err: e.err,
@@ -537,7 +576,7 @@ pub(crate) fn poll_rx(
         // SAFETY: receive contexts are &RecvCtx of core.rx, which lives as
         // long as core.
         let i = unsafe { (*(e.context() as *const RecvCtx)).index };
-        if e.len() > 0 {
+        if !e.is_empty() {
             let start = if core.rx.multi_recv {
                 e.buf() as *const u8
             } else {
@@ -548,7 +587,10 @@ pub(crate) fn poll_rx(
                     what: "an AM receive",
                     err: 0,
                     prov_errno: 0,
-                    text: format!("the provider reported {} bytes outside receive buffer {i}", e.len()),
+                    text: format!(
+                        "the provider reported {} bytes outside receive buffer {i}",
+                        e.len()
+                    ),
                 });
             }
             // SAFETY: the range is inside receive buffer i (checked), which
@@ -558,6 +600,16 @@ pub(crate) fn poll_rx(
         }
         let released = !core.rx.multi_recv || e.flags() & ofi_sys::FI_MULTI_RECV as u64 != 0;
         if released {
+            if !core.rx.posted[i] {
+                // Reposting now would hand the provider one buffer twice.
+                return Err(AmError::Completion {
+                    what: "an AM receive",
+                    err: 0,
+                    prov_errno: 0,
+                    text: format!("the provider released receive buffer {i}, which was not posted"),
+                });
+            }
+            core.rx.posted[i] = false;
             core.repost(i)?;
         }
     }
@@ -618,7 +670,9 @@ fn dispatch(
             if h.kind == Kind::LongInline {
                 // SAFETY: p..p+len is inside this rank's segment (checked);
                 // the source is the received message.
-                unsafe { std::ptr::copy_nonoverlapping(msg.payload.as_ptr(), p, msg.payload.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(msg.payload.as_ptr(), p, msg.payload.len())
+                };
             }
             Some((off, p as *const u8))
         }
@@ -657,7 +711,6 @@ fn dispatch(
         }
     }
     let exit_code = token.exit_code;
-    drop(token);
     core.in_handler = false;
     if let Some(code) = exit_code {
         core.request_exit(code);

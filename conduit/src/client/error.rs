@@ -89,7 +89,9 @@ pub enum AmError {
     #[error("a reply handler cannot reply")]
     ReplyFromReply,
     /// A call that is not allowed inside a handler (poll, requests, barrier).
-    #[error("{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)")]
+    #[error(
+        "{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)"
+    )]
     InHandler(&'static str),
     /// A barrier call out of order.
     #[error(transparent)]

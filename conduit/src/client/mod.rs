@@ -142,7 +142,11 @@ impl Client {
     }
 
     /// Initialise over a given bootstrap and configuration.
-    pub fn init_with(boot: Arc<dyn Bootstrap>, cfg: Config, reader: &EnvReader<'_>) -> Result<Client, AmError> {
+    pub fn init_with(
+        boot: Arc<dyn Bootstrap>,
+        mut cfg: Config,
+        reader: &EnvReader<'_>,
+    ) -> Result<Client, AmError> {
         let (rank, size) = (boot.rank(), boot.size());
         let job = JobShape {
             rank,
@@ -151,11 +155,16 @@ impl Client {
         };
         let prepared = prepare(&cfg, reader, &job)?;
         let caps = prepared.caps().clone();
-        let entry = prepared
-            .selected
-            .info
-            .first()
-            .ok_or_else(|| AmError::Bootstrap("provider selection returned no fi_info".into()))?;
+        if let Some((mode, count)) = prepared.receive_override {
+            cfg.am.receive_buff_size = mode;
+            if let Some(n) = count {
+                cfg.am.num_receive_buffs = n;
+            }
+        }
+        let entry =
+            prepared.selected.info.first().ok_or_else(|| {
+                AmError::Bootstrap("provider selection returned no fi_info".into())
+            })?;
         let domain = Domain::open_entry(&entry)?;
 
         // Sizes.
@@ -182,9 +191,11 @@ impl Client {
 
         let mut tx_cqs = vec![tx_cq.clone()];
         let multi_recv = cfg.am.receive_buff_size.uses_multi_recv();
-        let open_msg_ep = |rx: &CompletionQueue, tx_cqs: &mut Vec<CompletionQueue>| -> Result<Endpoint, AmError> {
+        let open_msg_ep = |rx: &CompletionQueue,
+                           tx_cqs: &mut Vec<CompletionQueue>|
+         -> Result<Endpoint, AmError> {
             let mut b = Endpoint::open_with(&domain, Some(&msg_info))?;
-            let tx = if caps.multi_cq && !tx_cqs.is_empty() && tx_cqs.len() > 0 {
+            let tx = if caps.multi_cq {
                 let q = CompletionQueue::open(&domain, cfg.cq.tx_cq_size)?;
                 tx_cqs.push(q.clone());
                 q
@@ -239,8 +250,16 @@ impl Client {
             ))
         })?;
         let send_bytes = largest_am;
-        let req_pool = Pool::new(cfg.am.num_initial_request_buffs, cfg.am.max_request_buffs, send_bytes);
-        let rep_pool = Pool::new(cfg.am.num_initial_reply_buffs, cfg.am.max_reply_buffs, send_bytes);
+        let req_pool = Pool::new(
+            cfg.am.num_initial_request_buffs,
+            cfg.am.max_request_buffs,
+            send_bytes,
+        );
+        let rep_pool = Pool::new(
+            cfg.am.num_initial_reply_buffs,
+            cfg.am.max_reply_buffs,
+            send_bytes,
+        );
 
         let mut core = Core {
             seg_mr: None,
@@ -346,7 +365,10 @@ impl Client {
         // Request and reply handlers share one index space.
         if index != 0 {
             let other = if handler.sig.is_request {
-                self.core.handlers_rep.as_ref().and_then(|t| table_other_has(t, index))
+                self.core
+                    .handlers_rep
+                    .as_ref()
+                    .and_then(|t| table_other_has(t, index))
             } else {
                 table_other_has(&self.handlers_req, index)
             };
@@ -424,18 +446,31 @@ impl Client {
         immediate: bool,
     ) -> Result<bool, AmError> {
         self.not_in_handler("sending a request")?;
-        self.core.check_message(dest, kind, args, payload, dest_offset)?;
-        if immediate && kind == Kind::Long && wire::message_len(Kind::LongInline, args.len(), payload.len()) > self.core.long_thresh {
+        self.core
+            .check_message(dest, kind, args, payload, dest_offset)?;
+        if immediate
+            && kind == Kind::Long
+            && wire::message_len(Kind::LongInline, args.len(), payload.len())
+                > self.core.long_thresh
+        {
             // The RMA path would block for the write: an immediate Long
             // above the inline threshold is a no-op, as in the reference.
             return Ok(false);
         }
-        let (kind, inline, plen) = self.core.long_plan(kind, dest, args, payload, dest_offset)?;
+        let (kind, inline, plen) = self
+            .core
+            .long_plan(kind, dest, args, payload, dest_offset)?;
         loop {
-            if self
-                .core
-                .try_send(Side::Request, dest, kind, handler, args, inline, plen, dest_offset)?
-            {
+            if self.core.try_send(
+                Side::Request,
+                dest,
+                kind,
+                handler,
+                args,
+                inline,
+                plen,
+                dest_offset,
+            )? {
                 return Ok(true);
             }
             if immediate {
@@ -447,12 +482,20 @@ impl Client {
 
     /// Send an AM Short request.
     pub fn request_short(&mut self, dest: usize, handler: u8, args: &[u32]) -> Result<(), AmError> {
-        self.request(dest, Kind::Short, handler, args, &[], None, false).map(|_| ())
+        self.request(dest, Kind::Short, handler, args, &[], None, false)
+            .map(|_| ())
     }
 
     /// Send an AM Medium request; the payload is copied before return.
-    pub fn request_medium(&mut self, dest: usize, handler: u8, args: &[u32], payload: &[u8]) -> Result<(), AmError> {
-        self.request(dest, Kind::Medium, handler, args, payload, None, false).map(|_| ())
+    pub fn request_medium(
+        &mut self,
+        dest: usize,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+    ) -> Result<(), AmError> {
+        self.request(dest, Kind::Medium, handler, args, payload, None, false)
+            .map(|_| ())
     }
 
     /// Send an AM Long request: the payload lands at `dest_offset` in
@@ -466,18 +509,37 @@ impl Client {
         payload: &[u8],
         dest_offset: usize,
     ) -> Result<(), AmError> {
-        self.request(dest, Kind::Long, handler, args, payload, Some(dest_offset), false)
-            .map(|_| ())
+        self.request(
+            dest,
+            Kind::Long,
+            handler,
+            args,
+            payload,
+            Some(dest_offset),
+            false,
+        )
+        .map(|_| ())
     }
 
     /// Like [`Client::request_short`], but returns `Ok(false)` instead of
     /// waiting when no send resource is free (immediate mode).
-    pub fn try_request_short(&mut self, dest: usize, handler: u8, args: &[u32]) -> Result<bool, AmError> {
+    pub fn try_request_short(
+        &mut self,
+        dest: usize,
+        handler: u8,
+        args: &[u32],
+    ) -> Result<bool, AmError> {
         self.request(dest, Kind::Short, handler, args, &[], None, true)
     }
 
     /// Immediate-mode [`Client::request_medium`].
-    pub fn try_request_medium(&mut self, dest: usize, handler: u8, args: &[u32], payload: &[u8]) -> Result<bool, AmError> {
+    pub fn try_request_medium(
+        &mut self,
+        dest: usize,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+    ) -> Result<bool, AmError> {
         self.request(dest, Kind::Medium, handler, args, payload, None, true)
     }
 
@@ -491,15 +553,29 @@ impl Client {
         payload: &[u8],
         dest_offset: usize,
     ) -> Result<bool, AmError> {
-        self.request(dest, Kind::Long, handler, args, payload, Some(dest_offset), true)
+        self.request(
+            dest,
+            Kind::Long,
+            handler,
+            args,
+            payload,
+            Some(dest_offset),
+            true,
+        )
     }
 
     fn send_internal(&mut self, dest: usize, handler: u8, args: &[u32]) -> Result<(), AmError> {
         loop {
-            if self
-                .core
-                .try_send(Side::Request, dest, Kind::Short, handler, args, &[], 0, None)?
-            {
+            if self.core.try_send(
+                Side::Request,
+                dest,
+                Kind::Short,
+                handler,
+                args,
+                &[],
+                0,
+                None,
+            )? {
                 return Ok(());
             }
             self.poll_inner()?;
@@ -611,7 +687,7 @@ impl Client {
     fn local_range(&mut self, offset: usize, len: usize) -> Result<*mut u8, AmError> {
         let rank = self.core.rank;
         let seg = self.core.segment.as_mut().ok_or(AmError::NoSegment)?;
-        if !offset.checked_add(len).is_some_and(|e| e <= seg.len()) {
+        if offset.checked_add(len).is_none_or(|e| e > seg.len()) {
             return Err(AmError::OutOfSegment {
                 rank,
                 offset,
@@ -664,19 +740,40 @@ impl Client {
         let start = Instant::now();
         let deadline = start + timeout;
         let abort = |boot: &Arc<dyn Bootstrap>, why: String| -> ! {
-            eprintln!("ofi-conduit (rank {}): {why}; aborting the job", boot.rank());
+            eprintln!(
+                "ofi-conduit (rank {}): {why}; aborting the job",
+                boot.rank()
+            );
             boot.abort(code)
         };
         // 1. Tell the ranks at distances 1, 2, 4, ...
         while let Some((dest, dist)) = self.core.exit_sends.pop() {
             loop {
-                match self.core.try_send(Side::Request, dest, Kind::Short, H_EXIT, &[code as u32, dist as u32], &[], 0, None) {
+                match self.core.try_send(
+                    Side::Request,
+                    dest,
+                    Kind::Short,
+                    H_EXIT,
+                    &[code as u32, dist as u32],
+                    &[],
+                    0,
+                    None,
+                ) {
                     Ok(true) => break,
                     Ok(false) => {}
-                    Err(e) => abort(&self.boot, format!("exit message to rank {dest} failed: {e}")),
+                    Err(e) => abort(
+                        &self.boot,
+                        format!("exit message to rank {dest} failed: {e}"),
+                    ),
                 }
                 if Instant::now() > deadline {
-                    abort(&self.boot, format!("exit coordination timed out after {:.1} s", timeout.as_secs_f64()));
+                    abort(
+                        &self.boot,
+                        format!(
+                            "exit coordination timed out after {:.1} s",
+                            timeout.as_secs_f64()
+                        ),
+                    );
                 }
                 if let Err(e) = self.poll_inner() {
                     tracing::warn!("during exit: {e}");
@@ -687,11 +784,32 @@ impl Client {
         // 2. Hear from every distance, while serving the fabric.
         while !self.core.exit.coordinated() || !self.core.exit_sends.is_empty() {
             if let Some((dest, dist)) = self.core.exit_sends.pop() {
-                let _ = self.core.try_send(Side::Request, dest, Kind::Short, H_EXIT, &[code as u32, dist as u32], &[], 0, None)
-                    .map(|sent| if !sent { self.core.exit_sends.push((dest, dist)) });
+                let _ = self
+                    .core
+                    .try_send(
+                        Side::Request,
+                        dest,
+                        Kind::Short,
+                        H_EXIT,
+                        &[code as u32, dist as u32],
+                        &[],
+                        0,
+                        None,
+                    )
+                    .map(|sent| {
+                        if !sent {
+                            self.core.exit_sends.push((dest, dist))
+                        }
+                    });
             }
             if Instant::now() > deadline {
-                abort(&self.boot, format!("exit coordination timed out after {:.1} s", timeout.as_secs_f64()));
+                abort(
+                    &self.boot,
+                    format!(
+                        "exit coordination timed out after {:.1} s",
+                        timeout.as_secs_f64()
+                    ),
+                );
             }
             if let Err(e) = self.poll_inner() {
                 tracing::warn!("during exit: {e}");
@@ -716,14 +834,22 @@ impl Client {
                 Err(std::sync::mpsc::TryRecvError::Empty) => {}
             }
             if Instant::now() > deadline {
-                abort(&self.boot, format!("exit barrier timed out after {:.1} s", timeout.as_secs_f64()));
+                abort(
+                    &self.boot,
+                    format!(
+                        "exit barrier timed out after {:.1} s",
+                        timeout.as_secs_f64()
+                    ),
+                );
             }
             let _ = self.poll_inner();
             std::thread::sleep(Duration::from_micros(50));
         }
         // 4. Drain our outstanding sends (at most a quarter of the timeout).
         let drain_until = Instant::now() + timeout / 4;
-        while self.core.req_pool.in_flight() + self.core.rep_pool.in_flight() > 0 && Instant::now() < drain_until {
+        while self.core.req_pool.in_flight() + self.core.rep_pool.in_flight() > 0
+            && Instant::now() < drain_until
+        {
             let _ = self.poll_inner();
         }
         self.write_stats();

@@ -52,10 +52,7 @@ impl Segment {
             .unwrap_or(0);
         let dir = std::path::Path::new("/dev/shm");
         let map = if dir.is_dir() {
-            let path = dir.join(format!(
-                "gex-seg-{}-{rank}-{nanos:08x}",
-                std::process::id()
-            ));
+            let path = dir.join(format!("gex-seg-{}-{rank}-{nanos:08x}", std::process::id()));
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)

@@ -40,13 +40,28 @@ impl AmStats {
         let k = ["SHORT", "MEDIUM", "LONG"];
         let mut s = format!("# ofi-conduit statistics, rank {rank}\n");
         for (i, name) in k.iter().enumerate() {
-            s.push_str(&format!("AM_REQUEST_{name}_SENT {}\n", self.requests_sent[i]));
+            s.push_str(&format!(
+                "AM_REQUEST_{name}_SENT {}\n",
+                self.requests_sent[i]
+            ));
             s.push_str(&format!("AM_REPLY_{name}_SENT {}\n", self.replies_sent[i]));
-            s.push_str(&format!("AM_REQUEST_{name}_RECEIVED {}\n", self.requests_received[i]));
-            s.push_str(&format!("AM_REPLY_{name}_RECEIVED {}\n", self.replies_received[i]));
+            s.push_str(&format!(
+                "AM_REQUEST_{name}_RECEIVED {}\n",
+                self.requests_received[i]
+            ));
+            s.push_str(&format!(
+                "AM_REPLY_{name}_RECEIVED {}\n",
+                self.replies_received[i]
+            ));
         }
-        s.push_str(&format!("AM_INJECT {}\nAM_SEND_BUFFERED {}\n", self.injected, self.sent_from_buffer));
-        s.push_str(&format!("AM_LONG_RMA {}\nAM_LONG_INLINE {}\n", self.long_rma, self.long_inline));
+        s.push_str(&format!(
+            "AM_INJECT {}\nAM_SEND_BUFFERED {}\n",
+            self.injected, self.sent_from_buffer
+        ));
+        s.push_str(&format!(
+            "AM_LONG_RMA {}\nAM_LONG_INLINE {}\n",
+            self.long_rma, self.long_inline
+        ));
         s.push_str(&format!(
             "ALLOC_REQ_BUFF {}\nALLOC_REP_BUFF {}\n",
             self.request_buffers, self.reply_buffers

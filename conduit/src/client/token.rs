@@ -43,11 +43,17 @@ impl Handler {
         }
     }
     /// A Short request handler taking `nargs` arguments.
-    pub fn request_short(nargs: u8, f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static) -> Handler {
+    pub fn request_short(
+        nargs: u8,
+        f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static,
+    ) -> Handler {
         Self::new(Category::Short, true, nargs, HandlerFn::Short(Box::new(f)))
     }
     /// A Short reply handler.
-    pub fn reply_short(nargs: u8, f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static) -> Handler {
+    pub fn reply_short(
+        nargs: u8,
+        f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static,
+    ) -> Handler {
         Self::new(Category::Short, false, nargs, HandlerFn::Short(Box::new(f)))
     }
     /// A Medium request handler.
@@ -55,14 +61,24 @@ impl Handler {
         nargs: u8,
         f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
     ) -> Handler {
-        Self::new(Category::Medium, true, nargs, HandlerFn::Medium(Box::new(f)))
+        Self::new(
+            Category::Medium,
+            true,
+            nargs,
+            HandlerFn::Medium(Box::new(f)),
+        )
     }
     /// A Medium reply handler.
     pub fn reply_medium(
         nargs: u8,
         f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
     ) -> Handler {
-        Self::new(Category::Medium, false, nargs, HandlerFn::Medium(Box::new(f)))
+        Self::new(
+            Category::Medium,
+            false,
+            nargs,
+            HandlerFn::Medium(Box::new(f)),
+        )
     }
     /// A Long request handler.
     pub fn request_long(
@@ -133,7 +149,12 @@ impl Token<'_> {
     }
 
     /// Reply with a Medium.
-    pub fn reply_medium(&mut self, handler: u8, args: &[u32], payload: &[u8]) -> Result<(), AmError> {
+    pub fn reply_medium(
+        &mut self,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+    ) -> Result<(), AmError> {
         let src = self.src;
         let core = self.reply_core()?;
         core.send_reply(src, am::wire::Kind::Medium, handler, args, payload, None)?;
@@ -152,7 +173,14 @@ impl Token<'_> {
     ) -> Result<(), AmError> {
         let src = self.src;
         let core = self.reply_core()?;
-        core.send_reply(src, am::wire::Kind::Long, handler, args, payload, Some(dest_offset))?;
+        core.send_reply(
+            src,
+            am::wire::Kind::Long,
+            handler,
+            args,
+            payload,
+            Some(dest_offset),
+        )?;
         self.replied = true;
         Ok(())
     }

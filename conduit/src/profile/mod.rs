@@ -92,9 +92,22 @@ pub struct Profile {
     pub set_env: BTreeMap<String, String>,
     /// FI_UNIVERSE_SIZE is set automatically only from this version on.
     pub universe_size_min_libfabric: Option<Version>,
+    /// `GASNET_OFI_RECEIVE_BUFF_SIZE` to use when the user has not set it
+    /// (`recv` or `single`), for providers whose FI_MULTI_RECV is unreliable.
+    pub receive_mode: Option<ReceiveMode>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,
+}
+
+/// A receive-buffer mode a profile may impose by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiveMode {
+    /// One AM per buffer, posted with FI_MULTI_RECV.
+    Single,
+    /// One AM per buffer, posted without FI_MULTI_RECV.
+    Recv,
 }
 
 #[derive(Deserialize)]
@@ -199,6 +212,12 @@ mod tests {
         assert_eq!(lookup("tcp;ofi_rxm").retry_recvmsg, Some(false));
         assert_eq!(lookup("verbs;ofi_rxm").mr_virt_addr, Some(true));
         assert_eq!(lookup("psm2").mr_prov_key, Some(false));
+    }
+
+    #[test]
+    fn shm_defaults_to_recv_mode() {
+        assert_eq!(lookup("shm").receive_mode, Some(ReceiveMode::Recv));
+        assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
     }
 
     #[test]

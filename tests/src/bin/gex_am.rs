@@ -49,26 +49,43 @@ fn rep_index(kind: usize, nargs: usize) -> u8 {
     (179 + kind * 17 + nargs) as u8
 }
 
-fn check_args(errs: &Errors, what: &str, src: usize, kind: usize, args: &[u32], nargs: usize, bump: u32) {
+fn check_args(
+    errs: &Errors,
+    what: &str,
+    src: usize,
+    kind: usize,
+    args: &[u32],
+    nargs: usize,
+    bump: u32,
+) {
     if args.len() != nargs {
-        errs.lock().unwrap().push(format!("{what}: {} args, expected {nargs}", args.len()));
+        errs.lock()
+            .unwrap()
+            .push(format!("{what}: {} args, expected {nargs}", args.len()));
         return;
     }
     for (i, a) in args.iter().enumerate() {
         let want = arg_value(src, kind, nargs, i).wrapping_add(bump);
         if *a != want {
-            errs.lock().unwrap().push(format!("{what}: arg {i} = {a:#x}, expected {want:#x}"));
+            errs.lock()
+                .unwrap()
+                .push(format!("{what}: arg {i} = {a:#x}, expected {want:#x}"));
         }
     }
 }
 
 fn check_payload(errs: &Errors, what: &str, seed: usize, p: &[u8], len: usize) {
     if p.len() != len {
-        errs.lock().unwrap().push(format!("{what}: payload of {} bytes, expected {len}", p.len()));
+        errs.lock().unwrap().push(format!(
+            "{what}: payload of {} bytes, expected {len}",
+            p.len()
+        ));
         return;
     }
     if let Some(j) = (0..len).find(|&j| p[j] != byte(seed, j)) {
-        errs.lock().unwrap().push(format!("{what}: payload byte {j} differs"));
+        errs.lock()
+            .unwrap()
+            .push(format!("{what}: payload byte {j} differs"));
     }
 }
 
@@ -108,7 +125,9 @@ fn core(c: &mut Client) -> Result<String, AmError> {
                     let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
                     let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
                     let odd = 1 + (p.len() % 7);
-                    if let Err(x) = tok.reply_long(rep_index(2, nargs), &reply, &back, LONG_REP_AT + odd) {
+                    if let Err(x) =
+                        tok.reply_long(rep_index(2, nargs), &reply, &back, LONG_REP_AT + odd)
+                    {
                         e.lock().unwrap().push(format!("reply_long: {x}"));
                     }
                 }),
@@ -133,7 +152,9 @@ fn core(c: &mut Client) -> Result<String, AmError> {
                     check_args(&e, "long reply", me, 2, args, nargs, 1);
                     check_payload(&e, "long reply", p.len() + 7, p, p.len());
                     if tok.long_offset() != Some(LONG_REP_AT + 1 + (p.len() % 7)) {
-                        e.lock().unwrap().push(format!("long reply at {:?}", tok.long_offset()));
+                        e.lock()
+                            .unwrap()
+                            .push(format!("long reply at {:?}", tok.long_offset()));
                     }
                     n.fetch_add(1, Ordering::Relaxed);
                 }),
@@ -151,7 +172,13 @@ fn core(c: &mut Client) -> Result<String, AmError> {
         match kind {
             0 => c.request_short(peer, req_index(0, nargs), &args)?,
             1 => c.request_medium(peer, req_index(1, nargs), &args, &payload)?,
-            _ => c.request_long(peer, req_index(2, nargs), &args, &payload, LONG_REQ_AT + 3 + me % 5)?,
+            _ => c.request_long(
+                peer,
+                req_index(2, nargs),
+                &args,
+                &payload,
+                LONG_REQ_AT + 3 + me % 5,
+            )?,
         }
         expected += 1;
         let r = replies.clone();
@@ -175,7 +202,15 @@ fn core(c: &mut Client) -> Result<String, AmError> {
     // Long sizes 0..beyond the inline threshold, odd offsets.
     let t = c.long_inline_threshold();
     let mut lsizes = vec![0usize, 1, 7, 8, 100, 4095, 4096, 4097];
-    lsizes.extend([t - 200, t - 100, t, t + 1, t + 4096, 65_536 + 3, (1 << 20) + 5]);
+    lsizes.extend([
+        t - 200,
+        t - 100,
+        t,
+        t + 1,
+        t + 4096,
+        65_536 + 3,
+        (1 << 20) + 5,
+    ]);
     for &len in &lsizes {
         for nargs in [0, 5, 16] {
             one(c, 2, nargs, len)?;
@@ -183,7 +218,11 @@ fn core(c: &mut Client) -> Result<String, AmError> {
     }
     let e = errs.lock().unwrap();
     if !e.is_empty() {
-        return Err(AmError::BadArgument(format!("{} check(s) failed, first: {}", e.len(), e[0])));
+        return Err(AmError::BadArgument(format!(
+            "{} check(s) failed, first: {}",
+            e.len(),
+            e[0]
+        )));
     }
     let s = c.stats();
     Ok(format!(
@@ -197,40 +236,52 @@ fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
     let size = c.size();
     let max = c.max_medium();
     let seen_s: Arc<Mutex<Vec<Vec<u64>>>> =
-        Arc::new(Mutex::new(vec![vec![0u64; (shorts as usize).div_ceil(64)]; size]));
+        Arc::new(Mutex::new(vec![
+            vec![0u64; (shorts as usize).div_ceil(64)];
+            size
+        ]));
     let seen_m: Arc<Mutex<Vec<Vec<u64>>>> =
-        Arc::new(Mutex::new(vec![vec![0u64; (mediums as usize).div_ceil(64)]; size]));
+        Arc::new(Mutex::new(vec![
+            vec![0u64; (mediums as usize).div_ceil(64)];
+            size
+        ]));
     let dups = Arc::new(AtomicU64::new(0));
     let bad = Arc::new(AtomicU64::new(0));
     let sum = Arc::new(AtomicU64::new(0));
     let (s2, d2, b2, sum2) = (seen_s.clone(), dups.clone(), bad.clone(), sum.clone());
-    c.register(200, Handler::request_short(2, move |tok, a| {
-        let (src, seq) = (tok.source(), a[0] as usize);
-        if a[1] != (seq as u32).wrapping_mul(2654435761) ^ src as u32 {
-            b2.fetch_add(1, Ordering::Relaxed);
-        }
-        let mut s = s2.lock().unwrap();
-        let w = &mut s[src][seq / 64];
-        if *w & (1 << (seq % 64)) != 0 {
-            d2.fetch_add(1, Ordering::Relaxed);
-        }
-        *w |= 1 << (seq % 64);
-        sum2.fetch_add(seq as u64 + 1, Ordering::Relaxed);
-    }))?;
+    c.register(
+        200,
+        Handler::request_short(2, move |tok, a| {
+            let (src, seq) = (tok.source(), a[0] as usize);
+            if a[1] != (seq as u32).wrapping_mul(2654435761) ^ src as u32 {
+                b2.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut s = s2.lock().unwrap();
+            let w = &mut s[src][seq / 64];
+            if *w & (1 << (seq % 64)) != 0 {
+                d2.fetch_add(1, Ordering::Relaxed);
+            }
+            *w |= 1 << (seq % 64);
+            sum2.fetch_add(seq as u64 + 1, Ordering::Relaxed);
+        }),
+    )?;
     let (m2, d3, b3, sum3) = (seen_m.clone(), dups.clone(), bad.clone(), sum.clone());
-    c.register(201, Handler::request_medium(1, move |tok, a, p| {
-        let (src, seq) = (tok.source(), a[0] as usize);
-        if p.len() != max || p[0] != seq as u8 || p[max - 1] != (seq as u8 ^ src as u8) {
-            b3.fetch_add(1, Ordering::Relaxed);
-        }
-        let mut s = m2.lock().unwrap();
-        let w = &mut s[src][seq / 64];
-        if *w & (1 << (seq % 64)) != 0 {
-            d3.fetch_add(1, Ordering::Relaxed);
-        }
-        *w |= 1 << (seq % 64);
-        sum3.fetch_add(seq as u64 + 1, Ordering::Relaxed);
-    }))?;
+    c.register(
+        201,
+        Handler::request_medium(1, move |tok, a, p| {
+            let (src, seq) = (tok.source(), a[0] as usize);
+            if p.len() != max || p[0] != seq as u8 || p[max - 1] != (seq as u8 ^ src as u8) {
+                b3.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut s = m2.lock().unwrap();
+            let w = &mut s[src][seq / 64];
+            if *w & (1 << (seq % 64)) != 0 {
+                d3.fetch_add(1, Ordering::Relaxed);
+            }
+            *w |= 1 << (seq % 64);
+            sum3.fetch_add(seq as u64 + 1, Ordering::Relaxed);
+        }),
+    )?;
     c.barrier()?;
     let me = c.rank();
     let mut payload = vec![0u8; max];
@@ -251,22 +302,49 @@ fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
             nm += 1;
         }
     }
-    c.barrier()?;
     if me != 0 {
+        c.barrier()?;
         return Ok(String::new());
     }
+    // AMs are not ordered with the barrier: rank 0 waits until every
+    // message has arrived (or reports what is missing after 120 s).
     let count = |v: &Vec<Vec<u64>>| -> Vec<u64> {
-        v.iter().map(|w| w.iter().map(|x| x.count_ones() as u64).sum()).collect()
+        v.iter()
+            .map(|w| w.iter().map(|x| x.count_ones() as u64).sum())
+            .collect()
     };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let (ss, sm) = (seen_s.clone(), seen_m.clone());
+    let total = |v: &Arc<Mutex<Vec<Vec<u64>>>>| -> u64 { count(&v.lock().unwrap()).iter().sum() };
+    c.block_until(|| {
+        (total(&ss) == shorts * size as u64 && total(&sm) == mediums * size as u64)
+            || std::time::Instant::now() > deadline
+    })?;
+    c.barrier()?;
     let cs = count(&seen_s.lock().unwrap());
     let cm = count(&seen_m.lock().unwrap());
     let want_sum = size as u64 * (shorts * (shorts + 1) / 2 + mediums * (mediums + 1) / 2);
     let problems = [
-        (cs.iter().any(|&n| n != shorts), format!("shorts per sender {cs:?}, expected {shorts}")),
-        (cm.iter().any(|&n| n != mediums), format!("mediums per sender {cm:?}, expected {mediums}")),
-        (dups.load(Ordering::Relaxed) != 0, format!("{} duplicates", dups.load(Ordering::Relaxed))),
-        (bad.load(Ordering::Relaxed) != 0, format!("{} corrupt messages", bad.load(Ordering::Relaxed))),
-        (sum.load(Ordering::Relaxed) != want_sum, format!("checksum {} != {want_sum}", sum.load(Ordering::Relaxed))),
+        (
+            cs.iter().any(|&n| n != shorts),
+            format!("shorts per sender {cs:?}, expected {shorts}"),
+        ),
+        (
+            cm.iter().any(|&n| n != mediums),
+            format!("mediums per sender {cm:?}, expected {mediums}"),
+        ),
+        (
+            dups.load(Ordering::Relaxed) != 0,
+            format!("{} duplicates", dups.load(Ordering::Relaxed)),
+        ),
+        (
+            bad.load(Ordering::Relaxed) != 0,
+            format!("{} corrupt messages", bad.load(Ordering::Relaxed)),
+        ),
+        (
+            sum.load(Ordering::Relaxed) != want_sum,
+            format!("checksum {} != {want_sum}", sum.load(Ordering::Relaxed)),
+        ),
     ];
     if let Some((_, why)) = problems.iter().find(|(bad, _)| *bad) {
         return Err(AmError::BadArgument(format!("flood check failed: {why}")));
@@ -284,7 +362,10 @@ fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
 
 fn exit_mode(c: &mut Client, how: &str, code: i32) -> Result<String, AmError> {
     let flag = Arc::new(AtomicUsize::new(0));
-    c.register(210, Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)))?;
+    c.register(
+        210,
+        Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)),
+    )?;
     c.barrier()?;
     let me = c.rank();
     match how {
@@ -321,7 +402,9 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
                 lines.push(want);
                 Ok(())
             }
-            other => Err(AmError::BadArgument(format!("expected error {want:?}, got {other:?}"))),
+            other => Err(AmError::BadArgument(format!(
+                "expected error {want:?}, got {other:?}"
+            ))),
         }
     };
     let big = vec![0u8; max + 1];
@@ -329,9 +412,15 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
         c.request_medium(0, 220, &[], &big),
         format!("AM Medium payload of {} bytes exceeds the maximum of {max} bytes (GASNET_OFI_MAX_MEDIUM)", max + 1),
     )?;
-    expect(c.request_short(0, 221, &[0; 17]), "17 AM arguments given; at most 16 are supported".into())?;
+    expect(
+        c.request_short(0, 221, &[0; 17]),
+        "17 AM arguments given; at most 16 are supported".into(),
+    )?;
     let size = c.size();
-    expect(c.request_short(size, 221, &[]), format!("rank {size} is not in the job (size {size})"))?;
+    expect(
+        c.request_short(size, 221, &[]),
+        format!("rank {size} is not in the job (size {size})"),
+    )?;
     expect(
         c.request_long(0, 222, &[], &[1, 2, 3], (1 << 16) - 2),
         "3 bytes at offset 65534 do not fit in the 65536-byte segment of rank 0".into(),
@@ -341,7 +430,8 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
         "AM handler index 5 is reserved for the conduit; client handlers use 128..=255 (or 0 for any free index)".into(),
     )?;
     expect(
-        c.register(221, Handler::reply_short(0, |_, _| {})).map(|_| ()),
+        c.register(221, Handler::reply_short(0, |_, _| {}))
+            .map(|_| ()),
         "AM handler index 221 is already registered (short request with 0 arguments)".into(),
     )?;
     c.barrier()?;
@@ -371,7 +461,9 @@ fn barrier(c: &mut Client) -> Result<String, AmError> {
     c.barrier_notify(Some(c.rank() as u32))?;
     let mismatch = matches!(c.barrier_wait(), Err(AmError::BarrierMismatch));
     if c.size() > 1 && !mismatch {
-        return Err(AmError::BadArgument("mismatched named barrier was not reported".into()));
+        return Err(AmError::BadArgument(
+            "mismatched named barrier was not reported".into(),
+        ));
     }
     // Split phase: work between notify and wait, try until done.
     c.barrier_notify(None)?;
@@ -379,7 +471,9 @@ fn barrier(c: &mut Client) -> Result<String, AmError> {
     while !c.barrier_try()? {
         tries += 1;
     }
-    Ok(format!("ok: 52 barriers, mismatch detected, split-phase completed after {tries} tries"))
+    Ok(format!(
+        "ok: 52 barriers, mismatch detected, split-phase completed after {tries} tries"
+    ))
 }
 
 fn main() {
