@@ -12,9 +12,10 @@
 //! Under `gasnetrun-ofi`, ranks find the launcher through
 //! [`ENV_BOOTSTRAP_ADDR`], prove they belong to the job with
 //! [`ENV_BOOTSTRAP_SECRET`], and know who they are from [`ENV_RANK`] and
-//! [`ENV_SIZE`]. A program started directly (none of these set) is a job of
-//! one rank. The bootstrap is a trait object so that PMIx- or MPI-backed
-//! implementations can be added next to the TCP one.
+//! [`ENV_SIZE`]. Under a PMIx launcher (Open MPI's `mpirun`, `srun
+//! --mpi=pmix`, or `gasnetrun-ofi -spawner=pmi|mpi`, which run one of
+//! these) the bootstrap goes through the PMIx server ([`pmix`]). A program
+//! started directly (none of these set) is a job of one rank.
 
 #![warn(missing_docs)]
 
@@ -22,8 +23,10 @@ mod agent;
 mod error;
 pub mod hostmap;
 pub mod launch;
+pub mod pmix;
 mod proc;
 pub mod tcp;
+pub mod template;
 mod wire;
 
 pub use agent::run_agent;
@@ -135,10 +138,16 @@ impl Bootstrap for SingleBootstrap {
     }
 }
 
-/// The bootstrap for this process: TCP when started by `gasnetrun-ofi`
-/// ([`ENV_BOOTSTRAP_ADDR`] set), a single-rank job otherwise. Reads its
-/// variables through an [`EnvReader`] over the process environment, so
-/// `GASNET_VERBOSEENV=1` shows them (the secret's value is never shown).
+/// The bootstrap for this process, in this order:
+/// 1. TCP when started by `gasnetrun-ofi`'s local or ssh spawner
+///    ([`ENV_BOOTSTRAP_ADDR`] set);
+/// 2. PMIx when a PMIx server started the process (`PMIX_RANK`,
+///    `PMIX_NAMESPACE` or `PMIX_SERVER_URI*` set; see [`pmix`]);
+/// 3. a single-rank job otherwise.
+///
+/// Reads its variables through an [`EnvReader`] over the process
+/// environment, so `GASNET_VERBOSEENV=1` shows them (the secret's value is
+/// never shown).
 pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
     let env = EnvReader::new(&ProcessEnv);
     bootstrap_from(&env)
@@ -147,6 +156,9 @@ pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
 /// [`bootstrap_from_env`] over any variable source.
 pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, SpawnError> {
     let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
+        if pmix::pmix_present(env) {
+            return Ok(Box::new(pmix::PmixBootstrap::init()?));
+        }
         let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
         if size > 1 {
             return Err(SpawnError::Protocol(format!(
