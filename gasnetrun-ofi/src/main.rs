@@ -14,8 +14,8 @@ Spawners:
   ssh    one ssh session per host (the default when GASNET_SSH_SERVERS or
          GASNET_SSH_NODEFILE is set); ranks are spread over the first -N hosts,
          each host's ranks contiguous
-  pmi    run the job with PMIRUN_CMD (default "mpirun -np %N %C"; e.g.
-         "srun -n %N %C"); ranks bootstrap over PMIx
+  pmi    run the job with PMIRUN_CMD (default `mpirun -np %N %C`; e.g.
+         `srun -n %N %C`); ranks bootstrap over PMIx
   mpi    run the job with MPIRUN_CMD (same default); ranks bootstrap over the
          PMIx server under it
 
