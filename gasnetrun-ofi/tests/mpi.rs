@@ -216,6 +216,42 @@ fn test_only_prints_the_expanded_command_and_runs_nothing() {
 }
 
 #[test]
+fn ranks_fail_rather_than_run_alone_without_a_pmix_server_or_with_another_size() {
+    let _g = serial();
+    need_mpirun();
+    let b = bc();
+    // A template that ignores %N: the PMIx job size disagrees with -n.
+    let t = token("pmisize");
+    let d = Job::start(
+        &t,
+        &["-spawner=pmi", "-n", "3", &b, &t, "check", "1"],
+        &[("PMIRUN_CMD", "mpirun --oversubscribe -np 2 %C")],
+    )
+    .wait(DEADLINE);
+    assert_ne!(d.code, Some(0));
+    assert!(
+        d.err_text().contains("the PMIx job has 2 rank(s)"),
+        "{}",
+        d.err_text()
+    );
+    // A "launcher" without a PMIx server: one process that must not run as
+    // a job of one rank.
+    let t = token("nopmix");
+    let d = Job::start(
+        &t,
+        &["-spawner=pmi", "-n", "3", &b, &t, "check", "1"],
+        &[("PMIRUN_CMD", "env %C")],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(41), "{}", d.err_text());
+    assert!(
+        d.err_text().contains("GASNET_OFI_SIZE=3 but neither"),
+        "{}",
+        d.err_text()
+    );
+}
+
+#[test]
 fn a_program_started_directly_is_a_single_rank_job() {
     let _g = serial();
     let t = token("direct");

@@ -156,14 +156,26 @@ pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
 /// [`bootstrap_from_env`] over any variable source.
 pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, SpawnError> {
     let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
-        if pmix::pmix_present(env) {
-            return Ok(Box::new(pmix::PmixBootstrap::init()?));
-        }
+        let expected = env.opt_string(ENV_SIZE);
         let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
+        if pmix::pmix_present(env) {
+            let b = pmix::PmixBootstrap::init()?;
+            // The pmi and mpi spawners set GASNET_OFI_SIZE to -n: a template
+            // that starts another number of ranks is caught here.
+            if expected.is_some() && b.size() as u64 != size {
+                return Err(SpawnError::Protocol(format!(
+                    "the PMIx job has {} rank(s) but gasnetrun-ofi was asked for \
+                     {ENV_SIZE}={size}: check PMIRUN_CMD/MPIRUN_CMD (it should use %N)",
+                    b.size()
+                )));
+            }
+            return Ok(Box::new(b));
+        }
         if size > 1 {
             return Err(SpawnError::Protocol(format!(
-                "{ENV_SIZE}={size} but {ENV_BOOTSTRAP_ADDR} is not set: \
-                 start multi-rank jobs with gasnetrun-ofi"
+                "{ENV_SIZE}={size} but neither {ENV_BOOTSTRAP_ADDR} nor a PMIx server \
+                 (PMIX_* variables) is set: start multi-rank jobs with gasnetrun-ofi, \
+                 or with a PMIx launcher (mpirun, srun --mpi=pmix)"
             )));
         }
         return Ok(Box::new(SingleBootstrap::new()));

@@ -14,7 +14,8 @@
 //!
 //! The command is run directly (no shell), so arguments reach the ranks
 //! byte for byte. The launcher's environment reaches the command, plus
-//! `GASNET_OFI_SPAWNER=<mpi|pmi>` (the ranks' bootstrap reads it) and, as
+//! `GASNET_OFI_SPAWNER=<mpi|pmi>` and `GASNET_OFI_SIZE=<n>` (the ranks'
+//! bootstrap checks the PMIx job size against it) and, as
 //! root, `OMPI_ALLOW_RUN_AS_ROOT=1` / `OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`.
 //! When the command is Open MPI's `mpirun`/`mpiexec`, every propagated
 //! variable is also named with `-x NAME` (Open MPI only forwards its own
@@ -207,7 +208,13 @@ pub fn plan(
             args: &spec.args,
         },
     )?;
-    let mut set_env = vec![(ENV_SPAWNER.to_string(), kind.name().to_string())];
+    // GASNET_OFI_SIZE tells the ranks how many they should be: without a
+    // PMIx server (an MPI launcher that has none) they then fail instead
+    // of each running as a job of one rank.
+    let mut set_env = vec![
+        (ENV_SPAWNER.to_string(), kind.name().to_string()),
+        (ENV_SIZE.to_string(), spec.nranks.to_string()),
+    ];
     if nix::unistd::geteuid().is_root() {
         for v in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] {
             if env.source().var(v).is_none() {
@@ -220,6 +227,7 @@ pub fn plan(
         .map(|(k, _)| k)
         .filter(|k| k != ENV_SPAWNER)
         .collect();
+    passed.insert(0, ENV_SIZE.to_string());
     passed.insert(0, ENV_SPAWNER.to_string());
     if is_open_mpi(&argv[0]) {
         let mut x: Vec<OsString> = Vec::new();
@@ -232,7 +240,7 @@ pub fn plan(
     Ok(TemplateJob {
         argv,
         set_env,
-        unset_env: vec![ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE],
+        unset_env: vec![ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK],
         passed,
     })
 }
