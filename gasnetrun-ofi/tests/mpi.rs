@@ -84,6 +84,35 @@ fn mpi_four_ranks_under_mpirun() {
     four_ranks("mpi", "MPIRUN_CMD");
 }
 
+/// Which bootstrap the mpi spawner's ranks use: the PMIx server under
+/// mpirun by default, MPI itself with the `mpi` feature
+/// (`cargo test -p gasnetrun-ofi --features mpi`).
+#[test]
+fn mpi_spawner_bootstrap_choice() {
+    let _g = serial();
+    need_mpirun();
+    let want = if cfg!(feature = "mpi") { "mpi" } else { "pmix" };
+    let b = bc();
+    for (spawner, var, name) in [("mpi", "MPIRUN_CMD", want), ("pmi", "PMIRUN_CMD", "pmix")] {
+        let t = token("which");
+        let d = Job::start(
+            &t,
+            &[&format!("-spawner={spawner}"), "-n", "4", &b, &t, "which"],
+            &[(var, TEMPLATE)],
+        )
+        .wait(DEADLINE);
+        assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+        for r in 0..4 {
+            let line = format!("bootstrap {r} of 4 {name}");
+            assert!(
+                d.out.contains(&line),
+                "{spawner}: missing {line:?} in {:?}",
+                d.out
+            );
+        }
+    }
+}
+
 #[test]
 fn pmi_exit_code_is_the_job_exit_code() {
     let _g = serial();
@@ -143,6 +172,7 @@ fn pmi_sigterm_ends_every_rank() {
         &[("PMIRUN_CMD", TEMPLATE)],
     );
     job.wait_stdout(3, DEADLINE, |l| l.starts_with("ready "));
+    // SAFETY: kill(2) on the launcher we started; no memory is involved.
     unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
     let d = job.wait(DEADLINE);
     assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());

@@ -23,6 +23,8 @@ mod agent;
 mod error;
 pub mod hostmap;
 pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi_boot;
 pub mod pmix;
 mod proc;
 pub mod tcp;
@@ -83,6 +85,10 @@ pub trait Bootstrap: Send + Sync {
     /// Orderly end: report this rank's exit code to the launcher. The caller
     /// then exits with `code`.
     fn finalize(&self, code: i32) -> Result<(), SpawnError>;
+    /// Which bootstrap this is: `single`, `tcp`, `pmix` or `mpi`.
+    fn name(&self) -> &'static str {
+        "unknown"
+    }
 }
 
 /// The bootstrap of a program started directly: one rank.
@@ -136,14 +142,19 @@ impl Bootstrap for SingleBootstrap {
     fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
         Ok(())
     }
+    fn name(&self) -> &'static str {
+        "single"
+    }
 }
 
 /// The bootstrap for this process, in this order:
 /// 1. TCP when started by `gasnetrun-ofi`'s local or ssh spawner
 ///    ([`ENV_BOOTSTRAP_ADDR`] set);
-/// 2. PMIx when a PMIx server started the process (`PMIX_RANK`,
+/// 2. with the cargo feature `mpi`, MPI when `GASNET_OFI_SPAWNER=mpi` (set
+///    by the mpi spawner for its ranks);
+/// 3. PMIx when a PMIx server started the process (`PMIX_RANK`,
 ///    `PMIX_NAMESPACE` or `PMIX_SERVER_URI*` set; see [`pmix`]);
-/// 3. a single-rank job otherwise.
+/// 4. a single-rank job otherwise.
 ///
 /// Reads its variables through an [`EnvReader`] over the process
 /// environment, so `GASNET_VERBOSEENV=1` shows them (the secret's value is
@@ -158,6 +169,18 @@ pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, SpawnEr
     let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
         let expected = env.opt_string(ENV_SIZE);
         let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
+        #[cfg(feature = "mpi")]
+        if env.opt_string(ENV_SPAWNER).as_deref() == Some("mpi") {
+            let b = mpi_boot::MpiBootstrap::init()?;
+            if expected.is_some() && b.size() as u64 != size {
+                return Err(SpawnError::Protocol(format!(
+                    "the MPI job has {} rank(s) but gasnetrun-ofi was asked for \
+                     {ENV_SIZE}={size}: check MPIRUN_CMD (it should use %N)",
+                    b.size()
+                )));
+            }
+            return Ok(Box::new(b));
+        }
         if pmix::pmix_present(env) {
             let b = pmix::PmixBootstrap::init()?;
             // The pmi and mpi spawners set GASNET_OFI_SIZE to -n: a template

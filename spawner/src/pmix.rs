@@ -410,7 +410,7 @@ impl PmixBootstrap {
 
 /// `(host index, name)` per rank from each rank's host name: hosts are
 /// numbered in order of their lowest rank.
-fn host_entries(names: &[String]) -> Vec<(usize, String)> {
+pub(crate) fn host_entries(names: &[String]) -> Vec<(usize, String)> {
     let mut seen: Vec<&str> = Vec::new();
     names
         .iter()
@@ -484,6 +484,9 @@ impl Bootstrap for PmixBootstrap {
         // message is a static C string.
         unsafe { ffi::PMIx_Abort(code as c_int, msg.as_ptr(), std::ptr::null_mut(), 0) };
         std::process::exit(code)
+    }
+    fn name(&self) -> &'static str {
+        "pmix"
     }
     fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
