@@ -13,6 +13,8 @@
 //! * `waitfile <path>`: rank 0 waits until `<path>` exists, then a
 //!   broadcast and a barrier.
 //! * `args ...`: prints `args R <Debug of the arguments>`.
+//! * `which`: prints `bootstrap R of N <name>` (`single`, `tcp`, `pmix`,
+//!   `mpi`).
 //! * `bench`: one barrier (launch-time measurement).
 
 use spawner::{bootstrap_from_env, Bootstrap};
@@ -147,6 +149,11 @@ fn main() {
         }
         "args" => {
             println!("args {r} {:?}", &args[3..]);
+        }
+        "which" => {
+            println!("bootstrap {r} of {n} {}", b.name());
+            b.barrier().unwrap();
+            b.finalize(0).unwrap();
         }
         "bench" => {
             b.barrier().unwrap();

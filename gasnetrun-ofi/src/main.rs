@@ -14,7 +14,10 @@ Spawners:
   ssh    one ssh session per host (the default when GASNET_SSH_SERVERS or
          GASNET_SSH_NODEFILE is set); ranks are spread over the first -N hosts,
          each host's ranks contiguous
-  mpi, pmi  not implemented yet
+  pmi    run the job with PMIRUN_CMD (default `mpirun -np %N %C`; e.g.
+         `srun -n %N %C`); ranks bootstrap over PMIx
+  mpi    run the job with MPIRUN_CMD (same default); ranks bootstrap over the
+         PMIx server under it
 
 Environment:
   GASNET_OFI_SPAWNER      spawner when -spawner= is absent (the flag wins)
@@ -28,6 +31,8 @@ Environment:
                           one rank has exited (default min(480, 10 + 0.25 * N) s)
   GASNET_OFI_BOOTSTRAP_RADIX  fan-out of the bootstrap tree (default 8)
   GASNET_OFI_BOOTSTRAP_HOST   IP address the launcher listens on for ssh jobs
+  PMIRUN_CMD, MPIRUN_CMD  command templates: %N ranks, %M nodes (-N), %C program
+                          and arguments, %P program, %A arguments, %% a %
   GASNET_SPAWN_VERBOSE    same as -v
   GASNET_VERBOSEENV       print every variable read
 

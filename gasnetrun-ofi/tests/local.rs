@@ -265,13 +265,16 @@ fn bad_n_is_refused_with_exit_2_and_one_line() {
 }
 
 #[test]
-fn unknown_spawner_and_unimplemented_ones_exit_2() {
+fn unknown_spawner_and_bad_spawner_settings_exit_2() {
     let _g = serial();
     let t = token("spw");
     for (args, env) in [
         (&["-spawner=rsh", "-n", "1", "true"][..], &[][..]),
         (&["-n", "1", "true"], &[("GASNET_OFI_SPAWNER", "rsh")][..]),
-        (&["-spawner=mpi", "-n", "1", "true"], &[]),
+        (
+            &["-spawner=mpi", "-n", "1", "true"],
+            &[("MPIRUN_CMD", "mpirun -np %N")],
+        ),
         (&["-n", "2", "-N", "2", "true"], &[]),
     ] {
         let d = Job::start(&t, args, env).wait(DEADLINE);

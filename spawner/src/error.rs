@@ -41,6 +41,12 @@ pub enum SpawnError {
     /// A peer sent something that does not follow the protocol.
     #[error("bootstrap protocol error: {0}")]
     Protocol(String),
+    /// The PMIx client library reported an error (pmi and mpi spawners).
+    #[error("PMIx: {0}")]
+    Pmix(String),
+    /// MPI could not be used for the bootstrap (cargo feature `mpi`).
+    #[error("MPI: {0}")]
+    Mpi(String),
     /// A caller passed an argument that cannot be honoured (e.g. a
     /// broadcast root that is not a rank).
     #[error("invalid argument: {0}")]

@@ -21,6 +21,7 @@ use crate::agent::AgentJob;
 use crate::hostmap::block_placement;
 use crate::proc::{own_group_and_pdeathsig, signal_group, spawn_rank, spawn_reaper, this_host};
 use crate::tcp::{tree_children, tree_parent};
+use crate::template;
 use crate::wire::{
     new_secret, read_frame, secret_eq, secret_to_hex, write_frame, Msg, RankEnd, Secret, MAX_HELLO,
 };
@@ -59,9 +60,12 @@ pub enum SpawnerKind {
     /// One ssh session (and agent) per host of `GASNET_SSH_SERVERS` /
     /// `GASNET_SSH_NODEFILE`.
     Ssh,
-    /// `mpirun` (not implemented yet).
+    /// The job is started by `MPIRUN_CMD` (default `mpirun -np %N %C`);
+    /// ranks bootstrap over the PMIx server under it (or over MPI with the
+    /// `mpi` feature).
     Mpi,
-    /// PMI / PMIx (not implemented yet).
+    /// The job is started by `PMIRUN_CMD` (default `mpirun -np %N %C`, or
+    /// e.g. `srun -n %N %C`); ranks bootstrap over PMIx.
     Pmi,
 }
 
@@ -277,7 +281,10 @@ fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, SpawnError> {
     let bind_host = env.opt_string(ENV_BOOTSTRAP_HOST);
     let (hosts, host_of, ssh, bind_ip) = match kind {
         SpawnerKind::Mpi | SpawnerKind::Pmi => {
-            return Err(SpawnError::Unsupported(kind.name().into()))
+            return Err(SpawnError::InvalidArgument(format!(
+                "the {} spawner runs through a command template, not a plan",
+                kind.name()
+            )))
         }
         SpawnerKind::Local => {
             if let Some(k) = spec.nodes.filter(|&k| k != 1) {
@@ -354,6 +361,10 @@ fn quote_os(s: &OsString) -> String {
 /// Run a job to its end. Returns the job's exit code (see the module
 /// documentation); errors are problems of the launcher itself.
 pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
+    let kind = choose_spawner(spec, env)?;
+    if matches!(kind, SpawnerKind::Mpi | SpawnerKind::Pmi) {
+        return run_template_job(spec, env, kind);
+    }
     let plan = make_plan(spec, env)?;
     if plan.verbose {
         eprintln!(
@@ -405,6 +416,52 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
     job.run(rx);
     job.finish_output();
     Ok(job.code.unwrap_or(0))
+}
+
+/// The mpi and pmi spawners: the job is one external command
+/// (see [`crate::template`]).
+fn run_template_job(
+    spec: &JobSpec,
+    env: &EnvReader<'_>,
+    kind: SpawnerKind,
+) -> Result<i32, SpawnError> {
+    if spec.nranks == 0 {
+        return Err(usage("-n must be at least 1"));
+    }
+    let verbose =
+        spec.verbose || spec.test_only || spec.keep || env.bool("GASNET_SPAWN_VERBOSE", false)?;
+    let job = template::plan(spec, env, kind)?;
+    if let Some(k) = spec.nodes {
+        let var = match kind {
+            SpawnerKind::Mpi => template::ENV_MPIRUN_CMD,
+            _ => template::ENV_PMIRUN_CMD,
+        };
+        if !env.string(var, template::DEFAULT_TEMPLATE).contains("%M") {
+            eprintln!("gasnetrun-ofi: -N {k} is not used: {var} has no %M");
+        }
+    }
+    if verbose {
+        eprintln!(
+            "gasnetrun-ofi: spawner {}, {} rank(s); variables passed to the ranks: {}",
+            kind.name(),
+            spec.nranks,
+            job.passed.join(" ")
+        );
+    }
+    if spec.test_only {
+        let assigns: Vec<String> = job
+            .set_env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", shell_words::quote(v)))
+            .collect();
+        println!(
+            "{} {}",
+            assigns.join(" "),
+            template::command_text(&job.argv)
+        );
+        return Ok(0);
+    }
+    template::run(&job, kind, verbose)
 }
 
 fn print_plan(spec: &JobSpec, plan: &Plan) {
@@ -1166,11 +1223,13 @@ mod tests {
         let spec = JobSpec {
             nranks: 4,
             spawner: Some(SpawnerKind::Mpi),
+            program: "prog".into(),
             ..Default::default()
         };
+        let env = MapEnv::from([(template::ENV_MPIRUN_CMD, "mpirun -np %N")]);
         assert!(matches!(
-            make_plan(&spec, &r),
-            Err(SpawnError::Unsupported(_))
+            run_job(&spec, &EnvReader::quiet(&env)),
+            Err(SpawnError::Env(_))
         ));
         let env = MapEnv::new();
         let spec = JobSpec {

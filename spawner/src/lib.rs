@@ -12,9 +12,10 @@
 //! Under `gasnetrun-ofi`, ranks find the launcher through
 //! [`ENV_BOOTSTRAP_ADDR`], prove they belong to the job with
 //! [`ENV_BOOTSTRAP_SECRET`], and know who they are from [`ENV_RANK`] and
-//! [`ENV_SIZE`]. A program started directly (none of these set) is a job of
-//! one rank. The bootstrap is a trait object so that PMIx- or MPI-backed
-//! implementations can be added next to the TCP one.
+//! [`ENV_SIZE`]. Under a PMIx launcher (Open MPI's `mpirun`, `srun
+//! --mpi=pmix`, or `gasnetrun-ofi -spawner=pmi|mpi`, which run one of
+//! these) the bootstrap goes through the PMIx server ([`pmix`]). A program
+//! started directly (none of these set) is a job of one rank.
 
 #![warn(missing_docs)]
 
@@ -22,8 +23,12 @@ mod agent;
 mod error;
 pub mod hostmap;
 pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi_boot;
+pub mod pmix;
 mod proc;
 pub mod tcp;
+pub mod template;
 mod wire;
 
 pub use agent::run_agent;
@@ -81,6 +86,10 @@ pub trait Bootstrap: Send + Sync {
     /// Orderly end: report this rank's exit code to the launcher. The caller
     /// then exits with `code`.
     fn finalize(&self, code: i32) -> Result<(), SpawnError>;
+    /// Which bootstrap this is: `single`, `tcp`, `pmix` or `mpi`.
+    fn name(&self) -> &'static str {
+        "unknown"
+    }
 }
 
 /// The bootstrap of a program started directly: one rank.
@@ -134,12 +143,23 @@ impl Bootstrap for SingleBootstrap {
     fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
         Ok(())
     }
+    fn name(&self) -> &'static str {
+        "single"
+    }
 }
 
-/// The bootstrap for this process: TCP when started by `gasnetrun-ofi`
-/// ([`ENV_BOOTSTRAP_ADDR`] set), a single-rank job otherwise. Reads its
-/// variables through an [`EnvReader`] over the process environment, so
-/// `GASNET_VERBOSEENV=1` shows them (the secret's value is never shown).
+/// The bootstrap for this process, in this order:
+/// 1. TCP when started by `gasnetrun-ofi`'s local or ssh spawner
+///    ([`ENV_BOOTSTRAP_ADDR`] set);
+/// 2. with the cargo feature `mpi`, MPI when `GASNET_OFI_SPAWNER=mpi` (set
+///    by the mpi spawner for its ranks);
+/// 3. PMIx when a PMIx server started the process (`PMIX_RANK`,
+///    `PMIX_NAMESPACE` or `PMIX_SERVER_URI*` set; see [`pmix`]);
+/// 4. a single-rank job otherwise.
+///
+/// Reads its variables through an [`EnvReader`] over the process
+/// environment, so `GASNET_VERBOSEENV=1` shows them (the secret's value is
+/// never shown).
 pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
     let env = EnvReader::new(&ProcessEnv);
     bootstrap_from(&env)
@@ -148,11 +168,38 @@ pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, SpawnError> {
 /// [`bootstrap_from_env`] over any variable source.
 pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, SpawnError> {
     let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
+        let expected = env.opt_string(ENV_SIZE);
         let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
+        #[cfg(feature = "mpi")]
+        if env.opt_string(ENV_SPAWNER).as_deref() == Some("mpi") {
+            let b = mpi_boot::MpiBootstrap::init()?;
+            if expected.is_some() && b.size() as u64 != size {
+                return Err(SpawnError::Protocol(format!(
+                    "the MPI job has {} rank(s) but gasnetrun-ofi was asked for \
+                     {ENV_SIZE}={size}: check MPIRUN_CMD (it should use %N)",
+                    b.size()
+                )));
+            }
+            return Ok(Box::new(b));
+        }
+        if pmix::pmix_present(env) {
+            let b = pmix::PmixBootstrap::init()?;
+            // The pmi and mpi spawners set GASNET_OFI_SIZE to -n: a template
+            // that starts another number of ranks is caught here.
+            if expected.is_some() && b.size() as u64 != size {
+                return Err(SpawnError::Protocol(format!(
+                    "the PMIx job has {} rank(s) but gasnetrun-ofi was asked for \
+                     {ENV_SIZE}={size}: check PMIRUN_CMD/MPIRUN_CMD (it should use %N)",
+                    b.size()
+                )));
+            }
+            return Ok(Box::new(b));
+        }
         if size > 1 {
             return Err(SpawnError::Protocol(format!(
-                "{ENV_SIZE}={size} but {ENV_BOOTSTRAP_ADDR} is not set: \
-                 start multi-rank jobs with gasnetrun-ofi"
+                "{ENV_SIZE}={size} but neither {ENV_BOOTSTRAP_ADDR} nor a PMIx server \
+                 (PMIX_* variables) is set: start multi-rank jobs with gasnetrun-ofi, \
+                 or with a PMIx launcher (mpirun, srun --mpi=pmix)"
             )));
         }
         return Ok(Box::new(SingleBootstrap::new()));

@@ -22,19 +22,19 @@ pub(crate) fn this_host() -> String {
 
 /// Make `cmd` start in its own process group and die with its parent.
 pub(crate) fn own_group_and_pdeathsig(cmd: &mut Command) {
+    own_group_and_pdeathsig_with(cmd, libc::SIGKILL)
+}
+
+/// Make `cmd` start in its own process group and receive `sig` when its
+/// parent dies.
+pub(crate) fn own_group_and_pdeathsig_with(cmd: &mut Command, sig: libc::c_int) {
     let parent = std::process::id() as libc::pid_t;
     cmd.process_group(0);
     // SAFETY: the closure only calls async-signal-safe functions (prctl,
     // getppid, _exit) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
+            libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0);
             // The parent may have died before prctl: then nobody would kill us.
             if libc::getppid() != parent {
                 libc::_exit(1);

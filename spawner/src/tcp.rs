@@ -451,6 +451,10 @@ impl Bootstrap for TcpBootstrap {
         std::process::exit(code)
     }
 
+    fn name(&self) -> &'static str {
+        "tcp"
+    }
+
     fn finalize(&self, code: i32) -> Result<(), SpawnError> {
         let mut c = self
             .control

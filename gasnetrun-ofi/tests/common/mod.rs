@@ -135,13 +135,20 @@ impl Job {
     /// Start `gasnetrun-ofi args...` with extra variables.
     pub fn start(token: &str, args: &[&str], envs: &[(&str, &str)]) -> Job {
         let mut cmd = Command::new(launcher());
-        cmd.args(args)
-            .envs(envs.iter().copied())
-            .stdin(Stdio::null())
+        cmd.args(args).envs(envs.iter().copied());
+        Job::start_cmd(token, cmd)
+    }
+
+    /// Start any command (e.g. the launcher under `ip netns exec`) as a job:
+    /// own process group, piped output, no stdin.
+    pub fn start_cmd(token: &str, mut cmd: Command) -> Job {
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = cmd.spawn().expect("starting gasnetrun-ofi");
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
         let out_rx = lines(child.stdout.take().unwrap());
         let err_rx = lines(child.stderr.take().unwrap());
         Job {

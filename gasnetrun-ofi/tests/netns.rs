@@ -1,0 +1,278 @@
+//! A 3-host job across network namespaces that this test creates: three
+//! "hosts" `<tag>a`, `<tag>b`, `<tag>c`, each with one interface `veth0`
+//! (10.231.0.1-3/24) whose peer sits on a bridge in a fourth, hub namespace,
+//! and an OpenSSH server of its own (throwaway keys). The launcher runs in
+//! the first host's namespace with the ssh spawner; 6 ranks, 2 per host.
+//! Nothing is created in the root namespace and nothing outside these
+//! namespaces is addressed. Everything is torn down afterwards, on failure
+//! too. If the namespaces cannot be made the test FAILS saying what it
+//! needs (root, iproute2, openssh-server).
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(120);
+const SUBNET: &str = "10.231.0";
+const HOSTS: usize = 3;
+
+fn run(what: &str, cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!(
+            "{what}: cannot run {cmd:?}: {e}; this test needs root and iproute2 \
+             (apt-get install iproute2 openssh-server)"
+        )
+    });
+    assert!(
+        out.status.success(),
+        "{what}: {cmd:?} failed ({}): {}; this test needs root (CAP_NET_ADMIN) and iproute2",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+}
+
+fn ip(args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(args);
+    c
+}
+
+/// The namespaces, their sshds and the key directory; all removed on drop.
+struct Lab {
+    tag: String,
+    made: Vec<String>,
+    sshd: Vec<Child>,
+    dir: PathBuf,
+}
+
+impl Lab {
+    fn ns(&self, h: usize) -> String {
+        format!("{}{}", self.tag, (b'a' + h as u8) as char)
+    }
+    fn hub(&self) -> String {
+        format!("{}hub", self.tag)
+    }
+    fn addr(h: usize) -> String {
+        format!("{SUBNET}.{}", h + 1)
+    }
+
+    fn add_ns(&mut self, name: &str) {
+        run(
+            "creating a network namespace",
+            &mut ip(&["netns", "add", name]),
+        );
+        self.made.push(name.to_string());
+        run(
+            "bringing lo up",
+            &mut ip(&["-n", name, "link", "set", "lo", "up"]),
+        );
+    }
+
+    fn new() -> Lab {
+        let tag = format!("gx{}", std::process::id());
+        let dir = std::env::temp_dir().join(format!("netns-lab-{}", std::process::id()));
+        let mut lab = Lab {
+            tag,
+            made: Vec::new(),
+            sshd: Vec::new(),
+            dir,
+        };
+        let hub = lab.hub();
+        lab.add_ns(&hub);
+        run(
+            "creating the bridge",
+            &mut ip(&["-n", &hub, "link", "add", "br0", "type", "bridge"]),
+        );
+        run(
+            "bridge up",
+            &mut ip(&["-n", &hub, "link", "set", "br0", "up"]),
+        );
+        for h in 0..HOSTS {
+            let ns = lab.ns(h);
+            lab.add_ns(&ns);
+            let port = format!("p{h}");
+            run(
+                "creating a veth pair",
+                &mut ip(&[
+                    "-n", &hub, "link", "add", &port, "type", "veth", "peer", "name", "veth0",
+                    "netns", &ns,
+                ]),
+            );
+            run(
+                "attaching the veth to the bridge",
+                &mut ip(&["-n", &hub, "link", "set", &port, "master", "br0", "up"]),
+            );
+            let cidr = format!("{}/24", Lab::addr(h));
+            run(
+                "addressing veth0",
+                &mut ip(&["-n", &ns, "addr", "add", &cidr, "dev", "veth0"]),
+            );
+            run(
+                "veth0 up",
+                &mut ip(&["-n", &ns, "link", "set", "veth0", "up"]),
+            );
+        }
+        lab.start_sshds();
+        lab
+    }
+
+    fn start_sshds(&mut self) {
+        let sshd = "/usr/sbin/sshd";
+        assert!(
+            Path::new(sshd).exists(),
+            "{sshd} not found: install openssh-server"
+        );
+        let _ = std::fs::remove_dir_all(&self.dir);
+        std::fs::create_dir_all(&self.dir).unwrap();
+        let _ = std::fs::create_dir_all("/run/sshd");
+        for k in ["host_key", "client_key"] {
+            run(
+                "making throwaway ssh keys",
+                Command::new("ssh-keygen")
+                    .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                    .arg(self.dir.join(k)),
+            );
+        }
+        std::fs::copy(
+            self.dir.join("client_key.pub"),
+            self.dir.join("authorized_keys"),
+        )
+        .unwrap();
+        let d = self.dir.display();
+        for h in 0..HOSTS {
+            let conf = format!(
+                "Port 22\nListenAddress {}\nHostKey {d}/host_key\nPermitRootLogin yes\n\
+                 AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
+                 PidFile {d}/pid{h}\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nLogLevel ERROR\n",
+                Lab::addr(h)
+            );
+            let cf = self.dir.join(format!("sshd_config{h}"));
+            std::fs::write(&cf, conf).unwrap();
+            let child = ip(&["netns", "exec", &self.ns(h), sshd, "-D", "-e", "-f"])
+                .arg(&cf)
+                .stdin(Stdio::null())
+                .stderr(std::fs::File::create(self.dir.join(format!("sshd{h}.log"))).unwrap())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start sshd in {}: {e}", self.ns(h)));
+            self.sshd.push(child);
+        }
+        // Wait until each sshd listens (checked inside its namespace).
+        let end = Instant::now() + Duration::from_secs(10);
+        for h in 0..HOSTS {
+            loop {
+                let out = ip(&["netns", "exec", &self.ns(h), "ss", "-Hltn", "sport = :22"])
+                    .output()
+                    .expect("running ss (iproute2)");
+                if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+                    break;
+                }
+                if let Ok(Some(st)) = self.sshd[h].try_wait() {
+                    panic!(
+                        "sshd in {} exited ({st}): {}",
+                        self.ns(h),
+                        std::fs::read_to_string(self.dir.join(format!("sshd{h}.log")))
+                            .unwrap_or_default()
+                    );
+                }
+                assert!(
+                    Instant::now() < end,
+                    "sshd in {} did not listen within 10 s",
+                    self.ns(h)
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    fn ssh_options(&self) -> String {
+        format!(
+            "-i {} -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=10",
+            self.dir.join("client_key").display()
+        )
+    }
+
+    fn servers() -> String {
+        (0..HOSTS).map(Lab::addr).collect::<Vec<_>>().join(" ")
+    }
+
+    /// `gasnetrun-ofi args...` in the first host's namespace, ssh spawner.
+    fn launch(&self, t: &str, args: &[&str], envs: &[(&str, &str)]) -> Done {
+        let mut cmd = ip(&["netns", "exec", &self.ns(0)]);
+        cmd.arg(launcher()).args(args);
+        cmd.env("GASNET_SSH_SERVERS", Lab::servers())
+            .env("GASNET_SSH_OPTIONS", self.ssh_options())
+            .env("GASNET_OFI_BOOTSTRAP_HOST", Lab::addr(0))
+            .env("GASNET_OFI_SPAWNER", "ssh")
+            .envs(envs.iter().copied());
+        Job::start_cmd(t, cmd).wait(DEADLINE)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.sshd {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Deleting a namespace deletes its interfaces (and the veth peers).
+        for ns in self.made.iter().rev() {
+            let _ = ip(&["netns", "del", ns]).output();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The ring program (an example of this package built from
+/// `tests/src/bin/gex_startup.rs`).
+fn ring_program() -> PathBuf {
+    let p = bootcheck().with_file_name("gex-startup");
+    assert!(
+        p.exists(),
+        "{} is missing: run through cargo test",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn six_ranks_on_three_namespace_hosts_over_ssh_with_the_tcp_provider() {
+    let _g = serial();
+    let lab = Lab::new();
+    let b = bootcheck().to_string_lossy().into_owned();
+
+    // Host map and data exchange.
+    let t = token("netns");
+    let d = lab.launch(
+        &t,
+        &["-n", "6", "--", &b, &t, "check", "3", "GASNET_LAB=x"],
+        &[("GASNET_LAB", "x")],
+    );
+    assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+    for r in 0..6 {
+        let want = format!("bootcheck rank {r} ok host {} local {}/2", r / 2, r % 2);
+        assert!(d.out.contains(&want), "missing {want:?} in {:?}", d.out);
+    }
+
+    // A libfabric ring over the tcp provider on each namespace's veth0.
+    let ring = ring_program().to_string_lossy().into_owned();
+    let t = token("netnsring");
+    let d = lab.launch(
+        &t,
+        &["-n", "6", "--", &ring, &t],
+        &[
+            ("FI_PROVIDER", "tcp"),
+            ("GASNET_OFI_DEVICE", "veth0"),
+            ("GASNET_QUIET", "1"),
+            ("GASNET_EXITTIMEOUT", "30"),
+        ],
+    );
+    assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+    let out = d.out_text();
+    assert!(out.contains("provider=tcp"), "{out}");
+    assert!(out.contains("domain=veth0"), "{out}");
+    assert!(out.contains("ranks=6 hosts=3 ring=ok"), "{out}");
+}
