@@ -1,0 +1,141 @@
+//! Active Message conformance over real providers, through gasnetrun-ofi:
+//! the `gex-am` program (testcore/testam-style) on shm and tcp;ofi_rxm.
+
+use std::time::Duration;
+use tests::{job, serial, JobResult};
+
+const AM: &str = env!("CARGO_BIN_EXE_gex-am");
+const PROVIDERS: [&str; 2] = ["shm", "tcp"];
+
+fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64) -> JobResult {
+    job(AM, n, args, provider, vars, Duration::from_secs(secs))
+}
+
+fn ok(r: &JobResult, what: &str) {
+    assert_eq!(r.code, Some(0), "{what}: stdout {}\nstderr {}", r.stdout, r.stderr);
+}
+
+#[test]
+fn core_every_kind_argument_count_and_size() {
+    let _g = serial();
+    for p in PROVIDERS {
+        let r = run(4, &["core"], p, &[], 180);
+        ok(&r, p);
+        assert!(r.stdout.contains("gex-am core: ok: 162 request/reply pairs checked"), "{p}: {}", r.stdout);
+        // Both Long paths were taken.
+        assert!(!r.stdout.contains("long_inline=0 ") && !r.stdout.contains("long_rma=0 "), "{p}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn core_with_udp_and_sockets() {
+    let _g = serial();
+    for p in ["udp", "sockets"] {
+        let r = run(3, &["core"], p, &[], 180);
+        ok(&r, p);
+        assert!(r.stdout.contains("gex-am core: ok:"), "{p}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn barrier_named_anonymous_and_mismatch() {
+    let _g = serial();
+    for p in PROVIDERS {
+        let r = run(4, &["barrier"], p, &[], 120);
+        ok(&r, p);
+        assert!(r.stdout.contains("gex-am barrier: ok: 52 barriers, mismatch detected"), "{p}: {}", r.stdout);
+    }
+}
+
+fn flood(p: &str, vars: &[(&str, &str)]) {
+    let r = run(4, &["flood", "200000", "20000"], p, vars, 600);
+    ok(&r, &format!("{p} {vars:?}"));
+    assert!(
+        r.stdout.contains("gex-am flood: ok: 800000 shorts and 80000 mediums of 8192 bytes from 4 ranks arrived exactly once"),
+        "{p} {vars:?}: {}",
+        r.stdout
+    );
+}
+
+#[test]
+fn flood_default_buffers() {
+    let _g = serial();
+    for p in PROVIDERS {
+        flood(p, &[]);
+    }
+}
+
+#[test]
+fn flood_smallest_buffers() {
+    let _g = serial();
+    // Two buffers (one per endpoint, the minimum) of 64 KiB: eight
+    // largest-size AMs each. (8280 bytes, one AM per buffer, also delivers
+    // everything, but at one repost per message a full-size flood outlasts
+    // the test's deadline; see known-issues.md.)
+    flood("tcp", &[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "64K")]);
+    // shm defaults to recv mode (its multi-recv stalls under floods): the
+    // smallest legal setting there is two recv buffers.
+    flood("shm", &[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv")]);
+}
+
+#[test]
+fn flood_single_and_recv_modes() {
+    let _g = serial();
+    flood("tcp", &[("GASNET_OFI_RECEIVE_BUFF_SIZE", "single")]);
+    flood("tcp", &[("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv")]);
+    flood("shm", &[("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv")]);
+}
+
+#[test]
+fn exit_codes_from_every_place() {
+    let _g = serial();
+    for p in PROVIDERS {
+        for how in ["rank0", "rank1", "handler", "after-barrier"] {
+            let r = run(4, &["exit", how, "7"], p, &[], 120);
+            assert_eq!(r.code, Some(7), "{p} exit {how}: {}", r.stderr);
+            assert!(!r.stderr.contains("terminating the job"), "{p} {how}: an orderly exit is not a teardown: {}", r.stderr);
+        }
+        let r = run(4, &["exit", "return", "0"], p, &[], 120);
+        assert_eq!(r.code, Some(0), "{p} return from main: {}", r.stderr);
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_clear_errors() {
+    let _g = serial();
+    for p in PROVIDERS {
+        let r = run(2, &["bad"], p, &[], 120);
+        ok(&r, p);
+        assert!(r.stdout.contains("gex-am bad: ok: 6 bad inputs refused"), "{p}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn message_to_unregistered_handler_ends_the_job_with_the_naming_line() {
+    let _g = serial();
+    for p in PROVIDERS {
+        let r = run(4, &["unregistered"], p, &[], 120);
+        assert_eq!(r.code, Some(1), "{p}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("gex-am: rank 0: received an AM from rank 1 for handler index 250 with no associated handler registered"),
+            "{p}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn statistics_are_written_at_exit() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pattern = dir.join("stats.%").display().to_string();
+    let r = run(2, &["flood", "1000", "100"], "tcp", &[("GASNET_STATSFILE", &pattern)], 120);
+    ok(&r, "tcp");
+    let s0 = std::fs::read_to_string(dir.join("stats.0")).expect("rank 0 statistics");
+    assert!(s0.contains("AM_REQUEST_SHORT_RECEIVED 2000\n"), "{s0}");
+    assert!(s0.contains("AM_REQUEST_MEDIUM_RECEIVED 200\n"), "{s0}");
+    let s1 = std::fs::read_to_string(dir.join("stats.1")).expect("rank 1 statistics");
+    assert!(s1.contains("AM_REQUEST_SHORT_SENT 10"), "{s1}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
