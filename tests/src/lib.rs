@@ -120,7 +120,8 @@ pub fn assert_no_survivors(program: &str) {
                 if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
                     let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
                     if first == program.as_bytes() {
-                        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                        let stat =
+                            std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
                         // Zombies are already dead.
                         if !stat.contains(") Z ") {
                             alive.push(pid);

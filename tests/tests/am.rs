@@ -12,7 +12,13 @@ fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64
 }
 
 fn ok(r: &JobResult, what: &str) {
-    assert_eq!(r.code, Some(0), "{what}: stdout {}\nstderr {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "{what}: stdout {}\nstderr {}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 #[test]
@@ -21,9 +27,18 @@ fn core_every_kind_argument_count_and_size() {
     for p in PROVIDERS {
         let r = run(4, &["core"], p, &[], 180);
         ok(&r, p);
-        assert!(r.stdout.contains("gex-am core: ok: 162 request/reply pairs checked"), "{p}: {}", r.stdout);
+        assert!(
+            r.stdout
+                .contains("gex-am core: ok: 162 request/reply pairs checked"),
+            "{p}: {}",
+            r.stdout
+        );
         // Both Long paths were taken.
-        assert!(!r.stdout.contains("long_inline=0 ") && !r.stdout.contains("long_rma=0 "), "{p}: {}", r.stdout);
+        assert!(
+            !r.stdout.contains("long_inline=0 ") && !r.stdout.contains("long_rma=0 "),
+            "{p}: {}",
+            r.stdout
+        );
     }
 }
 
@@ -43,7 +58,12 @@ fn barrier_named_anonymous_and_mismatch() {
     for p in PROVIDERS {
         let r = run(4, &["barrier"], p, &[], 120);
         ok(&r, p);
-        assert!(r.stdout.contains("gex-am barrier: ok: 52 barriers, mismatch detected"), "{p}: {}", r.stdout);
+        assert!(
+            r.stdout
+                .contains("gex-am barrier: ok: 52 barriers, mismatch detected"),
+            "{p}: {}",
+            r.stdout
+        );
     }
 }
 
@@ -72,10 +92,22 @@ fn flood_smallest_buffers() {
     // largest-size AMs each. (8280 bytes, one AM per buffer, also delivers
     // everything, but at one repost per message a full-size flood outlasts
     // the test's deadline; see known-issues.md.)
-    flood("tcp", &[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "64K")]);
+    flood(
+        "tcp",
+        &[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "64K"),
+        ],
+    );
     // shm defaults to recv mode (its multi-recv stalls under floods): the
     // smallest legal setting there is two recv buffers.
-    flood("shm", &[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv")]);
+    flood(
+        "shm",
+        &[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv"),
+        ],
+    );
 }
 
 #[test]
@@ -93,7 +125,11 @@ fn exit_codes_from_every_place() {
         for how in ["rank0", "rank1", "handler", "after-barrier"] {
             let r = run(4, &["exit", how, "7"], p, &[], 120);
             assert_eq!(r.code, Some(7), "{p} exit {how}: {}", r.stderr);
-            assert!(!r.stderr.contains("terminating the job"), "{p} {how}: an orderly exit is not a teardown: {}", r.stderr);
+            assert!(
+                !r.stderr.contains("terminating the job"),
+                "{p} {how}: an orderly exit is not a teardown: {}",
+                r.stderr
+            );
         }
         let r = run(4, &["exit", "return", "0"], p, &[], 120);
         assert_eq!(r.code, Some(0), "{p} return from main: {}", r.stderr);
@@ -106,7 +142,11 @@ fn bad_input_is_refused_with_clear_errors() {
     for p in PROVIDERS {
         let r = run(2, &["bad"], p, &[], 120);
         ok(&r, p);
-        assert!(r.stdout.contains("gex-am bad: ok: 6 bad inputs refused"), "{p}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("gex-am bad: ok: 6 bad inputs refused"),
+            "{p}: {}",
+            r.stdout
+        );
     }
 }
 
@@ -130,7 +170,13 @@ fn statistics_are_written_at_exit() {
     let dir = std::env::temp_dir().join(format!("gex-stats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pattern = dir.join("stats.%").display().to_string();
-    let r = run(2, &["flood", "1000", "100"], "tcp", &[("GASNET_STATSFILE", &pattern)], 120);
+    let r = run(
+        2,
+        &["flood", "1000", "100"],
+        "tcp",
+        &[("GASNET_STATSFILE", &pattern)],
+        120,
+    );
     ok(&r, "tcp");
     let s0 = std::fs::read_to_string(dir.join("stats.0")).expect("rank 0 statistics");
     assert!(s0.contains("AM_REQUEST_SHORT_RECEIVED 2000\n"), "{s0}");

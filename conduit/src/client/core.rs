@@ -31,6 +31,7 @@ const TAG_MASK: usize = 3;
 const TAG_REQ_BUF: usize = 0;
 const TAG_REP_BUF: usize = 1;
 const TAG_WAIT: usize = 2;
+pub(crate) const TAG_RMA: usize = 3;
 
 /// Most completions read per CQ per poll.
 const MAX_BATCH: usize = 64;
@@ -40,6 +41,7 @@ pub(crate) struct Core {
     // which the provider may still reference until then. The segment MR
     // holds the RMA endpoint, so it closes before it.
     pub seg_mr: Option<MemoryRegion>,
+    pub bbuf_mr: Option<MemoryRegion>,
     pub req_ep: Endpoint,
     pub rep_ep: Endpoint,
     pub rma_ep: Endpoint,
@@ -53,6 +55,7 @@ pub(crate) struct Core {
     pub req_pool: Pool,
     pub rep_pool: Pool,
     pub segment: Option<Segment>,
+    pub bbufs: bbuf::Pool,
     // State.
     pub rank: usize,
     pub size: usize,
@@ -71,6 +74,12 @@ pub(crate) struct Core {
     pub stats: AmStats,
     pub in_handler: bool,
     pub scratch: Vec<u8>,
+    // RMA.
+    pub ops: ::rma::ops::Ops,
+    pub put_limits: ::rma::put_path::PutLimits,
+    pub put_counts: ::rma::put_path::PutCounters,
+    pub rma_poll_freq: usize,
+    pub rma_posts: usize,
 }
 
 fn kind_index(k: Kind) -> usize {
@@ -84,7 +93,7 @@ fn kind_index(k: Kind) -> usize {
 impl Core {
     /// Address of `rank`'s endpoint `ep` (0 request, 1 reply, 2 RMA).
     #[inline]
-    fn addr(&self, rank: usize, ep: usize) -> FiAddr {
+    pub(crate) fn addr(&self, rank: usize, ep: usize) -> FiAddr {
         self.addrs[3 * rank + ep]
     }
 
@@ -417,7 +426,7 @@ impl Core {
     #[inline]
     fn tx_done(&mut self, ctx: usize, failed: bool) {
         let ptr = ctx & !TAG_MASK;
-        if ptr == 0 {
+        if ptr == 0 && ctx & TAG_MASK != TAG_RMA {
             return;
         }
         match ctx & TAG_MASK {
@@ -430,6 +439,12 @@ impl Core {
                 // SAFETY: the context was made by Pool::context on rep_pool.
                 let i = unsafe { Pool::index_of(ptr as *const Buf) };
                 self.rep_pool.give(i);
+            }
+            TAG_RMA => {
+                let released = self.ops.complete_transfer((ctx >> 2) as u32, failed);
+                for b in released.bbufs {
+                    let _ = self.bbufs.reclaim(b);
+                }
             }
             TAG_WAIT => {
                 // SAFETY: a flag allocated by rma_write_blocking, freed only

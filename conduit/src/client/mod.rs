@@ -37,11 +37,13 @@
 mod core;
 mod error;
 mod recv;
+mod rma;
 mod segment;
 mod stats;
 mod token;
 
 pub use error::AmError;
+pub use rma::{Event, NbiSync, RmaScope};
 pub use segment::SegmentInfo;
 pub use stats::AmStats;
 pub use token::{Handler, LongFn, MediumFn, ShortFn, Token};
@@ -261,8 +263,45 @@ impl Client {
             send_bytes,
         );
 
+        // Bounce buffers, registered once.
+        let bbufs = bbuf::Pool::new(cfg.rma.num_bbufs, cfg.rma.bbuf_size).map_err(|e| {
+            AmError::BadArgument(format!("GASNET_OFI_NUM_BBUFS/GASNET_OFI_BBUF_SIZE: {e}"))
+        })?;
+        let bbuf_mr = if bbufs.is_empty() {
+            None
+        } else {
+            let (p, len) = bbufs.region();
+            // SAFETY: the pool's mapping lives in core.bbufs, dropped after
+            // core.bbuf_mr (field order).
+            let mut mr = unsafe {
+                MemoryRegion::register(
+                    &domain,
+                    p,
+                    len,
+                    (sys::FI_WRITE | sys::FI_READ) as u64,
+                    SEGMENT_KEY + 1,
+                )
+            }?;
+            if caps.mr_endpoint {
+                mr.bind_and_enable(&rma_ep)?;
+            }
+            Some(mr)
+        };
+        let (rma_inject_limit, _) = cfg.rma.resolve_inject_limit(caps.inject_size);
+        let put_limits = ::rma::put_path::PutLimits {
+            inject: rma_inject_limit,
+            bbuf_threshold: cfg.rma.bbuf_threshold,
+            bbuf_size: cfg.rma.bbuf_size,
+        };
         let mut core = Core {
             seg_mr: None,
+            bbuf_mr,
+            bbufs,
+            ops: ::rma::ops::Ops::new(),
+            put_limits,
+            put_counts: Default::default(),
+            rma_poll_freq: cfg.rma.rma_poll_freq.max(1),
+            rma_posts: 0,
             req_ep,
             rep_ep,
             rma_ep,

@@ -1,0 +1,277 @@
+//! RMA conformance program (modelled on GASNet's testsmall, testlarge and
+//! testgasnet), run under `gasnetrun-ofi`. Usage: `gex-rma <mode>`:
+//!
+//! * `all`: every form (blocking, NB now/deferred/with-LC, NBI now/deferred,
+//!   value forms; put and get) at sizes 1 B .. 4 MiB with unaligned offsets,
+//!   data checked at the target (in its segment) and at the initiator (got
+//!   back); every put path (inject, bounce, block) taken, proved by the
+//!   counters; hundreds of outstanding NB and NBI operations synced in one
+//!   call.
+//! * `bad`: out-of-segment, overflowing and negative (wrapped) offsets are
+//!   refused and nothing is written.
+//! * `attach <bytes>`: attach a segment of that size and report.
+//!
+//! Rank 0 prints one summary line; errors print `gex-rma: rank R: ...` and
+//! end the job with code 1.
+
+use conduit::client::{AmError, Client, NbiSync};
+
+const SEG: usize = 16 << 20;
+/// Each step writes into the peer's segment at an odd offset below this.
+const AREA: usize = 8 << 20;
+
+fn pattern(seed: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|j| (j.wrapping_mul(2654435761) >> 7 ^ seed.wrapping_mul(131) ^ j) as u8)
+        .collect()
+}
+
+fn fail(msg: String) -> AmError {
+    AmError::BadArgument(msg)
+}
+
+const FORMS: [&str; 7] = [
+    "blocking",
+    "nb-now",
+    "nb-deferred",
+    "nb-lc",
+    "nbi-now",
+    "nbi-deferred",
+    "value",
+];
+
+/// One step: rank r puts `len` bytes into rank r+1's segment with `form`,
+/// the target checks its segment, the initiator gets the bytes back with
+/// the matching get form and compares.
+fn step(c: &mut Client, form: usize, len: usize, seed: usize) -> Result<(), AmError> {
+    let (me, n) = (c.rank(), c.size());
+    let peer = (me + 1) % n;
+    let pred = (me + n - 1) % n;
+    let off = 1 + (len * 7 + form) % 13 + (form * 977) % 4096;
+    let data = pattern(seed * 31 + me, len);
+    // Put.
+    match FORMS[form] {
+        "blocking" => c.put(peer, off, &data)?,
+        "nb-now" => c.rma_scope(|s| {
+            let ev = s.put_nb(peer, off, &data)?;
+            s.wait(ev)
+        })?,
+        "nb-deferred" => c.rma_scope(|s| {
+            let ev = s.put_nb_deferred(peer, off, &data)?;
+            let mut e = Some(ev);
+            while !s.test(&mut e)? {}
+            Ok(())
+        })?,
+        "nb-lc" => c.rma_scope(|s| {
+            let (remote, local) = s.put_nb_lc(peer, off, &data)?;
+            s.wait(local)?;
+            s.wait(remote)
+        })?,
+        "nbi-now" => c.rma_scope(|s| {
+            s.put_nbi(peer, off, &data)?;
+            s.sync_nbi(NbiSync::Puts)
+        })?,
+        "nbi-deferred" => c.rma_scope(|s| {
+            s.put_nbi_deferred(peer, off, &data)?;
+            s.sync_nbi(NbiSync::All)
+        })?,
+        _ => {
+            // Value form: 8-byte words (len rounded down, at least one).
+            for (i, w) in data.chunks_exact(8).enumerate() {
+                c.put_u64(peer, off + 8 * i, u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])))?;
+            }
+        }
+    }
+    let checked = if FORMS[form] == "value" { len / 8 * 8 } else { len };
+    c.barrier()?;
+    // Target side: my predecessor wrote into my segment.
+    let mut mine = vec![0u8; checked];
+    c.segment_read(off_for(pred, form, len), &mut mine)?;
+    let want = pattern(seed * 31 + pred, len);
+    if mine[..] != want[..checked] {
+        let j = (0..checked).find(|&j| mine[j] != want[j]).unwrap_or(0);
+        return Err(fail(format!("{} put of {len} bytes: target byte {j} differs", FORMS[form])));
+    }
+    c.barrier()?;
+    // Initiator side: get it back with the matching form.
+    let mut back = vec![0u8; checked];
+    match FORMS[form] {
+        "blocking" | "nb-lc" => c.get(peer, off, &mut back)?,
+        "nb-now" | "nb-deferred" => c.rma_scope(|s| {
+            let ev = s.get_nb(peer, off, &mut back)?;
+            s.wait(ev)
+        })?,
+        "nbi-now" | "nbi-deferred" => c.rma_scope(|s| {
+            s.get_nbi(peer, off, &mut back)?;
+            s.sync_nbi(NbiSync::Gets)
+        })?,
+        _ => {
+            for i in 0..checked / 8 {
+                let v = c.get_u64(peer, off + 8 * i)?;
+                back[8 * i..8 * i + 8].copy_from_slice(&v.to_ne_bytes());
+            }
+        }
+    }
+    if back[..] != data[..checked] {
+        let j = (0..checked).find(|&j| back[j] != data[j]).unwrap_or(0);
+        return Err(fail(format!("{} get of {len} bytes: byte {j} differs", FORMS[form])));
+    }
+    c.barrier()
+}
+
+fn off_for(_rank: usize, form: usize, len: usize) -> usize {
+    1 + (len * 7 + form) % 13 + (form * 977) % 4096
+}
+
+fn all(c: &mut Client) -> Result<String, AmError> {
+    c.attach_segment(SEG)?;
+    c.barrier()?;
+    let mut sizes = vec![1usize, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000];
+    sizes.extend([4095, 4096, 4097, 8191, 8193, 16383, 16384, 16385, 65_537, 1 << 20, (1 << 20) + 3, 4 << 20]);
+    let mut steps = 0;
+    for (k, &len) in sizes.iter().enumerate() {
+        assert!(len + 8192 < AREA);
+        for form in 0..FORMS.len() {
+            if FORMS[form] == "value" && len < 8 {
+                continue;
+            }
+            step(c, form, len, k)?;
+            steps += 1;
+        }
+    }
+    // Hundreds outstanding, synced in one call.
+    let (me, n) = (c.rank(), c.size());
+    let peer = (me + 1) % n;
+    let many = 500usize;
+    let blocks: Vec<Vec<u8>> = (0..many).map(|i| pattern(i + 7, 200)).collect();
+    c.rma_scope(|s| {
+        let mut evs = Vec::new();
+        for (i, b) in blocks.iter().enumerate() {
+            evs.push(s.put_nb_deferred(peer, AREA + 256 * i, b)?);
+        }
+        s.wait_all(evs)
+    })?;
+    let mut gets: Vec<Vec<u8>> = vec![vec![0u8; 200]; many];
+    c.rma_scope(|s| {
+        for (i, b) in blocks.iter().enumerate() {
+            s.put_nbi(peer, AREA + 256 * many + 256 * i, b)?;
+        }
+        s.sync_nbi(NbiSync::Puts)?;
+        for (i, g) in gets.iter_mut().enumerate() {
+            s.get_nbi(peer, AREA + 256 * i, g)?;
+        }
+        s.sync_nbi(NbiSync::All)
+    })?;
+    if gets != blocks {
+        return Err(fail("500 outstanding NB puts / NBI gets: data differs".into()));
+    }
+    let mut back = vec![0u8; 200];
+    for i in [0, many / 2, many - 1] {
+        c.get(peer, AREA + 256 * many + 256 * i, &mut back)?;
+        if back != blocks[i] {
+            return Err(fail(format!("NBI put {i} of {many}: data differs")));
+        }
+    }
+    c.barrier()?;
+    let pc = c.put_counts();
+    if pc.inject == 0 || pc.bounce == 0 || pc.block == 0 {
+        return Err(fail(format!("not every put path was taken: {pc:?}")));
+    }
+    Ok(format!(
+        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={}",
+        2 * many,
+        pc.inject,
+        pc.bounce,
+        pc.block
+    ))
+}
+
+fn bad(c: &mut Client) -> Result<String, AmError> {
+    let seg = 1 << 16;
+    c.attach_segment(seg)?;
+    c.barrier()?;
+    let peer = (c.rank() + 1) % c.size();
+    let mut n = 0;
+    let mut expect = |r: Result<(), AmError>, want: String| -> Result<(), AmError> {
+        match r {
+            Err(e) if e.to_string() == want => {
+                n += 1;
+                Ok(())
+            }
+            other => Err(fail(format!("expected {want:?}, got {other:?}"))),
+        }
+    };
+    let data = vec![0xabu8; 16];
+    expect(c.put(peer, seg - 8, &data), format!("16 bytes at offset {} do not fit in the 65536-byte segment of rank {peer}", seg - 8))?;
+    expect(c.put(peer, seg, &data[..1]), format!("1 bytes at offset {seg} do not fit in the 65536-byte segment of rank {peer}"))?;
+    let overflow = usize::MAX - 3;
+    expect(c.put(peer, overflow, &data), format!("16 bytes at offset {overflow} do not fit in the 65536-byte segment of rank {peer}"))?;
+    let negative = (-8i64) as usize;
+    expect(c.put(peer, negative, &data), format!("16 bytes at offset {negative} do not fit in the 65536-byte segment of rank {peer}"))?;
+    let mut dst = vec![0u8; 16];
+    expect(c.get(peer, seg - 1, &mut dst), format!("16 bytes at offset {} do not fit in the 65536-byte segment of rank {peer}", seg - 1))?;
+    expect(
+        c.rma_scope(|s| s.put_nbi(peer, negative, &data)),
+        format!("16 bytes at offset {negative} do not fit in the 65536-byte segment of rank {peer}"),
+    )?;
+    expect(
+        c.rma_scope(|s| s.put_nb(peer, seg - 4, &[1u8; 5000]).map(|_| ())),
+        format!("5000 bytes at offset {} do not fit in the 65536-byte segment of rank {peer}", seg - 4),
+    )?;
+    c.barrier()?;
+    // Nothing was written anywhere in my segment.
+    let mut all = vec![0u8; seg];
+    c.segment_read(0, &mut all)?;
+    if all.iter().any(|&b| b != 0) {
+        return Err(fail("a refused put wrote into the segment".into()));
+    }
+    c.barrier()?;
+    Ok(format!("ok: {n} bad requests refused and nothing was written"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_default();
+    let mut c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gex-rma: {e}");
+            std::process::exit(1);
+        }
+    };
+    let r = match mode.as_str() {
+        "all" => all(&mut c),
+        "bad" => bad(&mut c),
+        "attach" | "attach-hang" => {
+            let bytes = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+            let r = c.attach_segment(bytes).map(|_| format!("ok: attached {bytes} bytes"));
+            if r.is_ok() && mode == "attach-hang" {
+                println!("rank {} attached", c.rank());
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+                // Wait to be killed (the test kills one rank with SIGKILL).
+                loop {
+                    if let Err(e) = c.poll() {
+                        eprintln!("gex-rma: rank {}: {e}", c.rank());
+                        c.exit(1);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            r
+        }
+        _ => Err(fail(format!("usage: gex-rma all|bad|attach <bytes> (got {mode:?})"))),
+    };
+    match r {
+        Ok(line) => {
+            if c.rank() == 0 {
+                println!("gex-rma {mode}: {line}");
+            }
+            c.exit(0);
+        }
+        Err(e) => {
+            eprintln!("gex-rma: rank {}: {e}", c.rank());
+            c.exit(1);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! RMA conformance over real providers, through gasnetrun-ofi: the
+//! `gex-rma` program (testsmall/testlarge/testgasnet-style).
+
+use std::time::Duration;
+use tests::{job, serial, JobResult};
+
+const RMA: &str = env!("CARGO_BIN_EXE_gex-rma");
+
+fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64) -> JobResult {
+    job(RMA, n, args, provider, vars, Duration::from_secs(secs))
+}
+
+#[test]
+fn every_form_and_size_with_every_put_path() {
+    let _g = serial();
+    for p in ["shm", "tcp"] {
+        let r = run(2, &["all"], p, &[], 600);
+        assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("gex-rma all: ok: 192 put/get steps of sizes 1 B..4 MiB checked on both sides, 500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="),
+            "{p}: {}",
+            r.stdout
+        );
+        for zero in ["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"] {
+            assert!(!r.stdout.contains(zero), "{p}: a put path was never taken: {}", r.stdout);
+        }
+    }
+}
+
+#[test]
+fn usable_providers_udp_and_sockets() {
+    let _g = serial();
+    for p in ["udp", "sockets"] {
+        let r = run(2, &["all"], p, &[], 600);
+        assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("gex-rma all: ok: 192 put/get steps"), "{p}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn bad_addresses_are_refused_and_nothing_is_written() {
+    let _g = serial();
+    for p in ["shm", "tcp"] {
+        let r = run(2, &["bad"], p, &[], 120);
+        assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("gex-rma bad: ok: 7 bad requests refused and nothing was written"), "{p}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn segment_size_errors() {
+    let _g = serial();
+    let r = run(2, &["attach", "2097152"], "tcp", &[("GASNET_MAX_SEGSIZE", "1M")], 60);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains("segment size 2097152 exceeds the limit of 1048576 bytes set by GASNET_MAX_SEGSIZE=1M"),
+        "{}",
+        r.stderr
+    );
+    let r = run(2, &["attach", "1000"], "tcp", &[], 60);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("segment size 1000 is not a positive multiple of the page size 4096"), "{}", r.stderr);
+    let r = run(2, &["attach", "1048576"], "tcp", &[("GASNET_MAX_SEGSIZE", "1M")], 60);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+#[test]
+fn too_few_bounce_buffers_is_a_configuration_error() {
+    let _g = serial();
+    let r = run(2, &["attach", "65536"], "tcp", &[("GASNET_OFI_NUM_BBUFS", "2")], 60);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains(
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 4 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+fn segment_files() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("gex-seg-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
+    let _g = serial();
+    let before = segment_files();
+    let r = run(2, &["attach", "1048576"], "shm", &[], 60);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(segment_files(), before, "a normal run left segment files");
+
+    // A job whose ranks hold their segments; kill -9 one rank mid-job.
+    let launcher = tests::workspace_bin("gasnetrun-ofi", RMA);
+    let mut cmd = std::process::Command::new(launcher);
+    cmd.args(["-n", "2", RMA, "attach-hang", "1048576"])
+        .env("GASNET_QUIET", "1")
+        .env("GASNET_EXITTIMEOUT", "10")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("start the job");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    // Wait until both ranks attached, then find one and kill it.
+    let victim = loop {
+        assert!(std::time::Instant::now() < deadline, "ranks never attached");
+        let pids: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let pid: i32 = e.file_name().to_string_lossy().parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                (text.starts_with(RMA) && text.contains("attach-hang")).then_some(pid)
+            })
+            .collect();
+        if pids.len() == 2 {
+            // Let them get through the attach.
+            std::thread::sleep(Duration::from_millis(1500));
+            break pids[1];
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // While the ranks run, their segment files are already unlinked.
+    assert_eq!(segment_files(), before, "segment files exist while the job runs");
+    // SAFETY: kill(2) on a rank of the job this test started.
+    unsafe { libc::kill(victim, libc::SIGKILL) };
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert_ne!(status.code(), Some(0));
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the job did not end after one rank was killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tests::assert_no_survivors(RMA);
+    assert_eq!(segment_files(), before, "a killed job left segment files");
+}
