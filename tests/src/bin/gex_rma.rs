@@ -160,16 +160,16 @@ fn all(c: &mut Client) -> Result<String, AmError> {
     let mut steps = 0;
     for (k, &len) in sizes.iter().enumerate() {
         assert!(len + 8192 < AREA);
-        for form in 0..FORMS.len() {
+        for (form, name) in FORMS.iter().enumerate() {
             // The value form moves 8 bytes per call: it is checked on
             // sizes up to 64 KiB (8192 calls), not 4 MiB.
-            if FORMS[form] == "value" && !(8..=65_537).contains(&len) {
+            if *name == "value" && !(8..=65_537).contains(&len) {
                 continue;
             }
             let t0 = std::time::Instant::now();
             step(c, form, len, k)?;
             if std::env::var_os("GEX_RMA_TIMING").is_some() && c.rank() == 0 {
-                eprintln!("step {} {len}: {:?}", FORMS[form], t0.elapsed());
+                eprintln!("step {name} {len}: {:?}", t0.elapsed());
             }
             steps += 1;
         }
