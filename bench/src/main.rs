@@ -1,5 +1,73 @@
-//! gex-bench (being written).
+//! gex-bench: the conduit's benchmarks, side by side with `fi_pingpong`.
+//!
+//! Run it under the launcher with two ranks:
+//!
+//! ```text
+//! FI_PROVIDER=shm GASNET_OFI_DEVICE=shm GASNET_QUIET=1 \
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench
+//! FI_PROVIDER=tcp GASNET_OFI_DEVICE=lo GASNET_QUIET=1 \
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench --json out.json
+//! ```
+//!
+//! Rank 0 measures and prints; rank 1 serves. See `docs/PERFORMANCE.md`
+//! for the method and `gex-bench --help` for the options.
+
+mod cli;
+mod pingpong;
+mod report;
+mod run;
+mod stats;
+
+use clap::Parser;
+use conduit::client::Client;
+
+fn write_out(dest: &str, text: &str) -> Result<(), String> {
+    if dest == "-" {
+        print!("{text}");
+        Ok(())
+    } else {
+        std::fs::write(dest, text).map_err(|e| format!("cannot write {dest}: {e}"))
+    }
+}
+
 fn main() {
-    eprintln!("gex-bench: not built yet");
-    std::process::exit(2);
+    let opts = cli::Opts::parse();
+    let mut c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gex-bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let report = match run::run(&mut c, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("gex-bench: rank {}: {e}", c.rank());
+            c.exit(1);
+        }
+    };
+    let mut code = 0;
+    if let Some(r) = report {
+        let mut table_to_stdout = true;
+        for (dest, text) in [
+            (opts.json.as_deref(), r.json()),
+            (opts.csv.as_deref(), r.csv()),
+        ] {
+            if let Some(d) = dest {
+                table_to_stdout &= d != "-";
+                if let Err(e) = write_out(d, &text) {
+                    eprintln!("gex-bench: {e}");
+                    code = 1;
+                }
+            }
+        }
+        if table_to_stdout {
+            print!("{}", r.table());
+        }
+    }
+    if let Err(e) = c.barrier() {
+        eprintln!("gex-bench: rank {}: {e}", c.rank());
+        c.exit(1);
+    }
+    c.exit(code);
 }
