@@ -58,6 +58,10 @@ pub struct Opts {
     /// The fi_pingpong binary (default: found on PATH).
     #[arg(long, value_name = "PATH")]
     pub pingpong: Option<std::path::PathBuf>,
+    /// Before starting, wait up to this many seconds for the machine to be
+    /// quiet (other processes below 10% of the CPUs over one second).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub wait_quiet: u64,
     /// No progress lines on standard error.
     #[arg(long, short)]
     pub quiet: bool,

@@ -30,8 +30,33 @@ fn write_out(dest: &str, text: &str) -> Result<(), String> {
     }
 }
 
+/// Wait up to `secs` seconds until the CPUs are more than 90% idle over one
+/// second (before the job starts its own spinning). Returns the busy
+/// percentage last seen.
+fn wait_quiet(secs: u64) -> f64 {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let (b0, t0) = run::cpu_ticks();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let (b1, t1) = run::cpu_ticks();
+        let busy = 100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64;
+        if busy < 10.0 || std::time::Instant::now() > until {
+            return busy;
+        }
+    }
+}
+
 fn main() {
     let opts = cli::Opts::parse();
+    if opts.wait_quiet > 0 {
+        let busy = wait_quiet(opts.wait_quiet);
+        if busy >= 10.0 && !opts.quiet {
+            eprintln!(
+                "gex-bench: the machine is still {busy:.0}% busy after {} s; measuring anyway",
+                opts.wait_quiet
+            );
+        }
+    }
     let mut c = match Client::init() {
         Ok(c) => c,
         Err(e) => {

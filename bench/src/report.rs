@@ -68,6 +68,10 @@ pub struct Report {
     pub load_start: [f64; 3],
     /// /proc/loadavg at the end.
     pub load_end: [f64; 3],
+    /// CPU time used by processes other than the benchmark's (ranks and
+    /// fi_pingpong) during the run, in percent of all CPUs' time: how quiet
+    /// the machine was.
+    pub other_cpu_pct: f64,
     /// fi_pingpong.
     pub pingpong: RawInfo,
     /// The figures.
@@ -92,9 +96,10 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "load average at start {}, at end {}",
+            "load average at start {}, at end {}; other processes used {:.1}% of the CPUs during the run",
             l(self.load_start),
-            l(self.load_end)
+            l(self.load_end),
+            self.other_cpu_pct
         );
         let _ = writeln!(
             s,

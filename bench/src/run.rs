@@ -23,7 +23,9 @@ const H_MED: u8 = 133;
 const H_LONG: u8 = 134;
 /// Flood acknowledgement (Short reply).
 const H_ACK: u8 = 135;
-/// Resident memory report (Medium request: two u64 KiB, little-endian).
+/// End-of-run report of a server rank (Medium request: VmRSS after start-up
+/// and at the end in KiB, and its CPU time over the run in clock ticks; three
+/// little-endian u64).
 const H_RSS: u8 = 136;
 
 /// State the handlers share with the main code.
@@ -33,6 +35,8 @@ struct Shared {
     pongs: AtomicU64,
     acks: AtomicU64,
     rss: Mutex<Vec<Memory>>,
+    /// CPU ticks the server ranks used over the run.
+    server_ticks: AtomicU64,
 }
 
 /// One figure's per-repetition values, in report order.
@@ -82,6 +86,36 @@ pub fn vm_rss_kib() -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Busy and total clock ticks of all CPUs (/proc/stat); busy excludes idle
+/// and iowait.
+pub fn cpu_ticks() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// CPU ticks of this process and its waited-for children (utime, stime,
+/// cutime, cstime of /proc/self/stat).
+pub fn own_ticks() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = s.rsplit_once(") ").map_or("", |(_, r)| r);
+    after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|x| x.parse::<u64>().unwrap_or(0))
+        .sum()
 }
 
 /// /proc/loadavg's three averages.
@@ -314,12 +348,13 @@ impl Bench<'_> {
         self.step_end(true)
     }
 
-    fn rss_gather(&mut self, start_kib: u64) -> Result<Vec<Memory>, AmError> {
+    fn rss_gather(&mut self, start_kib: u64, ticks: u64) -> Result<Vec<Memory>, AmError> {
         let end_kib = vm_rss_kib();
         let me = self.c.rank();
         if me != 0 {
             let mut b = start_kib.to_le_bytes().to_vec();
             b.extend_from_slice(&end_kib.to_le_bytes());
+            b.extend_from_slice(&ticks.to_le_bytes());
             self.c.request_medium(0, H_RSS, &[me as u32], &b)?;
             return Ok(Vec::new());
         }
@@ -388,8 +423,9 @@ fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
     c.register(
         H_RSS,
         Handler::request_medium(1, move |_t, a, p| {
-            if p.len() == 16 {
+            if p.len() == 24 {
                 let k = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
+                s.server_ticks.fetch_add(k(16), Ordering::Relaxed);
                 if let Ok(mut v) = s.rss.lock() {
                     v.push(Memory {
                         rank: a[0] as usize,
@@ -422,6 +458,8 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
     }
     let start_kib = vm_rss_kib();
     c.barrier()?;
+    let (busy0, total0) = cpu_ticks();
+    let own0 = own_ticks();
 
     let provider = c.capabilities().provider.clone();
     let (pp, how) = if o.no_pingpong {
@@ -470,7 +508,8 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
     for e in &pp_errors {
         eprintln!("gex-bench: {e}");
     }
-    let memory = b.rss_gather(start_kib)?;
+    let memory = b.rss_gather(start_kib, own_ticks() - own0)?;
+    let (busy1, total1) = cpu_ticks();
     if !b.rank0() {
         return Ok(None);
     }
@@ -501,6 +540,11 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
         })
         .collect();
     let ran = pp.is_some() && pp_errors.is_empty();
+    // What the rest of the machine used meanwhile: all busy time less ours
+    // (both ranks, and fi_pingpong as rank 0's children).
+    let ours = own_ticks() - own0 + b.sh.server_ticks.load(Ordering::Relaxed);
+    let foreign = (busy1 - busy0).saturating_sub(ours);
+    let other_cpu_pct = 100.0 * foreign as f64 / (total1 - total0).max(1) as f64;
     Ok(Some(Report {
         provider,
         ranks: b.c.size(),
@@ -510,6 +554,7 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
         long_inline_threshold: b.c.long_inline_threshold(),
         load_start,
         load_end: loadavg(),
+        other_cpu_pct,
         pingpong: RawInfo {
             ran,
             how: if pp_errors.is_empty() {
