@@ -32,7 +32,7 @@ pub struct Opts {
     pub iters: usize,
     /// Repetitions of every measurement (the report gives their median,
     /// quartiles and extremes).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 9)]
     pub reps: usize,
     /// Payload sizes for Medium and Long throughput (comma-separated,
     /// suffixes k and m allowed; Mediums above the conduit's maximum are

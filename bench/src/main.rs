@@ -50,7 +50,9 @@ fn main() {
     let opts = cli::Opts::parse();
     if opts.wait_quiet > 0 {
         let busy = wait_quiet(opts.wait_quiet);
-        if busy >= 10.0 && !opts.quiet {
+        // Before init the rank is only in the launcher's environment.
+        let rank0 = std::env::var("GASNET_OFI_RANK").map_or(true, |r| r == "0");
+        if busy >= 10.0 && !opts.quiet && rank0 {
             eprintln!(
                 "gex-bench: the machine is still {busy:.0}% busy after {} s; measuring anyway",
                 opts.wait_quiet

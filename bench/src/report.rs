@@ -27,6 +27,14 @@ pub struct Row {
     pub raw_what: Option<String>,
     /// ours.median / raw.median.
     pub ratio: Option<f64>,
+    /// Median of the per-repetition ratios (ours / raw of the same
+    /// repetition, measured seconds apart): steadier than `ratio` when the
+    /// machine drifts between repetitions.
+    pub paired_ratio: Option<f64>,
+    /// Our figure of each repetition, in order.
+    pub ours_reps: Vec<f64>,
+    /// The raw fabric's figure of each repetition, in order.
+    pub raw_reps: Vec<f64>,
 }
 
 /// Resident memory of one rank.
@@ -112,18 +120,18 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "figures: median of reps [min .. max]; raw = fi_pingpong (round trip = 2 x one-way; MB/s = one message in flight); ratio = ours / raw"
+            "figures: median of reps [min .. max]; raw = fi_pingpong (round trip = 2 x one-way; MB/s = one message in flight); ratio = ours / raw (medians); paired = median of per-rep ratios"
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7}",
-            "test", "size", "path", "unit", "ours", "[min .. max]", "raw", "ratio"
+            "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7} {:>7}",
+            "test", "size", "path", "unit", "ours", "[min .. max]", "raw", "ratio", "paired"
         );
         for r in &self.rows {
             let prec = if r.unit == "us" { 3 } else { 1 };
             let _ = writeln!(
                 s,
-                "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7}",
+                "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7} {:>7}",
                 r.test,
                 r.size.map_or("-".into(), |z| z.to_string()),
                 r.path.as_deref().unwrap_or("-"),
@@ -132,6 +140,7 @@ impl Report {
                 format!("[{:.prec$} .. {:.prec$}]", r.ours.min, r.ours.max),
                 opt(r.raw.map(|x| x.median), prec),
                 opt(r.ratio, 3),
+                opt(r.paired_ratio, 3),
             );
         }
         if !self.memory.is_empty() {
@@ -155,13 +164,13 @@ impl Report {
     /// CSV: one line per figure, then one per rank's memory.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "provider,test,size,path,unit,median,min,max,q1,q3,reps,raw_median,raw_min,raw_max,ratio\n",
+            "provider,test,size,path,unit,median,min,max,q1,q3,reps,raw_median,raw_min,raw_max,ratio,paired_ratio\n",
         );
         let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 self.provider.replace(',', ";"),
                 r.test,
                 r.size.map_or(String::new(), |z| z.to_string()),
@@ -177,13 +186,14 @@ impl Report {
                 f(r.raw.map(|x| x.min)),
                 f(r.raw.map(|x| x.max)),
                 f(r.ratio),
+                f(r.paired_ratio),
             );
         }
         for m in &self.memory {
             for (what, v) in [("rss_start", m.start_kib), ("rss_end", m.end_kib)] {
                 let _ = writeln!(
                     s,
-                    "{},{what}_rank{},,,KiB,{v},{v},{v},{v},{v},1,,,,",
+                    "{},{what}_rank{},,,KiB,{v},{v},{v},{v},{v},1,,,,,",
                     self.provider.replace(',', ";"),
                     m.rank
                 );

@@ -216,6 +216,7 @@ impl Bench<'_> {
             let f = self.figs.get("am_short_rtt", Some(8), "us");
             f.ours.push(us);
             f.path = Some(path);
+            self.progress(&format!("  {us:.3} us per round trip"));
         }
         self.step_end(false)
     }
@@ -536,6 +537,18 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
                 ratio: raw
                     .filter(|r| r.median > 0.0)
                     .map(|r| ours.median / r.median),
+                paired_ratio: raw.and_then(|_| {
+                    let r: Vec<f64> = f
+                        .ours
+                        .iter()
+                        .zip(&f.raw)
+                        .filter(|(_, w)| **w > 0.0)
+                        .map(|(o, w)| o / w)
+                        .collect();
+                    Summary::of(&r).map(|s| s.median)
+                }),
+                ours_reps: f.ours.clone(),
+                raw_reps: f.raw.clone(),
             })
         })
         .collect();

@@ -82,6 +82,7 @@ fn json_table_and_csv_agree() {
         if pingpong_ran && row["test"] != "barrier" {
             assert!(num(&row["raw"], "median") > 0.0, "no raw figure: {row}");
             assert!(num(row, "ratio") > 0.0, "{row}");
+            assert!(num(row, "paired_ratio") > 0.0, "{row}");
         }
         // The table shows the same median on the row's line.
         let test = row["test"].as_str().unwrap();
