@@ -1,5 +1,100 @@
-//! gex-bench (being written).
+//! gex-bench: the conduit's benchmarks, side by side with `fi_pingpong`.
+//!
+//! Run it under the launcher with two ranks:
+//!
+//! ```text
+//! FI_PROVIDER=shm GASNET_OFI_DEVICE=shm GASNET_QUIET=1 \
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench
+//! FI_PROVIDER=tcp GASNET_OFI_DEVICE=lo GASNET_QUIET=1 \
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench --json out.json
+//! ```
+//!
+//! Rank 0 measures and prints; rank 1 serves. See `docs/PERFORMANCE.md`
+//! for the method and `gex-bench --help` for the options.
+
+mod cli;
+mod pingpong;
+mod report;
+mod run;
+mod stats;
+
+use clap::Parser;
+use conduit::client::Client;
+
+fn write_out(dest: &str, text: &str) -> Result<(), String> {
+    if dest == "-" {
+        print!("{text}");
+        Ok(())
+    } else {
+        std::fs::write(dest, text).map_err(|e| format!("cannot write {dest}: {e}"))
+    }
+}
+
+/// Wait up to `secs` seconds until the CPUs are more than 90% idle over one
+/// second (before the job starts its own spinning). Returns the busy
+/// percentage last seen.
+fn wait_quiet(secs: u64) -> f64 {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let (b0, t0) = run::cpu_ticks();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let (b1, t1) = run::cpu_ticks();
+        let busy = 100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64;
+        if busy < 10.0 || std::time::Instant::now() > until {
+            return busy;
+        }
+    }
+}
+
 fn main() {
-    eprintln!("gex-bench: not built yet");
-    std::process::exit(2);
+    let opts = cli::Opts::parse();
+    if opts.wait_quiet > 0 {
+        let busy = wait_quiet(opts.wait_quiet);
+        // Before init the rank is only in the launcher's environment.
+        let rank0 = std::env::var("GASNET_OFI_RANK").map_or(true, |r| r == "0");
+        if busy >= 10.0 && !opts.quiet && rank0 {
+            eprintln!(
+                "gex-bench: the machine is still {busy:.0}% busy after {} s; measuring anyway",
+                opts.wait_quiet
+            );
+        }
+    }
+    let mut c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gex-bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let report = match run::run(&mut c, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("gex-bench: rank {}: {e}", c.rank());
+            c.exit(1);
+        }
+    };
+    let mut code = 0;
+    if let Some(r) = report {
+        let mut table_to_stdout = true;
+        for (dest, text) in [
+            (opts.json.as_deref(), r.json()),
+            (opts.csv.as_deref(), r.csv()),
+        ] {
+            if let Some(d) = dest {
+                table_to_stdout &= d != "-";
+                if let Err(e) = write_out(d, &text) {
+                    eprintln!("gex-bench: {e}");
+                    code = 1;
+                }
+            }
+        }
+        if table_to_stdout {
+            print!("{}", r.table());
+        }
+    }
+    if let Err(e) = c.barrier() {
+        eprintln!("gex-bench: rank {}: {e}", c.rank());
+        c.exit(1);
+    }
+    c.exit(code);
 }

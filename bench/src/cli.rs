@@ -1,0 +1,111 @@
+//! Command-line options of `gex-bench`.
+
+use clap::{Parser, ValueEnum};
+
+/// A selectable group of measurements (`--tests am,barrier`). Put and get
+/// will join this list when the conduit has them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestKind {
+    /// AM Short round trip; AM Medium and Long flood throughput by size.
+    Am,
+    /// Anonymous barrier latency.
+    Barrier,
+}
+
+/// gex-bench: conduit benchmarks side by side with fi_pingpong.
+///
+/// Run under the launcher with two ranks, e.g.
+/// `FI_PROVIDER=shm GASNET_OFI_DEVICE=shm gasnetrun-ofi -n 2 gex-bench`.
+/// Rank 0 measures and prints; rank 1 serves. Every figure is the median
+/// of `--reps` repetitions, with its spread; `fi_pingpong` runs on the same
+/// provider between the conduit's repetitions (never at the same time) and
+/// each figure is printed beside the raw fabric's and the ratio.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "gex-bench", version)]
+pub struct Opts {
+    /// Which measurements (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "am,barrier")]
+    pub tests: Vec<TestKind>,
+    /// Round trips (and barriers) per repetition; flood messages per size
+    /// are at most this many.
+    #[arg(long, default_value_t = 10_000)]
+    pub iters: usize,
+    /// Repetitions of every measurement (the report gives their median,
+    /// quartiles and extremes).
+    #[arg(long, default_value_t = 9)]
+    pub reps: usize,
+    /// Payload sizes for Medium and Long throughput (comma-separated,
+    /// suffixes k and m allowed; Mediums above the conduit's maximum are
+    /// skipped).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size,
+          default_value = "8,64,512,4k,8k,64k,1m,4m")]
+    pub sizes: Vec<usize>,
+    /// Bytes per flood: a size's message count is
+    /// min(--iters, max(16, this / size)).
+    #[arg(long, value_parser = parse_size, default_value = "64m")]
+    pub flood_bytes: usize,
+    /// Write JSON to FILE (`-` or no value: to standard output instead of
+    /// the table).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write CSV to FILE (`-` or no value: to standard output instead of
+    /// the table).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub csv: Option<String>,
+    /// Do not run fi_pingpong.
+    #[arg(long)]
+    pub no_pingpong: bool,
+    /// The fi_pingpong binary (default: found on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub pingpong: Option<std::path::PathBuf>,
+    /// Before starting, wait up to this many seconds for the machine to be
+    /// quiet (other processes below 10% of the CPUs over one second).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub wait_quiet: u64,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `4096`, `4k`, `4K`, `1m`, `1M`.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1usize << 10),
+        Some('m' | 'M') => (&s[..s.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("{s:?} is not a size (e.g. 4096, 64k, 1m)"))
+}
+
+impl Opts {
+    /// Messages in a flood of `size`-byte payloads.
+    pub fn flood_count(&self, size: usize) -> usize {
+        (self.flood_bytes / size.max(1))
+            .max(16)
+            .min(self.iters.max(1))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("8"), Ok(8));
+        assert!(parse_size("x").is_err());
+        let o = Opts::parse_from(["gex-bench", "--tests", "am", "--sizes", "8,1k", "--json"]);
+        assert_eq!(o.tests, vec![TestKind::Am]);
+        assert_eq!(o.sizes, vec![8, 1024]);
+        assert_eq!(o.json.as_deref(), Some("-"));
+        assert_eq!(o.flood_count(8), 10_000);
+        assert_eq!(o.flood_count(4 << 20), 16);
+    }
+}

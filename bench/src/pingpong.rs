@@ -1,0 +1,266 @@
+//! The raw fabric's figures: a `fi_pingpong` server and client pair (from
+//! libfabric's utilities) on the provider the conduit uses, on this host.
+//!
+//! `fi_pingpong` prints, per size, `usec/xfer` = elapsed / iterations / 2:
+//! the one-way latency (half a round trip), and `MB/sec` = bytes moved in
+//! both directions / elapsed (10^6 bytes per second, one message in flight).
+
+use serde::Serialize;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How `fi_pingpong` is run for one provider.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pingpong {
+    /// The binary.
+    pub binary: PathBuf,
+    /// `-p` argument (`shm`, `tcp;ofi_rxm`).
+    pub provider: String,
+    /// Extra environment of both processes (e.g. `FI_TCP_IFACE=lo`).
+    pub env: Vec<(String, String)>,
+}
+
+/// One `fi_pingpong` measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PingpongResult {
+    /// `usec/xfer`: one-way latency in µs.
+    pub one_way_us: f64,
+    /// `MB/sec`.
+    pub mb_per_s: f64,
+}
+
+/// Find `fi_pingpong` on `PATH`.
+pub fn find_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("fi_pingpong"))
+        .find(|p| p.is_file())
+}
+
+impl Pingpong {
+    /// The pairing for the conduit's provider name (as libfabric reports
+    /// it: `shm`, `tcp`, `tcp;ofi_rxm`, ...). The IP providers are run
+    /// over RxM on the loopback interface.
+    pub fn for_provider(binary: &Path, provider: &str) -> Pingpong {
+        let base = provider.split(';').next().unwrap_or(provider);
+        let (prov, env) = match base {
+            "shm" => ("shm".to_string(), vec![]),
+            "tcp" => (
+                "tcp;ofi_rxm".to_string(),
+                vec![("FI_TCP_IFACE".to_string(), "lo".to_string())],
+            ),
+            "udp" => (
+                "udp;ofi_rxd".to_string(),
+                vec![("FI_UDP_IFACE".to_string(), "lo".to_string())],
+            ),
+            other => (other.to_string(), vec![]),
+        };
+        Pingpong {
+            binary: binary.to_path_buf(),
+            provider: prov,
+            env,
+        }
+    }
+
+    fn command(&self, port: u16, size: usize, iters: usize, server: bool) -> Command {
+        let mut c = Command::new(&self.binary);
+        // The raw fabric runs with libfabric's defaults: none of the job's
+        // FI_* or GASNET_* settings.
+        for (k, _) in std::env::vars() {
+            if k.starts_with("FI_") || k.starts_with("GASNET_") {
+                c.env_remove(k);
+            }
+        }
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c.args(["-p", &self.provider, "-e", "rdm"]).args([
+            "-S",
+            &size.to_string(),
+            "-I",
+            &iters.to_string(),
+        ]);
+        if server {
+            c.args(["-B", &port.to_string()]);
+        } else {
+            c.args(["-P", &port.to_string(), "127.0.0.1"]);
+        }
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// The command lines used for `size` (for the report).
+    pub fn describe(&self, size: usize, iters: usize) -> String {
+        let env: String = self.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+        format!(
+            "{env}{b} -p '{p}' -e rdm -S {size} -I {iters} -B PORT  &  {env}{b} -p '{p}' -e rdm -S {size} -I {iters} -P PORT 127.0.0.1",
+            b = self.binary.display(),
+            p = self.provider
+        )
+    }
+
+    /// Run a server and a client for one size; returns the client's figures.
+    pub fn run(
+        &self,
+        size: usize,
+        iters: usize,
+        deadline: Duration,
+    ) -> Result<PingpongResult, String> {
+        let port = free_port().map_err(|e| format!("no free TCP port: {e}"))?;
+        let mut server = Guard(Some(
+            self.command(port, size, iters, true)
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", self.binary.display()))?,
+        ));
+        let start = Instant::now();
+        // The client does not retry its control connection: wait until the
+        // server listens (seen in /proc/net/tcp, without connecting to it).
+        while !listening(port) {
+            if let Some(st) = server.0.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                return Err(format!(
+                    "fi_pingpong server exited early ({st}): {}",
+                    server.stderr()
+                ));
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                return Err("fi_pingpong server did not listen within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let mut client = Guard(Some(
+            self.command(port, size, iters, false)
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", self.binary.display()))?,
+        ));
+        let (cout, cok) = client.wait(start + deadline)?;
+        let (sout, sok) = server.wait(start + deadline)?;
+        if !cok || !sok {
+            return Err(format!(
+                "fi_pingpong failed (client ok {cok}, server ok {sok}): {cout} {sout}"
+            ));
+        }
+        parse(&cout).ok_or_else(|| format!("cannot parse fi_pingpong output: {cout:?}"))
+    }
+}
+
+/// Kills its child when dropped (a failed measurement leaves no process).
+struct Guard(Option<Child>);
+
+impl Guard {
+    fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.0.as_mut().and_then(|c| c.stderr.as_mut()) {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// Wait (blocking, in short sleeps) until the child exits or the
+    /// deadline passes; returns stdout+stderr and success.
+    fn wait(&mut self, until: Instant) -> Result<(String, bool), String> {
+        let Some(mut child) = self.0.take() else {
+            return Err("no process".into());
+        };
+        // Read the pipes on threads so a chatty child never blocks.
+        let mut out = child.stdout.take();
+        let mut err = child.stderr.take();
+        let t_out = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(o) = out.as_mut() {
+                let _ = o.read_to_string(&mut s);
+            }
+            s
+        });
+        let t_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(e) = err.as_mut() {
+                let _ = e.read_to_string(&mut s);
+            }
+            s
+        });
+        loop {
+            match child.try_wait() {
+                Ok(Some(st)) => {
+                    let o = t_out.join().unwrap_or_default();
+                    let e = t_err.join().unwrap_or_default();
+                    return Ok((format!("{o}{e}"), st.success()));
+                }
+                Ok(None) => {}
+                Err(e) => return Err(format!("waiting for fi_pingpong: {e}")),
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("fi_pingpong did not finish in time; killed".into());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Whether some socket listens on TCP `port` (IPv4 or IPv6).
+fn listening(port: u16) -> bool {
+    let want = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && cols[1].ends_with(&want) && cols[3] == "0A"
+            })
+        })
+    })
+}
+
+/// Parse the client's table: the header names the columns, the next line
+/// holds the values.
+pub fn parse(out: &str) -> Option<PingpongResult> {
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines
+        .by_ref()
+        .find(|l| l.contains("usec/xfer"))?
+        .split_whitespace()
+        .collect();
+    let data: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let col = |name: &str| -> Option<f64> {
+        let i = header.iter().position(|h| *h == name)?;
+        data.get(i)?.parse().ok()
+    };
+    Some(PingpongResult {
+        one_way_us: col("usec/xfer")?,
+        mb_per_s: col("MB/sec")?,
+    })
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn parses_the_client_table() {
+        let out =
+            "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n\
+                   8       10k     =10k     156k        0.02s      7.74       1.03       0.97\n";
+        let r = parse(out).unwrap();
+        assert_eq!(r.one_way_us, 1.03);
+        assert_eq!(r.mb_per_s, 7.74);
+        assert!(parse("nothing").is_none());
+    }
+}

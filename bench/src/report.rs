@@ -1,0 +1,204 @@
+//! The report: figures with their raw-fabric counterparts, and its three
+//! renderings (table, JSON, CSV).
+
+use crate::stats::Summary;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One figure: ours, the raw fabric's at the same size, and their ratio.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// `am_short_rtt`, `am_medium_flood`, `am_long_flood`, `barrier`.
+    pub test: String,
+    /// Payload bytes (`None` for the barrier).
+    pub size: Option<usize>,
+    /// `us` (lower is better) or `MB/s` (10^6 B/s, higher is better).
+    pub unit: String,
+    /// How the conduit sent it: `inject` (fi_inject), `bounce` (copied to
+    /// a pool buffer, fi_send), `rma-block` (Long: blocking RMA write of the
+    /// payload, then the header), or a `+`-joined mix.
+    pub path: Option<String>,
+    /// Our figure over the repetitions.
+    pub ours: Summary,
+    /// The raw fabric's figure over the repetitions (for latency: two
+    /// fi_pingpong one-way times, i.e. its round trip).
+    pub raw: Option<Summary>,
+    /// What `raw` is.
+    pub raw_what: Option<String>,
+    /// ours.median / raw.median.
+    pub ratio: Option<f64>,
+    /// Median of the per-repetition ratios (ours / raw of the same
+    /// repetition, measured seconds apart): steadier than `ratio` when the
+    /// machine drifts between repetitions.
+    pub paired_ratio: Option<f64>,
+    /// Our figure of each repetition, in order.
+    pub ours_reps: Vec<f64>,
+    /// The raw fabric's figure of each repetition, in order.
+    pub raw_reps: Vec<f64>,
+}
+
+/// Resident memory of one rank.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Memory {
+    /// The rank.
+    pub rank: usize,
+    /// VmRSS after start-up (init, handlers, segment), KiB.
+    pub start_kib: u64,
+    /// VmRSS at the end, KiB.
+    pub end_kib: u64,
+}
+
+/// How fi_pingpong was run (or why not).
+#[derive(Debug, Clone, Serialize)]
+pub struct RawInfo {
+    /// Whether its figures are in the rows.
+    pub ran: bool,
+    /// The command pair for the latency size, or why it did not run.
+    pub how: String,
+}
+
+/// Everything one invocation measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The provider the conduit selected.
+    pub provider: String,
+    /// Ranks in the job.
+    pub ranks: usize,
+    /// `--iters`.
+    pub iters: usize,
+    /// `--reps`.
+    pub reps: usize,
+    /// The conduit's largest Medium payload.
+    pub max_medium: usize,
+    /// The conduit's inline Long threshold.
+    pub long_inline_threshold: usize,
+    /// /proc/loadavg (1, 5, 15 min) at the start.
+    pub load_start: [f64; 3],
+    /// /proc/loadavg at the end.
+    pub load_end: [f64; 3],
+    /// CPU time used by processes other than the benchmark's (ranks and
+    /// fi_pingpong) during the run, in percent of all CPUs' time: how quiet
+    /// the machine was.
+    pub other_cpu_pct: f64,
+    /// fi_pingpong.
+    pub pingpong: RawInfo,
+    /// The figures.
+    pub rows: Vec<Row>,
+    /// Resident memory per rank.
+    pub memory: Vec<Memory>,
+}
+
+fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.prec$}"))
+}
+
+impl Report {
+    /// The human table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let l = |a: [f64; 3]| format!("{:.2} {:.2} {:.2}", a[0], a[1], a[2]);
+        let _ = writeln!(
+            s,
+            "gex-bench: provider {}, {} ranks, {} reps, iters {}, max medium {}, long inline threshold {}",
+            self.provider, self.ranks, self.reps, self.iters, self.max_medium, self.long_inline_threshold
+        );
+        let _ = writeln!(
+            s,
+            "load average at start {}, at end {}; other processes used {:.1}% of the CPUs during the run",
+            l(self.load_start),
+            l(self.load_end),
+            self.other_cpu_pct
+        );
+        let _ = writeln!(
+            s,
+            "fi_pingpong: {}",
+            if self.pingpong.ran {
+                self.pingpong.how.clone()
+            } else {
+                format!("not run ({})", self.pingpong.how)
+            }
+        );
+        let _ = writeln!(
+            s,
+            "figures: median of reps [min .. max]; raw = fi_pingpong (round trip = 2 x one-way; MB/s = one message in flight); ratio = ours / raw (medians); paired = median of per-rep ratios"
+        );
+        let _ = writeln!(
+            s,
+            "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7} {:>7}",
+            "test", "size", "path", "unit", "ours", "[min .. max]", "raw", "ratio", "paired"
+        );
+        for r in &self.rows {
+            let prec = if r.unit == "us" { 3 } else { 1 };
+            let _ = writeln!(
+                s,
+                "{:<16} {:>8} {:<10} {:<5} {:>10} {:>23} {:>10} {:>7} {:>7}",
+                r.test,
+                r.size.map_or("-".into(), |z| z.to_string()),
+                r.path.as_deref().unwrap_or("-"),
+                r.unit,
+                format!("{:.prec$}", r.ours.median),
+                format!("[{:.prec$} .. {:.prec$}]", r.ours.min, r.ours.max),
+                opt(r.raw.map(|x| x.median), prec),
+                opt(r.ratio, 3),
+                opt(r.paired_ratio, 3),
+            );
+        }
+        if !self.memory.is_empty() {
+            let _ = writeln!(s, "resident memory (VmRSS, KiB):");
+            for m in &self.memory {
+                let _ = writeln!(
+                    s,
+                    "  rank {}: after start-up {}, at the end {}",
+                    m.rank, m.start_kib, m.end_kib
+                );
+            }
+        }
+        s
+    }
+
+    /// The JSON document.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serialises") + "\n"
+    }
+
+    /// CSV: one line per figure, then one per rank's memory.
+    pub fn csv(&self) -> String {
+        let mut s = String::from(
+            "provider,test,size,path,unit,median,min,max,q1,q3,reps,raw_median,raw_min,raw_max,ratio,paired_ratio\n",
+        );
+        let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                self.provider.replace(',', ";"),
+                r.test,
+                r.size.map_or(String::new(), |z| z.to_string()),
+                r.path.as_deref().unwrap_or(""),
+                r.unit,
+                r.ours.median,
+                r.ours.min,
+                r.ours.max,
+                r.ours.q1,
+                r.ours.q3,
+                r.ours.n,
+                f(r.raw.map(|x| x.median)),
+                f(r.raw.map(|x| x.min)),
+                f(r.raw.map(|x| x.max)),
+                f(r.ratio),
+                f(r.paired_ratio),
+            );
+        }
+        for m in &self.memory {
+            for (what, v) in [("rss_start", m.start_kib), ("rss_end", m.end_kib)] {
+                let _ = writeln!(
+                    s,
+                    "{},{what}_rank{},,,KiB,{v},{v},{v},{v},{v},1,,,,,",
+                    self.provider.replace(',', ";"),
+                    m.rank
+                );
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,582 @@
+//! The measurements, run by every rank of the job in the same order: rank
+//! 0 drives and times, the other ranks serve (poll) until rank 0 releases
+//! them with a control message.
+
+use crate::cli::{Opts, TestKind};
+use crate::pingpong::Pingpong;
+use crate::report::{Memory, RawInfo, Report, Row};
+use crate::stats::Summary;
+use conduit::client::{AmError, AmStats, Client, Handler};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Control: rank 0 releases the servers from step `args[0]`.
+const H_CTRL: u8 = 130;
+/// Ping (Short request, 2 args = 8 bytes).
+const H_PING: u8 = 131;
+/// Pong (Short reply, 2 args).
+const H_PONG: u8 = 132;
+/// Flood Medium (1 arg: the flood's message count).
+const H_MED: u8 = 133;
+/// Flood Long (1 arg: the flood's message count).
+const H_LONG: u8 = 134;
+/// Flood acknowledgement (Short reply).
+const H_ACK: u8 = 135;
+/// End-of-run report of a server rank (Medium request: VmRSS after start-up
+/// and at the end in KiB, and its CPU time over the run in clock ticks; three
+/// little-endian u64).
+const H_RSS: u8 = 136;
+
+/// State the handlers share with the main code.
+#[derive(Default)]
+struct Shared {
+    ctrl: AtomicU32,
+    pongs: AtomicU64,
+    acks: AtomicU64,
+    rss: Mutex<Vec<Memory>>,
+    /// CPU ticks the server ranks used over the run.
+    server_ticks: AtomicU64,
+}
+
+/// One figure's per-repetition values, in report order.
+struct Figure {
+    test: &'static str,
+    size: Option<usize>,
+    unit: &'static str,
+    path: Option<String>,
+    ours: Vec<f64>,
+    /// fi_pingpong values of the same repetitions.
+    raw: Vec<f64>,
+    raw_what: Option<&'static str>,
+}
+
+#[derive(Default)]
+struct Figures(Vec<Figure>);
+
+impl Figures {
+    fn get(&mut self, test: &'static str, size: Option<usize>, unit: &'static str) -> &mut Figure {
+        let i = match self.0.iter().position(|f| f.test == test && f.size == size) {
+            Some(i) => i,
+            None => {
+                self.0.push(Figure {
+                    test,
+                    size,
+                    unit,
+                    path: None,
+                    ours: Vec::new(),
+                    raw: Vec::new(),
+                    raw_what: None,
+                });
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i]
+    }
+}
+
+/// VmRSS of this process in KiB (0 when /proc is unreadable).
+pub fn vm_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Busy and total clock ticks of all CPUs (/proc/stat); busy excludes idle
+/// and iowait.
+pub fn cpu_ticks() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// CPU ticks of this process and its waited-for children (utime, stime,
+/// cutime, cstime of /proc/self/stat).
+pub fn own_ticks() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = s.rsplit_once(") ").map_or("", |(_, r)| r);
+    after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|x| x.parse::<u64>().unwrap_or(0))
+        .sum()
+}
+
+/// /proc/loadavg's three averages.
+pub fn loadavg() -> [f64; 3] {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let mut it = s.split_whitespace().map(|x| x.parse().unwrap_or(f64::NAN));
+    [
+        it.next().unwrap_or(f64::NAN),
+        it.next().unwrap_or(f64::NAN),
+        it.next().unwrap_or(f64::NAN),
+    ]
+}
+
+/// The path a send took, from the counters before and after it.
+fn path_of(before: &AmStats, after: &AmStats) -> String {
+    if after.long_rma > before.long_rma {
+        // The payload went by a blocking RMA write; the header after it.
+        return "rma-block".into();
+    }
+    let mut p = Vec::new();
+    if after.injected > before.injected {
+        p.push("inject");
+    }
+    if after.sent_from_buffer > before.sent_from_buffer {
+        p.push("bounce");
+    }
+    p.join("+")
+}
+
+struct Bench<'a> {
+    c: &'a mut Client,
+    o: &'a Opts,
+    sh: Arc<Shared>,
+    step: u32,
+    figs: Figures,
+    progress_t0: Instant,
+}
+
+impl Bench<'_> {
+    fn rank0(&self) -> bool {
+        self.c.rank() == 0
+    }
+
+    fn progress(&self, what: &str) {
+        if self.rank0() && !self.o.quiet {
+            eprintln!(
+                "[gex-bench {:7.1} s] {what}",
+                self.progress_t0.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    /// End of a step. Rank 0 releases the others; they wait, polling
+    /// continuously (`sleepy == false`) or once per millisecond with sleeps
+    /// in between (`sleepy`: leaves the cores to fi_pingpong).
+    fn step_end(&mut self, sleepy: bool) -> Result<(), AmError> {
+        self.step += 1;
+        let s = self.step;
+        if self.rank0() {
+            for r in 1..self.c.size() {
+                self.c.request_short(r, H_CTRL, &[s])?;
+            }
+            return Ok(());
+        }
+        let sh = self.sh.clone();
+        if sleepy {
+            while sh.ctrl.load(Ordering::Acquire) < s {
+                self.c.poll()?;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        } else {
+            self.c.block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)
+        }
+    }
+
+    /// AM Short round trips: `n` pings, each waiting for its pong.
+    fn round_trips(&mut self, n: usize) -> Result<f64, AmError> {
+        let sh = self.sh.clone();
+        let t = Instant::now();
+        for i in 0..n {
+            let want = sh.pongs.load(Ordering::Relaxed) + 1;
+            self.c.request_short(1, H_PING, &[i as u32, 0x5a5a_5a5a])?;
+            self.c
+                .block_until(|| sh.pongs.load(Ordering::Relaxed) >= want)?;
+        }
+        Ok(t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
+    }
+
+    fn am_short(&mut self) -> Result<(), AmError> {
+        self.c.barrier()?;
+        if self.rank0() {
+            let warm = (self.o.iters / 10).clamp(10, 1000);
+            self.round_trips(warm)?;
+            let before = self.c.stats();
+            let us = self.round_trips(self.o.iters)?;
+            let path = path_of(&before, &self.c.stats());
+            let f = self.figs.get("am_short_rtt", Some(8), "us");
+            f.ours.push(us);
+            f.path = Some(path);
+            self.progress(&format!("  {us:.3} us per round trip"));
+        }
+        self.step_end(false)
+    }
+
+    /// One flood of `n` messages of `size` bytes, acknowledged by the last
+    /// one's handler; returns MB/s (10^6 B/s) over the whole flood.
+    fn flood(&mut self, long: bool, size: usize, n: usize, payload: &[u8]) -> Result<f64, AmError> {
+        let sh = self.sh.clone();
+        let want = sh.acks.load(Ordering::Relaxed) + 1;
+        let t = Instant::now();
+        for _ in 0..n {
+            if long {
+                self.c
+                    .request_long(1, H_LONG, &[n as u32], &payload[..size], 0)?;
+            } else {
+                self.c
+                    .request_medium(1, H_MED, &[n as u32], &payload[..size])?;
+            }
+        }
+        self.c
+            .block_until(|| sh.acks.load(Ordering::Relaxed) >= want)?;
+        Ok((n * size) as f64 / t.elapsed().as_secs_f64() / 1e6)
+    }
+
+    fn am_floods(&mut self, long: bool) -> Result<(), AmError> {
+        let sizes: Vec<usize> = self
+            .o
+            .sizes
+            .iter()
+            .copied()
+            .filter(|&s| long || s <= self.c.max_medium())
+            .collect();
+        let payload: Vec<u8> = (0..sizes.iter().copied().max().unwrap_or(0))
+            .map(|i| (i * 7) as u8)
+            .collect();
+        let test = if long {
+            "am_long_flood"
+        } else {
+            "am_medium_flood"
+        };
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                self.flood(long, size, (n / 10).max(4), &payload)?;
+                let before = self.c.stats();
+                let mbs = self.flood(long, size, n, &payload)?;
+                let path = path_of(&before, &self.c.stats());
+                let f = self.figs.get(test, Some(size), "MB/s");
+                f.ours.push(mbs);
+                f.path = Some(path);
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
+    }
+
+    fn barriers(&mut self) -> Result<(), AmError> {
+        let n = self.o.iters;
+        for _ in 0..(n / 10).clamp(10, 1000) {
+            self.c.barrier()?;
+        }
+        let t = Instant::now();
+        for _ in 0..n {
+            self.c.barrier()?;
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+        if self.rank0() {
+            self.figs.get("barrier", None, "us").ours.push(us);
+        }
+        self.step_end(false)
+    }
+
+    /// Rank 0 runs fi_pingpong for every figure's size while the other
+    /// ranks sleep; they poll again when released.
+    fn raw(&mut self, pp: Option<&Pingpong>, errors: &mut Vec<String>) -> Result<(), AmError> {
+        if let (true, Some(pp)) = (self.rank0(), pp) {
+            let deadline = Duration::from_secs(300);
+            let wanted: Vec<(usize, usize)> = {
+                let mut v: Vec<(usize, usize)> = Vec::new();
+                for f in &self.figs.0 {
+                    if let Some(size) = f.size.filter(|_| f.test != "barrier") {
+                        let iters = if f.test == "am_short_rtt" {
+                            self.o.iters
+                        } else {
+                            self.o.flood_count(size)
+                        };
+                        if !v.contains(&(size, iters)) {
+                            v.push((size, iters));
+                        }
+                    }
+                }
+                v
+            };
+            for (size, iters) in wanted {
+                match pp.run(size, iters, deadline) {
+                    Ok(r) => {
+                        for f in self.figs.0.iter_mut() {
+                            if f.size != Some(size) || f.raw.len() >= f.ours.len() {
+                                continue;
+                            }
+                            match f.test {
+                                "am_short_rtt" if iters == self.o.iters => {
+                                    f.raw.push(2.0 * r.one_way_us);
+                                    f.raw_what = Some("2 x fi_pingpong one-way latency");
+                                }
+                                "am_medium_flood" | "am_long_flood"
+                                    if iters == self.o.flood_count(size) =>
+                                {
+                                    // Its MB/sec is size / usec/xfer, printed
+                                    // with 2 decimals: recompute it with the
+                                    // latency's precision.
+                                    f.raw.push(if r.one_way_us > 0.0 {
+                                        size as f64 / r.one_way_us
+                                    } else {
+                                        r.mb_per_s
+                                    });
+                                    f.raw_what = Some(
+                                        "fi_pingpong bandwidth, one message in flight (size / usec/xfer)",
+                                    );
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    Err(e) => errors.push(format!("fi_pingpong -S {size}: {e}")),
+                }
+            }
+        }
+        self.step_end(true)
+    }
+
+    fn rss_gather(&mut self, start_kib: u64, ticks: u64) -> Result<Vec<Memory>, AmError> {
+        let end_kib = vm_rss_kib();
+        let me = self.c.rank();
+        if me != 0 {
+            let mut b = start_kib.to_le_bytes().to_vec();
+            b.extend_from_slice(&end_kib.to_le_bytes());
+            b.extend_from_slice(&ticks.to_le_bytes());
+            self.c.request_medium(0, H_RSS, &[me as u32], &b)?;
+            return Ok(Vec::new());
+        }
+        let sh = self.sh.clone();
+        let others = self.c.size() - 1;
+        self.c
+            .block_until(|| sh.rss.lock().map(|v| v.len() >= others).unwrap_or(true))?;
+        let mut all = vec![Memory {
+            rank: 0,
+            start_kib,
+            end_kib,
+        }];
+        all.extend(sh.rss.lock().map(|v| v.clone()).unwrap_or_default());
+        all.sort_by_key(|m| m.rank);
+        Ok(all)
+    }
+}
+
+fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
+    let s = sh.clone();
+    c.register(
+        H_CTRL,
+        Handler::request_short(1, move |_t, a| {
+            s.ctrl.fetch_max(a[0], Ordering::AcqRel);
+        }),
+    )?;
+    c.register(
+        H_PING,
+        Handler::request_short(2, |t, a| {
+            // A reply to a live requester cannot fail short of a fabric
+            // error, which the next poll reports.
+            let _ = t.reply_short(H_PONG, a);
+        }),
+    )?;
+    let s = sh.clone();
+    c.register(
+        H_PONG,
+        Handler::reply_short(2, move |_t, _a| {
+            s.pongs.fetch_add(1, Ordering::Relaxed);
+        }),
+    )?;
+    for (h, long) in [(H_MED, false), (H_LONG, true)] {
+        let mut got = 0u64;
+        let mut count = move |t: &mut conduit::client::Token<'_>, a: &[u32]| {
+            got += 1;
+            if got == a[0] as u64 {
+                got = 0;
+                let _ = t.reply_short(H_ACK, &[a[0]]);
+            }
+        };
+        let handler = if long {
+            Handler::request_long(1, move |t, a, _p| count(t, a))
+        } else {
+            Handler::request_medium(1, move |t, a, _p| count(t, a))
+        };
+        c.register(h, handler)?;
+    }
+    let s = sh.clone();
+    c.register(
+        H_ACK,
+        Handler::reply_short(1, move |_t, _a| {
+            s.acks.fetch_add(1, Ordering::Relaxed);
+        }),
+    )?;
+    let s = sh.clone();
+    c.register(
+        H_RSS,
+        Handler::request_medium(1, move |_t, a, p| {
+            if p.len() == 24 {
+                let k = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
+                s.server_ticks.fetch_add(k(16), Ordering::Relaxed);
+                if let Ok(mut v) = s.rss.lock() {
+                    v.push(Memory {
+                        rank: a[0] as usize,
+                        start_kib: k(0),
+                        end_kib: k(8),
+                    });
+                }
+            }
+        }),
+    )?;
+    Ok(())
+}
+
+/// Run the benchmark on this rank. Rank 0 returns the report; the others
+/// return `None`.
+pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
+    if c.size() < 2 {
+        return Err(AmError::BadArgument(
+            "gex-bench needs at least 2 ranks (gasnetrun-ofi -n 2 gex-bench)".into(),
+        ));
+    }
+    let load_start = loadavg();
+    let sh = Arc::new(Shared::default());
+    register(c, &sh)?;
+    let am = o.tests.contains(&TestKind::Am);
+    if am {
+        let page = conduit::config::host_page_size();
+        let largest = o.sizes.iter().copied().max().unwrap_or(0).max(1);
+        c.attach_segment(largest.div_ceil(page) * page)?;
+    }
+    let start_kib = vm_rss_kib();
+    c.barrier()?;
+    let (busy0, total0) = cpu_ticks();
+    let own0 = own_ticks();
+
+    let provider = c.capabilities().provider.clone();
+    let (pp, how) = if o.no_pingpong {
+        (None, "--no-pingpong".to_string())
+    } else {
+        match o.pingpong.clone().or_else(crate::pingpong::find_binary) {
+            Some(b) => {
+                let p = Pingpong::for_provider(&b, &provider);
+                let how = p.describe(8, o.iters);
+                (Some(p), how)
+            }
+            None => (None, "fi_pingpong not found on PATH".to_string()),
+        }
+    };
+    let mut b = Bench {
+        c,
+        o,
+        sh,
+        step: 0,
+        figs: Figures::default(),
+        progress_t0: Instant::now(),
+    };
+    let mut pp_errors = Vec::new();
+    for rep in 0..o.reps {
+        for t in &o.tests {
+            match t {
+                TestKind::Am => {
+                    b.progress(&format!("rep {}/{}: AM Short round trip", rep + 1, o.reps));
+                    b.am_short()?;
+                    b.progress(&format!("rep {}/{}: AM Medium flood", rep + 1, o.reps));
+                    b.am_floods(false)?;
+                    b.progress(&format!("rep {}/{}: AM Long flood", rep + 1, o.reps));
+                    b.am_floods(true)?;
+                }
+                TestKind::Barrier => {
+                    b.progress(&format!("rep {}/{}: barrier", rep + 1, o.reps));
+                    b.barriers()?;
+                }
+            }
+        }
+        if pp.is_some() {
+            b.progress(&format!("rep {}/{}: fi_pingpong", rep + 1, o.reps));
+        }
+        b.raw(pp.as_ref(), &mut pp_errors)?;
+    }
+    for e in &pp_errors {
+        eprintln!("gex-bench: {e}");
+    }
+    let memory = b.rss_gather(start_kib, own_ticks() - own0)?;
+    let (busy1, total1) = cpu_ticks();
+    if !b.rank0() {
+        return Ok(None);
+    }
+    let rows = b
+        .figs
+        .0
+        .iter()
+        .filter_map(|f| {
+            let ours = Summary::of(&f.ours)?;
+            // Raw figures count only when every repetition has one.
+            let raw = if f.raw.len() == f.ours.len() {
+                Summary::of(&f.raw)
+            } else {
+                None
+            };
+            Some(Row {
+                test: f.test.into(),
+                size: f.size,
+                unit: f.unit.into(),
+                path: f.path.clone(),
+                ours,
+                raw,
+                raw_what: raw.and(f.raw_what.map(String::from)),
+                ratio: raw
+                    .filter(|r| r.median > 0.0)
+                    .map(|r| ours.median / r.median),
+                paired_ratio: raw.and_then(|_| {
+                    let r: Vec<f64> = f
+                        .ours
+                        .iter()
+                        .zip(&f.raw)
+                        .filter(|(_, w)| **w > 0.0)
+                        .map(|(o, w)| o / w)
+                        .collect();
+                    Summary::of(&r).map(|s| s.median)
+                }),
+                ours_reps: f.ours.clone(),
+                raw_reps: f.raw.clone(),
+            })
+        })
+        .collect();
+    let ran = pp.is_some() && pp_errors.is_empty();
+    // What the rest of the machine used meanwhile: all busy time less ours
+    // (both ranks, and fi_pingpong as rank 0's children).
+    let ours = own_ticks() - own0 + b.sh.server_ticks.load(Ordering::Relaxed);
+    let foreign = (busy1 - busy0).saturating_sub(ours);
+    let other_cpu_pct = 100.0 * foreign as f64 / (total1 - total0).max(1) as f64;
+    Ok(Some(Report {
+        provider,
+        ranks: b.c.size(),
+        iters: o.iters,
+        reps: o.reps,
+        max_medium: b.c.max_medium(),
+        long_inline_threshold: b.c.long_inline_threshold(),
+        load_start,
+        load_end: loadavg(),
+        other_cpu_pct,
+        pingpong: RawInfo {
+            ran,
+            how: if pp_errors.is_empty() {
+                how
+            } else {
+                format!("{how}; errors: {}", pp_errors.join("; "))
+            },
+        },
+        rows,
+        memory,
+    }))
+}

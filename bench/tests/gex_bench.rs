@@ -1,0 +1,115 @@
+//! Runs `gex-bench` with tiny counts under `gasnetrun-ofi -n 2` on shm and
+//! checks its outputs agree: the JSON parses, every figure is positive, the
+//! table shows the JSON's medians, and the CSV has a line per figure.
+//! (A smoke test of the tool, not a measurement.)
+
+use std::time::Duration;
+use tests::{job, serial};
+
+const BENCH: &str = env!("CARGO_BIN_EXE_gex-bench");
+
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing or not a number in {v}"))
+}
+
+#[test]
+fn json_table_and_csv_agree() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json_path = dir.join("out.json");
+    let csv_path = dir.join("out.csv");
+    let (j, c) = (
+        json_path.to_str().unwrap().to_string(),
+        csv_path.to_str().unwrap().to_string(),
+    );
+    let args = [
+        "--iters",
+        "50",
+        "--reps",
+        "2",
+        "--sizes",
+        "8,4k,64k",
+        "--flood-bytes",
+        "256k",
+        "--tests",
+        "am,barrier",
+        "--json",
+        &j,
+        "--csv",
+        &c,
+        "-q",
+    ];
+    let r = job(BENCH, 2, &args, "shm", &[], Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "gex-bench failed: {r:?}");
+    let table = r.stdout;
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).expect("JSON parses");
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    assert_eq!(doc["ranks"], 2);
+    assert_eq!(doc["reps"], 2);
+    assert!(doc["provider"].as_str().unwrap().starts_with("shm"));
+    let rows = doc["rows"].as_array().expect("rows");
+    let tests: Vec<&str> = rows.iter().map(|r| r["test"].as_str().unwrap()).collect();
+    for want in [
+        "am_short_rtt",
+        "am_medium_flood",
+        "am_long_flood",
+        "barrier",
+    ] {
+        assert!(tests.contains(&want), "no {want} row in {tests:?}");
+    }
+    // Medium stops at the conduit's maximum (8 KiB by default); Long goes on.
+    let sizes = |t: &str| -> Vec<u64> {
+        rows.iter()
+            .filter(|r| r["test"] == t)
+            .map(|r| r["size"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(sizes("am_long_flood"), vec![8, 4096, 65536]);
+    assert_eq!(sizes("am_medium_flood"), vec![8, 4096]);
+    let pingpong_ran = doc["pingpong"]["ran"].as_bool().unwrap();
+    for row in rows {
+        let ours = &row["ours"];
+        let med = num(ours, "median");
+        assert!(med > 0.0, "non-positive figure: {row}");
+        assert!(num(ours, "min") <= med && med <= num(ours, "max"), "{row}");
+        assert_eq!(ours["n"], 2);
+        if pingpong_ran && row["test"] != "barrier" {
+            assert!(num(&row["raw"], "median") > 0.0, "no raw figure: {row}");
+            assert!(num(row, "ratio") > 0.0, "{row}");
+            assert!(num(row, "paired_ratio") > 0.0, "{row}");
+        }
+        // The table shows the same median on the row's line.
+        let test = row["test"].as_str().unwrap();
+        let size = row["size"]
+            .as_u64()
+            .map_or("-".to_string(), |s| s.to_string());
+        let prec = if row["unit"] == "us" { 3 } else { 1 };
+        let shown = format!("{med:.prec$}");
+        let line = table
+            .lines()
+            .find(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() > 2 && w[0] == test && w[1] == size
+            })
+            .unwrap_or_else(|| panic!("no table line for {test} {size}:\n{table}"));
+        assert!(
+            line.split_whitespace().any(|w| w == shown),
+            "table line {line:?} does not show the JSON median {shown}"
+        );
+    }
+    let mem = doc["memory"].as_array().expect("memory");
+    assert_eq!(mem.len(), 2);
+    for (i, m) in mem.iter().enumerate() {
+        assert_eq!(m["rank"], i);
+        assert!(num(m, "start_kib") > 0.0 && num(m, "end_kib") > 0.0, "{m}");
+    }
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("provider,test,size,"));
+    assert_eq!(lines.len(), 1 + rows.len() + 2 * mem.len(), "{csv}");
+}
