@@ -389,15 +389,17 @@ impl Core {
     /// Drain the TX CQ(s): return send buffers to their pools and mark
     /// waited-for operations complete.
     pub fn poll_tx(&mut self) -> Result<(), AmError> {
-        let mut entries = [CqEntry::default(); MAX_BATCH];
+        let mut entries = [std::mem::MaybeUninit::<CqEntry>::uninit(); MAX_BATCH];
         for q in 0..self.tx_cqs.len() {
             // SAFETY: single-threaded client (FI_THREAD_DOMAIN).
-            match unsafe { self.tx_cqs[q].read(&mut entries[..self.batch]) }? {
+            match unsafe { self.tx_cqs[q].read_uninit(&mut entries[..self.batch]) }? {
                 CqRead::Empty => {}
                 CqRead::Entries(n) => {
                     self.stats.cq_reads += 1;
                     self.stats.completions += n as u64;
-                    for e in &entries[..n] {
+                    // SAFETY: n is what read_uninit reported.
+                    let done = unsafe { CompletionQueue::entries(&entries, n) };
+                    for e in done {
                         self.tx_done(e.context() as usize, false);
                     }
                 }
@@ -559,13 +561,13 @@ pub(crate) fn poll_rx(
     handlers: &mut HandlerTable<HandlerFn>,
     side: Side,
 ) -> Result<(), AmError> {
-    let mut entries = [CqEntry::default(); MAX_BATCH];
+    let mut raw = [std::mem::MaybeUninit::<CqEntry>::uninit(); MAX_BATCH];
     let cq = match side {
         Side::Request => &core.rx_req_cq,
         Side::Reply => &core.rx_rep_cq,
     };
     // SAFETY: single-threaded client (FI_THREAD_DOMAIN).
-    let n = match unsafe { cq.read(&mut entries[..core.batch]) }? {
+    let n = match unsafe { cq.read_uninit(&mut raw[..core.batch]) }? {
         CqRead::Empty => return Ok(()),
         CqRead::Entries(n) => n,
         CqRead::Error => {
@@ -587,7 +589,9 @@ pub(crate) fn poll_rx(
     };
     core.stats.cq_reads += 1;
     core.stats.completions += n as u64;
-    for e in &entries[..n] {
+    // SAFETY: n is what read_uninit reported.
+    let entries = unsafe { CompletionQueue::entries(&raw, n) };
+    for e in entries {
         // SAFETY: receive contexts are &RecvCtx of core.rx, which lives as
         // long as core.
         let i = unsafe { (*(e.context() as *const RecvCtx)).index };

@@ -458,9 +458,10 @@ impl Client {
         Ok(())
     }
 
+    /// One round of progress: requests, then (in `poll_replies`) the TX
+    /// CQ, replies and reposts. The TX CQ is read once per round.
     fn poll_inner(&mut self) -> Result<(), AmError> {
         let core = &mut *self.core;
-        core.poll_tx()?;
         poll_rx(core, &mut self.handlers_req, Side::Request)?;
         core.poll_replies()
     }

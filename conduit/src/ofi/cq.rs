@@ -157,6 +157,43 @@ impl CompletionQueue {
         }
     }
 
+    /// Read up to `buf.len()` completions into uninitialised storage (no
+    /// zeroing on the hot path). On `Entries(n)` the first `n` elements are
+    /// initialised; use [`CompletionQueue::entries`] to view them.
+    ///
+    /// # Safety
+    /// Same threading contract as [`CompletionQueue::read`].
+    #[inline]
+    pub unsafe fn read_uninit(
+        &self,
+        buf: &mut [std::mem::MaybeUninit<CqEntry>],
+    ) -> Result<CqRead, OfiError> {
+        // SAFETY: buf is valid for writes of buf.len() entries; the provider
+        // initialises the ones it reports; threading per the caller.
+        let rc = unsafe { sys::fi_cq_read(self.inner.raw, buf.as_mut_ptr().cast(), buf.len()) };
+        if rc > 0 {
+            Ok(CqRead::Entries(rc as usize))
+        } else if rc == -(sys::FI_EAGAIN as isize) {
+            Ok(CqRead::Empty)
+        } else if rc == -(sys::FI_EAVAIL as isize) {
+            Ok(CqRead::Error)
+        } else {
+            check("fi_cq_read", rc as i64).map(|_| CqRead::Empty)
+        }
+    }
+
+    /// The first `n` entries of a buffer filled by
+    /// [`CompletionQueue::read_uninit`].
+    ///
+    /// # Safety
+    /// `n` must be the count that `read_uninit` returned for `buf`.
+    #[inline]
+    pub unsafe fn entries(buf: &[std::mem::MaybeUninit<CqEntry>], n: usize) -> &[CqEntry] {
+        // SAFETY: the provider initialised the first n entries (caller's
+        // contract); MaybeUninit<T> has T's layout.
+        unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), n) }
+    }
+
     /// Fetch the pending error completion.
     ///
     /// # Safety
