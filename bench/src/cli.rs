@@ -2,12 +2,14 @@
 
 use clap::{Parser, ValueEnum};
 
-/// A selectable group of measurements (`--tests am,barrier`). Put and get
-/// will join this list when the conduit has them.
+/// A selectable group of measurements (`--tests am,rma,barrier`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TestKind {
     /// AM Short round trip; AM Medium and Long flood throughput by size.
     Am,
+    /// Blocking 8-byte put and get latency; NBI put and get bandwidth by
+    /// size, with the put path taken.
+    Rma,
     /// Anonymous barrier latency.
     Barrier,
 }
@@ -24,7 +26,7 @@ pub enum TestKind {
 #[command(name = "gex-bench", version)]
 pub struct Opts {
     /// Which measurements (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "am,barrier")]
+    #[arg(long, value_delimiter = ',', default_value = "am,rma,barrier")]
     pub tests: Vec<TestKind>,
     /// Round trips (and barriers) per repetition; flood messages per size
     /// are at most this many.

@@ -274,6 +274,93 @@ impl Bench<'_> {
         Ok(())
     }
 
+    /// Blocking 8-byte put and get latency (each returns at remote
+    /// completion, i.e. after a round trip).
+    fn rma_latency(&mut self) -> Result<(), AmError> {
+        self.c.barrier()?;
+        if self.rank0() {
+            let n = self.o.iters;
+            let mut v = [0u8; 8];
+            for _ in 0..(n / 10).clamp(10, 1000) {
+                self.c.put(1, 0, &v)?;
+            }
+            let t = Instant::now();
+            for i in 0..n {
+                v[0] = i as u8;
+                self.c.put(1, 0, &v)?;
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+            self.figs.get("put_latency", Some(8), "us").ours.push(us);
+            let t = Instant::now();
+            for _ in 0..n {
+                self.c.get(1, 0, &mut v)?;
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+            self.figs.get("get_latency", Some(8), "us").ours.push(us);
+            self.progress(&format!("  put/get 8 B: {us:.3} us (get)"));
+        }
+        self.step_end(false)
+    }
+
+    /// NBI put and get bandwidth: `flood_count(size)` operations in flight,
+    /// one sync; MB/s (10^6 B/s).
+    fn rma_bandwidth(&mut self) -> Result<(), AmError> {
+        let sizes = self.o.sizes.clone();
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
+        let mut dst = vec![0u8; self.o.flood_bytes.max(largest * 16)];
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                let before = self.c.put_counts();
+                let t = Instant::now();
+                self.c.rma_scope(|s| {
+                    for _ in 0..n {
+                        s.put_nbi(1, 0, &src[..size])?;
+                    }
+                    s.sync_nbi(conduit::client::NbiSync::Puts)
+                })?;
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                let after = self.c.put_counts();
+                let mut path = Vec::new();
+                if after.inject > before.inject {
+                    path.push("inject");
+                }
+                if after.bounce > before.bounce {
+                    path.push("bounce");
+                }
+                if after.block > before.block {
+                    path.push("block");
+                }
+                let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
+                f.ours.push(mbs);
+                f.path = Some(path.join("+"));
+                // Gets land in disjoint parts of `dst` (at most n of them).
+                let per = (dst.len() / size.max(1)).max(1).min(n);
+                let t = Instant::now();
+                let mut done = 0usize;
+                while done < n {
+                    let k = per.min(n - done);
+                    self.c.rma_scope(|s| {
+                        for chunk in dst.chunks_mut(size).take(k) {
+                            s.get_nbi(1, 0, chunk)?;
+                        }
+                        s.sync_nbi(conduit::client::NbiSync::Gets)
+                    })?;
+                    done += k;
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("get_nbi_bw", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
+    }
+
     fn barriers(&mut self) -> Result<(), AmError> {
         let n = self.o.iters;
         for _ in 0..(n / 10).clamp(10, 1000) {
@@ -299,11 +386,12 @@ impl Bench<'_> {
                 let mut v: Vec<(usize, usize)> = Vec::new();
                 for f in &self.figs.0 {
                     if let Some(size) = f.size.filter(|_| f.test != "barrier") {
-                        let iters = if f.test == "am_short_rtt" {
-                            self.o.iters
-                        } else {
-                            self.o.flood_count(size)
-                        };
+                        let iters =
+                            if matches!(f.test, "am_short_rtt" | "put_latency" | "get_latency") {
+                                self.o.iters
+                            } else {
+                                self.o.flood_count(size)
+                            };
                         if !v.contains(&(size, iters)) {
                             v.push((size, iters));
                         }
@@ -319,11 +407,14 @@ impl Bench<'_> {
                                 continue;
                             }
                             match f.test {
-                                "am_short_rtt" if iters == self.o.iters => {
+                                "am_short_rtt" | "put_latency" | "get_latency"
+                                    if iters == self.o.iters =>
+                                {
                                     f.raw.push(2.0 * r.one_way_us);
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
-                                "am_medium_flood" | "am_long_flood"
+                                "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
+                                | "get_nbi_bw"
                                     if iters == self.o.flood_count(size) =>
                                 {
                                     // Its MB/sec is size / usec/xfer, printed
@@ -451,7 +542,7 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
     let load_start = loadavg();
     let sh = Arc::new(Shared::default());
     register(c, &sh)?;
-    let am = o.tests.contains(&TestKind::Am);
+    let am = o.tests.contains(&TestKind::Am) || o.tests.contains(&TestKind::Rma);
     if am {
         let page = conduit::config::host_page_size();
         let largest = o.sizes.iter().copied().max().unwrap_or(0).max(1);
@@ -494,6 +585,16 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
                     b.am_floods(false)?;
                     b.progress(&format!("rep {}/{}: AM Long flood", rep + 1, o.reps));
                     b.am_floods(true)?;
+                }
+                TestKind::Rma => {
+                    b.progress(&format!("rep {}/{}: put/get latency", rep + 1, o.reps));
+                    b.rma_latency()?;
+                    b.progress(&format!(
+                        "rep {}/{}: NBI put/get bandwidth",
+                        rep + 1,
+                        o.reps
+                    ));
+                    b.rma_bandwidth()?;
                 }
                 TestKind::Barrier => {
                     b.progress(&format!("rep {}/{}: barrier", rep + 1, o.reps));

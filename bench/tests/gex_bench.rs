@@ -35,7 +35,7 @@ fn json_table_and_csv_agree() {
         "--flood-bytes",
         "256k",
         "--tests",
-        "am,barrier",
+        "am,rma,barrier",
         "--json",
         &j,
         "--csv",
@@ -59,6 +59,10 @@ fn json_table_and_csv_agree() {
         "am_short_rtt",
         "am_medium_flood",
         "am_long_flood",
+        "put_latency",
+        "get_latency",
+        "put_nbi_bw",
+        "get_nbi_bw",
         "barrier",
     ] {
         assert!(tests.contains(&want), "no {want} row in {tests:?}");
