@@ -786,61 +786,29 @@ impl Client {
             );
             boot.abort(code)
         };
-        // 1. Tell the ranks at distances 1, 2, 4, ...
-        while let Some((dest, dist)) = self.core.exit_sends.pop() {
-            loop {
+        // 1. Tell the ranks at distances 1, 2, 4, ... and hear from every
+        //    distance, while serving the fabric (exit messages received
+        //    meanwhile may queue more sends).
+        while !self.core.exit.coordinated() || !self.core.exit_sends.is_empty() {
+            if let Some((dest, dist)) = self.core.exit_sends.pop() {
+                let args = [code as u32, dist as u32];
                 match self.core.try_send(
                     Side::Request,
                     dest,
                     Kind::Short,
                     H_EXIT,
-                    &[code as u32, dist as u32],
+                    &args,
                     &[],
                     0,
                     None,
                 ) {
-                    Ok(true) => break,
-                    Ok(false) => {}
+                    Ok(true) => {}
+                    Ok(false) => self.core.exit_sends.push((dest, dist)),
                     Err(e) => abort(
                         &self.boot,
                         format!("exit message to rank {dest} failed: {e}"),
                     ),
                 }
-                if Instant::now() > deadline {
-                    abort(
-                        &self.boot,
-                        format!(
-                            "exit coordination timed out after {:.1} s",
-                            timeout.as_secs_f64()
-                        ),
-                    );
-                }
-                if let Err(e) = self.poll_inner() {
-                    tracing::warn!("during exit: {e}");
-                }
-                // Exit messages we receive may queue more sends.
-            }
-        }
-        // 2. Hear from every distance, while serving the fabric.
-        while !self.core.exit.coordinated() || !self.core.exit_sends.is_empty() {
-            if let Some((dest, dist)) = self.core.exit_sends.pop() {
-                let _ = self
-                    .core
-                    .try_send(
-                        Side::Request,
-                        dest,
-                        Kind::Short,
-                        H_EXIT,
-                        &[code as u32, dist as u32],
-                        &[],
-                        0,
-                        None,
-                    )
-                    .map(|sent| {
-                        if !sent {
-                            self.core.exit_sends.push((dest, dist))
-                        }
-                    });
             }
             if Instant::now() > deadline {
                 abort(
@@ -855,7 +823,7 @@ impl Client {
                 tracing::warn!("during exit: {e}");
             }
         }
-        // 3. Every rank is exiting. A bootstrap barrier (on a helper thread,
+        // 2. Every rank is exiting. A bootstrap barrier (on a helper thread,
         //    while this one keeps the fabric progressing so that peers'
         //    last messages get through) makes sure nobody closes its
         //    endpoints while another still needs them.
@@ -885,7 +853,7 @@ impl Client {
             let _ = self.poll_inner();
             std::thread::sleep(Duration::from_micros(50));
         }
-        // 4. Drain our outstanding sends (at most a quarter of the timeout).
+        // 3. Drain our outstanding sends (at most a quarter of the timeout).
         let drain_until = Instant::now() + timeout / 4;
         while self.core.req_pool.in_flight() + self.core.rep_pool.in_flight() > 0
             && Instant::now() < drain_until
@@ -893,7 +861,7 @@ impl Client {
             let _ = self.poll_inner();
         }
         self.write_stats();
-        // 5. Close libfabric objects (ownership gives the order), then tell
+        // 4. Close libfabric objects (ownership gives the order), then tell
         //    the launcher.
         self.closed = true;
         // SAFETY: `closed` guards against a second drop; nothing touches
@@ -912,7 +880,11 @@ impl Client {
         };
         let path = path.replace('%', &self.core.rank.to_string());
         let mut s = self.stats().report(self.core.rank);
-        let _ = std::fmt::Write::write_fmt(&mut s, format_args!(""));
+        let pc = self.put_counts();
+        s.push_str(&format!(
+            "NB_PUT_INJECT {}\nNB_PUT_BOUNCE {}\nNB_PUT_BLOCK {}\n",
+            pc.inject, pc.bounce, pc.block
+        ));
         if let Err(e) = std::fs::write(&path, s) {
             eprintln!("ofi-conduit: cannot write GASNET_STATSFILE {path}: {e}");
         }
