@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The README's main command: set-up, build, show what this machine's fabric
-# offers, then run a 4-rank job on it (bootstrap, endpoint-name exchange and a
-# message around the ring of ranks) with the default spawner and provider.
+# offers, then run a small gex-bench job (2 ranks, default spawner, the
+# default provider for one host) with fi_pingpong measured beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release --workspace --quiet
-export PATH="$PWD/target/release:$PATH"
-gasnetrun-ofi --list-providers
+bin="$PWD/target/release"
+"$bin/gasnetrun-ofi" --list-providers
 echo
-echo "== gasnetrun-ofi -n 4 gex-startup"
-gasnetrun-ofi -n 4 "$PWD/target/release/gex-startup"
+echo "== gasnetrun-ofi -n 2 gex-bench (small run; see docs/PERFORMANCE.md for the full one)"
+"$bin/gasnetrun-ofi" -n 2 "$bin/gex-bench" --iters 2000 --reps 3 --sizes 8,64k,1m --flood-bytes 16m
