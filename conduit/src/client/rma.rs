@@ -62,6 +62,17 @@ impl std::fmt::Debug for RmaScope<'_, '_> {
     }
 }
 
+/// A finished operation's outcome as the API reports it (the failing
+/// completion's details were logged when it was read).
+fn op_result(r: Result<(), ()>) -> Result<(), AmError> {
+    r.map_err(|()| AmError::Completion {
+        what: "an RMA transfer",
+        err: 0,
+        prov_errno: 0,
+        text: "see the preceding log line".into(),
+    })
+}
+
 enum Local {
     Write(*const u8),
     Read(*mut u8),
@@ -281,15 +292,7 @@ impl Core {
     fn wait_op_core(&mut self, op: OpId) -> Result<(), AmError> {
         loop {
             match self.ops.state(op) {
-                Some(Ok(())) => return Ok(()),
-                Some(Err(())) => {
-                    return Err(AmError::Completion {
-                        what: "an RMA transfer",
-                        err: 0,
-                        prov_errno: 0,
-                        text: "see the preceding log line".into(),
-                    })
-                }
+                Some(r) => return op_result(r),
                 None => self.poll_replies()?,
             }
         }
@@ -305,18 +308,9 @@ impl Client {
     fn wait_op(&mut self, op: OpId) -> Result<(), AmError> {
         loop {
             match self.core.ops.state(op) {
-                Some(Ok(())) => {
+                Some(r) => {
                     self.core.ops.retire(op);
-                    return Ok(());
-                }
-                Some(Err(())) => {
-                    self.core.ops.retire(op);
-                    return Err(AmError::Completion {
-                        what: "an RMA transfer",
-                        err: 0,
-                        prov_errno: 0,
-                        text: "see the preceding log line".into(),
-                    });
+                    return op_result(r);
                 }
                 None => self.poll()?,
             }

@@ -143,17 +143,13 @@ impl CompletionQueue {
     /// domain was opened with FI_THREAD_SAFE.
     #[inline]
     pub unsafe fn read(&self, buf: &mut [CqEntry]) -> Result<CqRead, OfiError> {
-        // SAFETY: buf is valid for buf.len() fi_cq_data_entry values
-        // (CqEntry is repr(transparent)); threading per the caller.
-        let rc = unsafe { sys::fi_cq_read(self.inner.raw, buf.as_mut_ptr().cast(), buf.len()) };
-        if rc > 0 {
-            Ok(CqRead::Entries(rc as usize))
-        } else if rc == -(sys::FI_EAGAIN as isize) {
-            Ok(CqRead::Empty)
-        } else if rc == -(sys::FI_EAVAIL as isize) {
-            Ok(CqRead::Error)
-        } else {
-            check("fi_cq_read", rc as i64).map(|_| CqRead::Empty)
+        // SAFETY: MaybeUninit<CqEntry> has CqEntry's layout, and read_uninit
+        // only writes whole entries into the slice; threading per the caller.
+        unsafe {
+            self.read_uninit(std::slice::from_raw_parts_mut(
+                buf.as_mut_ptr().cast::<std::mem::MaybeUninit<CqEntry>>(),
+                buf.len(),
+            ))
         }
     }
 
