@@ -34,10 +34,14 @@ pub fn run_with_deadline(cmd: &mut Command, deadline: Duration) -> Output {
 /// --workspace` builds it; a test that needs it fails with this message when
 /// it is missing.
 pub fn workspace_bin(name: &str, sibling: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(sibling)
+    let mut dir = std::path::Path::new(sibling)
         .parent()
         .expect("a binary path has a directory")
         .to_path_buf();
+    // Examples live one level down, in `<profile>/examples/`.
+    if dir.file_name().is_some_and(|n| n == "examples") {
+        dir.pop();
+    }
     let path = dir.join(name);
     assert!(
         path.exists(),

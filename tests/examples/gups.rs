@@ -1,0 +1,180 @@
+//! Random-access updates (GUPS-style) on a table spread over the ranks:
+//!
+//! 1. by Active Messages: each update is an AM Short to the owner, whose
+//!    handler XORs the value into its slot and acknowledges; the same
+//!    random stream applied twice must restore the table;
+//! 2. atomics by AM: each update is a fetch-and-add request whose reply
+//!    carries the old value; the counters must sum to the number of
+//!    increments.
+//!
+//! `gasnetrun-ofi -n 4 target/release/examples/gups [updates-per-rank]`
+
+use conduit::client::{AmError, Client, Handler};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+const PER_RANK: usize = 1 << 14;
+const H_XOR: u8 = 200;
+const H_ACK: u8 = 201;
+const H_FADD: u8 = 202;
+const H_FADD_REP: u8 = 203;
+const H_SUM: u8 = 204;
+
+/// A small deterministic random stream (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
+    let (me, n) = (c.rank(), c.size());
+    let table: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(
+        (0..PER_RANK).map(|i| (me * PER_RANK + i) as u64).collect(),
+    ));
+    let counters: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![0; PER_RANK]));
+    let acks = Arc::new(AtomicU64::new(0));
+    let fadd_replies = Arc::new(AtomicU64::new(0));
+    let sums = Arc::new(Mutex::new(Vec::<u64>::new()));
+
+    let t = table.clone();
+    c.register(
+        H_XOR,
+        Handler::request_short(3, move |tok, a| {
+            let v = a[1] as u64 | (a[2] as u64) << 32;
+            t.lock().expect("table")[a[0] as usize] ^= v;
+            let _ = tok.reply_short(H_ACK, &[]);
+        }),
+    )?;
+    let k = acks.clone();
+    c.register(
+        H_ACK,
+        Handler::reply_short(0, move |_, _| {
+            k.fetch_add(1, Ordering::Relaxed);
+        }),
+    )?;
+    let ctr = counters.clone();
+    c.register(
+        H_FADD,
+        Handler::request_short(2, move |tok, a| {
+            let mut cs = ctr.lock().expect("counters");
+            let old = cs[a[0] as usize];
+            cs[a[0] as usize] = old + a[1] as u64;
+            drop(cs);
+            let _ = tok.reply_short(H_FADD_REP, &[old as u32, (old >> 32) as u32]);
+        }),
+    )?;
+    let fr = fadd_replies.clone();
+    c.register(
+        H_FADD_REP,
+        Handler::reply_short(2, move |_, _old| {
+            fr.fetch_add(1, Ordering::Relaxed);
+        }),
+    )?;
+    let s = sums.clone();
+    c.register(
+        H_SUM,
+        Handler::request_short(2, move |_, a| {
+            s.lock()
+                .expect("sums")
+                .push(a[0] as u64 | (a[1] as u64) << 32);
+        }),
+    )?;
+    c.barrier()?;
+
+    // 1. XOR updates, the same stream twice; up to 64 unacknowledged.
+    let total = (PER_RANK * n) as u64;
+    let t0 = Instant::now();
+    for _pass in 0..2 {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (me as u64 + 1));
+        for i in 0..updates {
+            let r = rng.next();
+            let g = (r % total) as usize;
+            let v = rng.next();
+            c.request_short(
+                g / PER_RANK,
+                H_XOR,
+                &[(g % PER_RANK) as u32, v as u32, (v >> 32) as u32],
+            )?;
+            let sent = (i + 1) as u64 + if _pass == 1 { updates as u64 } else { 0 };
+            let k = acks.clone();
+            c.block_until(|| k.load(Ordering::Relaxed) + 64 >= sent)?;
+        }
+    }
+    let k = acks.clone();
+    let want = 2 * updates as u64;
+    c.block_until(|| k.load(Ordering::Relaxed) == want)?;
+    let secs = t0.elapsed().as_secs_f64();
+    c.barrier()?;
+    let restored = table
+        .lock()
+        .expect("table")
+        .iter()
+        .enumerate()
+        .all(|(i, v)| *v == (me * PER_RANK + i) as u64);
+
+    // 2. Fetch-and-add by AM, one outstanding at a time.
+    let mut rng = Rng(0x51_7cc1_b727_220a ^ (me as u64 + 7));
+    for i in 0..updates {
+        let g = (rng.next() % total) as usize;
+        c.request_short(g / PER_RANK, H_FADD, &[(g % PER_RANK) as u32, 1])?;
+        let fr = fadd_replies.clone();
+        c.block_until(|| fr.load(Ordering::Relaxed) == (i + 1) as u64)?;
+    }
+    c.barrier()?;
+    let local: u64 = counters.lock().expect("counters").iter().sum();
+    c.request_short(0, H_SUM, &[local as u32, (local >> 32) as u32])?;
+    let mut line = None;
+    if me == 0 {
+        let s = sums.clone();
+        c.block_until(|| s.lock().expect("sums").len() == n)?;
+        let sum: u64 = sums.lock().expect("sums").iter().sum();
+        if sum != (updates * n) as u64 {
+            return Err(AmError::BadArgument(format!(
+                "fetch-and-add counters sum to {sum}, expected {}",
+                updates * n
+            )));
+        }
+        line = Some(format!(
+            "gups: ok: {} XOR updates by AM ({:.3} M updates/s over {n} ranks) restored the table; {} fetch-and-adds by AM sum correctly",
+            2 * updates * n,
+            (2 * updates * n) as f64 / secs / 1e6,
+            updates * n
+        ));
+    }
+    if !restored {
+        return Err(AmError::BadArgument(
+            "XOR updates applied twice did not restore the table".into(),
+        ));
+    }
+    c.barrier()?;
+    Ok(line)
+}
+
+fn main() {
+    let updates: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let mut c = Client::init().unwrap_or_else(|e| {
+        eprintln!("gups: {e}");
+        std::process::exit(1)
+    });
+    match run(&mut c, updates) {
+        Ok(line) => {
+            if let Some(line) = line {
+                println!("{line}");
+            }
+            c.exit(0)
+        }
+        Err(e) => {
+            eprintln!("gups: rank {}: {e}", c.rank());
+            c.exit(1)
+        }
+    }
+}

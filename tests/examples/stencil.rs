@@ -1,0 +1,140 @@
+//! A 1-D heat stencil: each rank owns `cells` points of a rod in its
+//! segment, with one halo cell on each side. Every step a rank puts its
+//! boundary values into its neighbours' halos with NBI puts, syncs, meets
+//! the others at a barrier, and updates. Rank 0 gathers the result with
+//! gets and compares it with the same computation done serially.
+//!
+//! `gasnetrun-ofi -n 4 target/release/examples/stencil [cells] [steps]`
+
+use conduit::client::{AmError, Client, NbiSync};
+
+/// Segment layout (f64 each): [left halo][cells...][right halo].
+fn off(i: usize) -> usize {
+    8 * i
+}
+
+fn initial(global: usize, total: usize) -> f64 {
+    // A hot spot in the middle, cold elsewhere.
+    if global * 3 >= total && global * 3 < 2 * total {
+        100.0
+    } else {
+        0.0
+    }
+}
+
+fn step_serial(u: &[f64]) -> Vec<f64> {
+    let n = u.len();
+    (0..n)
+        .map(|i| {
+            let l = if i == 0 { 0.0 } else { u[i - 1] };
+            let r = if i + 1 == n { 0.0 } else { u[i + 1] };
+            u[i] + 0.25 * (l - 2.0 * u[i] + r)
+        })
+        .collect()
+}
+
+fn read(c: &mut Client, i: usize) -> Result<f64, AmError> {
+    let mut b = [0u8; 8];
+    c.segment_read(off(i), &mut b)?;
+    Ok(f64::from_ne_bytes(b))
+}
+
+fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmError> {
+    let (me, n) = (c.rank(), c.size());
+    let total = cells * n;
+    let page = conduit::config::host_page_size();
+    c.attach_segment((8 * (cells + 2)).div_ceil(page) * page)?;
+    let mut u: Vec<f64> = (0..cells).map(|i| initial(me * cells + i, total)).collect();
+    // Halos at the rod's ends stay 0 (fixed boundary).
+    c.segment_write(off(0), &0f64.to_ne_bytes())?;
+    c.segment_write(off(cells + 1), &0f64.to_ne_bytes())?;
+    c.barrier()?;
+    for _ in 0..steps {
+        let first = u[0].to_ne_bytes();
+        let last = u[cells - 1].to_ne_bytes();
+        c.rma_scope(|s| {
+            if me > 0 {
+                // My first cell is the right halo of my left neighbour.
+                s.put_nbi(me - 1, off(cells + 1), &first)?;
+            }
+            if me + 1 < n {
+                s.put_nbi(me + 1, off(0), &last)?;
+            }
+            s.sync_nbi(NbiSync::Puts)
+        })?;
+        c.barrier()?;
+        let left = read(c, 0)?;
+        let right = read(c, cells + 1)?;
+        let mut next = vec![0.0; cells];
+        for i in 0..cells {
+            let l = if i == 0 { left } else { u[i - 1] };
+            let r = if i + 1 == cells { right } else { u[i + 1] };
+            next[i] = u[i] + 0.25 * (l - 2.0 * u[i] + r);
+        }
+        u = next;
+        // Nobody overwrites a halo before its owner has read it.
+        c.barrier()?;
+    }
+    for (i, v) in u.iter().enumerate() {
+        c.segment_write(off(i + 1), &v.to_ne_bytes())?;
+    }
+    c.barrier()?;
+    let mut summary = None;
+    if me == 0 {
+        let mut all = Vec::with_capacity(total);
+        for r in 0..n {
+            let mut b = vec![0u8; 8 * cells];
+            c.get(r, off(1), &mut b)?;
+            all.extend(
+                b.chunks_exact(8)
+                    .map(|w| f64::from_ne_bytes(w.try_into().unwrap_or([0; 8]))),
+            );
+        }
+        let mut serial: Vec<f64> = (0..total).map(|g| initial(g, total)).collect();
+        for _ in 0..steps {
+            serial = step_serial(&serial);
+        }
+        let err = all
+            .iter()
+            .zip(&serial)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f64, f64::max);
+        if err > 1e-9 {
+            return Err(AmError::BadArgument(format!(
+                "distributed result differs from the serial one by {err}"
+            )));
+        }
+        let heat: f64 = all.iter().sum();
+        summary = Some(format!(
+            "stencil: ok: {total} cells on {n} ranks, {steps} steps, matches the serial result (max error {err:e}, heat {heat:.3})"
+        ));
+    }
+    c.barrier()?;
+    Ok(summary)
+}
+
+fn main() {
+    let arg = |i: usize, d: usize| {
+        std::env::args()
+            .nth(i)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(d)
+    };
+    let (cells, steps) = (arg(1, 1000).max(1), arg(2, 200));
+    let mut c = Client::init().unwrap_or_else(|e| {
+        eprintln!("stencil: {e}");
+        std::process::exit(1)
+    });
+    match run(&mut c, cells, steps) {
+        Ok(line) => {
+            if let Some(line) = line {
+                println!("{line}");
+            }
+            c.exit(0)
+        }
+        Err(e) => {
+            eprintln!("stencil: rank {}: {e}", c.rank());
+            c.exit(1)
+        }
+    }
+}
