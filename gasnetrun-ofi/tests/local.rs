@@ -300,11 +300,7 @@ fn arguments_reach_the_ranks_intact() {
     let mut args = vec!["-n", "2", "--", &b, &t, "args"];
     args.extend(tricky.iter());
     let d = Job::start(&t, &args, &[]).wait(DEADLINE);
-    assert_eq!(d.code, Some(0), "{:?}", d.err);
-    let want = format!("{:?}", tricky);
-    for r in 0..2 {
-        assert!(d.out.contains(&format!("args {r} {want}")), "{:?}", d.out);
-    }
+    d.assert_args_intact(&tricky, 2);
 }
 
 #[test]

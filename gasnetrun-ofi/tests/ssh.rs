@@ -171,11 +171,7 @@ fn ssh_arguments_reach_the_ranks_intact() {
         ],
     )
     .wait(DEADLINE);
-    assert_eq!(d.code, Some(0), "{:?}", d.err);
-    let want = format!("{:?}", tricky);
-    for r in 0..2 {
-        assert!(d.out.contains(&format!("args {r} {want}")), "{:?}", d.out);
-    }
+    d.assert_args_intact(&tricky, 2);
 }
 
 #[test]

@@ -25,20 +25,35 @@ pub fn launcher() -> PathBuf {
 }
 
 /// The test program (an example of this package, built by `cargo test`).
+///
+/// `cargo test` builds examples as `examples/bootcheck-<hash>` and does not
+/// always refresh the `examples/bootcheck` link, so the most recently built
+/// of these is used: a stale copy from an older build cannot stand in.
 pub fn bootcheck() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let p = exe
+    let dir = exe
         .parent()
         .and_then(|d| d.parent())
         .unwrap()
-        .join("examples")
-        .join("bootcheck");
-    assert!(
-        p.exists(),
-        "{} is missing: run through cargo test",
-        p.display()
-    );
-    p
+        .join("examples");
+    let newest = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            (n == "bootcheck" || n.starts_with("bootcheck-")) && !n.contains('.')
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p);
+    match newest {
+        Some(p) => p,
+        None => panic!(
+            "{}/bootcheck is missing: run through cargo test",
+            dir.display()
+        ),
+    }
 }
 
 /// A marker unique to one test, put on the ranks' command lines.
@@ -113,6 +128,20 @@ impl Done {
     pub fn err_text(&self) -> String {
         self.err.join("\n")
     }
+    /// Assert that the job succeeded and that each of `ranks` ranks
+    /// printed (bootcheck's `args` mode) exactly the arguments `sent`.
+    pub fn assert_args_intact(&self, sent: &[&str], ranks: usize) {
+        assert_eq!(self.code, Some(0), "{:?}", self.err);
+        let want = format!("{:?}", sent);
+        for r in 0..ranks {
+            assert!(
+                self.out.contains(&format!("args {r} {want}")),
+                "{:?}",
+                self.out
+            );
+        }
+    }
+
     pub fn out_text(&self) -> String {
         self.out.join("\n")
     }
