@@ -52,6 +52,11 @@ fn run(c: &mut Client, laps: usize) -> Result<Option<String>, AmError> {
             c.request_medium(next, H_TOKEN, &[], &trail)?;
         }
     }
+    // Print before the last barrier: once a peer leaves it, its exit ends
+    // this process too (collective exit).
+    if let Some(l) = &summary {
+        println!("{l}");
+    }
     c.barrier()?;
     Ok(summary)
 }
@@ -66,12 +71,7 @@ fn main() {
         std::process::exit(1)
     });
     match run(&mut c, laps) {
-        Ok(line) => {
-            if let Some(line) = line {
-                println!("{line}");
-            }
-            c.exit(0)
-        }
+        Ok(_) => c.exit(0),
         Err(e) => {
             eprintln!("am_ring: rank {}: {e}", c.rank());
             c.exit(1)

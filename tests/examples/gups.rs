@@ -152,6 +152,11 @@ fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
             "XOR updates applied twice did not restore the table".into(),
         ));
     }
+    // Print before the last barrier: once a peer leaves it, its exit ends
+    // this process too (collective exit).
+    if let Some(l) = &line {
+        println!("{l}");
+    }
     c.barrier()?;
     Ok(line)
 }
@@ -166,12 +171,7 @@ fn main() {
         std::process::exit(1)
     });
     match run(&mut c, updates) {
-        Ok(line) => {
-            if let Some(line) = line {
-                println!("{line}");
-            }
-            c.exit(0)
-        }
+        Ok(_) => c.exit(0),
         Err(e) => {
             eprintln!("gups: rank {}: {e}", c.rank());
             c.exit(1)

@@ -109,6 +109,11 @@ fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmE
             "stencil: ok: {total} cells on {n} ranks, {steps} steps, matches the serial result (max error {err:e}, heat {heat:.3})"
         ));
     }
+    // Print before the last barrier: once a peer leaves it, its exit ends
+    // this process too (collective exit).
+    if let Some(l) = &summary {
+        println!("{l}");
+    }
     c.barrier()?;
     Ok(summary)
 }
@@ -126,12 +131,7 @@ fn main() {
         std::process::exit(1)
     });
     match run(&mut c, cells, steps) {
-        Ok(line) => {
-            if let Some(line) = line {
-                println!("{line}");
-            }
-            c.exit(0)
-        }
+        Ok(_) => c.exit(0),
         Err(e) => {
             eprintln!("stencil: rank {}: {e}", c.rank());
             c.exit(1)

@@ -340,6 +340,12 @@ fn main() {
             if c.rank() == 0 {
                 println!("gex-rma {mode}: {line}");
             }
+            // No rank exits before rank 0 printed: a peer's exit would end
+            // rank 0 too (collective exit).
+            if let Err(e) = c.barrier() {
+                eprintln!("gex-rma: rank {}: {e}", c.rank());
+                c.exit(1);
+            }
             c.exit(0);
         }
         Err(e) => {
