@@ -51,6 +51,9 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const TERM_GRACE: Duration = Duration::from_secs(3);
 /// How long the launcher waits for ssh sessions and agents after SIGKILL.
 const HARD_GRACE: Duration = Duration::from_secs(5);
+/// How long the launcher waits, after an ssh session ended, for its agent's
+/// last reports still in flight on the control stream.
+const AGENT_DRAIN: Duration = Duration::from_secs(2);
 
 /// How ranks are started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -520,6 +523,11 @@ enum Ev {
         host: usize,
         msg: Msg,
     },
+    /// The agent's control stream reached its end: every report the agent
+    /// sent has been delivered before this event.
+    AgentGone {
+        host: usize,
+    },
     Child {
         pid: u32,
         end: RankEnd,
@@ -614,6 +622,7 @@ fn serve_conn(mut s: TcpStream, secret: Secret, n: usize, nhosts: usize, tx: Sen
                     }
                 }
             }
+            let _ = tx.send(Ev::AgentGone { host });
         }
         Ok(Msg::RankHello { .. }) | Ok(Msg::AgentHello { .. }) => drop_it("wrong secret".into()),
         Ok(_) => drop_it("unexpected first message".into()),
@@ -652,6 +661,12 @@ struct Job {
     ssh_running: usize,
     ssh_stdin: Arc<Mutex<Vec<ChildStdin>>>,
     agents: Vec<Option<TcpStream>>,
+    /// Hosts whose agent's control stream is still open (connected, no
+    /// end of stream read yet).
+    agent_open: Vec<bool>,
+    /// An ssh session that ended while its agent's stream was still open:
+    /// its end and the time after which ranks not yet reported are lost.
+    ssh_ended_early: Vec<Option<(RankEnd, Instant)>>,
     code: Option<i32>,
     grace: Option<(usize, Instant)>,
     teardown: Option<Teardown>,
@@ -683,6 +698,8 @@ impl Job {
             ssh_running: 0,
             ssh_stdin: Arc::new(Mutex::new(Vec::new())),
             agents: (0..h).map(|_| None).collect(),
+            agent_open: vec![false; h],
+            ssh_ended_early: vec![None; h],
             code: None,
             grace: None,
             teardown: None,
@@ -830,6 +847,7 @@ impl Job {
         if let Some(at) = self.ranks_done_at {
             d.push(at + HARD_GRACE);
         }
+        d.extend(self.ssh_ended_early.iter().flatten().map(|&(_, at)| at));
         d.into_iter().min()
     }
 
@@ -842,6 +860,14 @@ impl Job {
                 self.ranks_done_at.get_or_insert_with(Instant::now);
             }
             let now = Instant::now();
+            for host in 0..self.hosts.len() {
+                if let Some((end, at)) = self.ssh_ended_early[host] {
+                    if now >= at {
+                        self.ssh_ended_early[host] = None;
+                        self.ranks_lost_with_ssh(host, end);
+                    }
+                }
+            }
             if let Some((r, at)) = self.grace {
                 if now >= at && self.teardown.is_none() && self.running > 0 {
                     let code = match self.ends[r] {
@@ -948,6 +974,7 @@ impl Job {
             },
             Ev::Agent { host, stream } => {
                 self.agents[host] = Some(stream);
+                self.agent_open[host] = true;
                 if self.teardown.is_some() {
                     self.kill_host(host, Signal::SIGTERM);
                 }
@@ -958,6 +985,12 @@ impl Job {
                     if rank < self.n && self.host_of[rank] == host {
                         self.rank_ended(rank, end);
                     }
+                }
+            }
+            Ev::AgentGone { host } => {
+                self.agent_open[host] = false;
+                if let Some((end, _)) = self.ssh_ended_early[host].take() {
+                    self.ranks_lost_with_ssh(host, end);
                 }
             }
             Ev::Child { pid, end } => match self.procs.get(&pid).copied() {
@@ -1059,6 +1092,19 @@ impl Job {
     fn ssh_ended(&mut self, host: usize, end: RankEnd) {
         self.ssh_running = self.ssh_running.saturating_sub(1);
         self.ssh_pid[host] = None;
+        if self.agent_open[host] {
+            // The agent's last reports (its ranks' exits) may still be in
+            // its stream's reader: the child's end can overtake them. Judge
+            // the host once the stream ends, or after a short wait.
+            self.ssh_ended_early[host] = Some((end, Instant::now() + AGENT_DRAIN));
+            return;
+        }
+        self.ranks_lost_with_ssh(host, end);
+    }
+
+    /// Ranks of `host` that never reported their end when its ssh session
+    /// (and agent) ended are lost: the job is torn down unless it already is.
+    fn ranks_lost_with_ssh(&mut self, host: usize, end: RankEnd) {
         let lost: Vec<usize> = ranks_of_host(&self.host_of, host)
             .into_iter()
             .filter(|&r| self.ends[r].is_none())
@@ -1145,6 +1191,96 @@ impl Job {
 mod tests {
     use super::*;
     use gex_env::MapEnv;
+
+    /// A job of two ranks on one ssh host whose agent is connected (the
+    /// stream is a real loopback connection, only written to on teardown).
+    fn ssh_job_with_agent() -> (Job, TcpStream) {
+        let plan = Plan {
+            kind: SpawnerKind::Ssh,
+            n: 2,
+            hosts: vec!["h0".into()],
+            host_of: vec![0, 0],
+            ssh: None,
+            timeout: Duration::from_secs(10),
+            radix: 8,
+            bind_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            env: Vec::new(),
+            verbose: false,
+        };
+        let mut job = Job::new(&plan);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (theirs, _) = l.accept().unwrap();
+        job.procs.insert(4242, Proc::Ssh(0));
+        job.ssh_pid[0] = Some(4242);
+        job.ssh_running = 1;
+        job.handle(Ev::Agent {
+            host: 0,
+            stream: ours,
+        });
+        (job, theirs)
+    }
+
+    fn rank_exit(rank: u32) -> Ev {
+        Ev::AgentMsg {
+            host: 0,
+            msg: Msg::RankExit {
+                rank,
+                end: RankEnd::Code(0),
+            },
+        }
+    }
+
+    #[test]
+    fn ssh_end_overtaking_the_agents_last_reports_is_not_a_lost_host() {
+        // The reaper's event for the ssh process can reach the loop before
+        // the agent stream's reader has passed on the ranks' exits (CI saw
+        // "the ssh session ... exited with code 0 while ranks 0-1 were
+        // running"): the reports that follow must still count.
+        let (mut job, _peer) = ssh_job_with_agent();
+        job.handle(Ev::Child {
+            pid: 4242,
+            end: RankEnd::Code(0),
+        });
+        assert_eq!(job.running, 2);
+        assert!(job.teardown.is_none() && job.code.is_none());
+        job.handle(rank_exit(0));
+        job.handle(rank_exit(1));
+        job.handle(Ev::AgentGone { host: 0 });
+        assert_eq!(job.running, 0);
+        assert!(job.teardown.is_none(), "an orderly end was torn down");
+        assert_eq!(job.code, None);
+        assert_eq!(job.ssh_running, 0);
+    }
+
+    #[test]
+    fn ranks_not_reported_when_the_agent_stream_ends_are_lost() {
+        let (mut job, _peer) = ssh_job_with_agent();
+        job.handle(rank_exit(0));
+        job.handle(Ev::Child {
+            pid: 4242,
+            end: RankEnd::Code(0),
+        });
+        assert!(job.teardown.is_none());
+        job.handle(Ev::AgentGone { host: 0 });
+        assert_eq!(job.ends[1], Some(RankEnd::Code(0)));
+        assert_eq!(job.running, 0);
+        assert_eq!(job.code, Some(1), "a lost rank must fail the job");
+        assert!(job.teardown.is_some());
+    }
+
+    #[test]
+    fn agent_stream_ending_first_lets_the_ssh_end_be_judged_at_once() {
+        let (mut job, _peer) = ssh_job_with_agent();
+        job.handle(Ev::AgentGone { host: 0 });
+        job.handle(Ev::Child {
+            pid: 4242,
+            end: RankEnd::Signal(9),
+        });
+        assert_eq!(job.running, 0);
+        assert_eq!(job.code, Some(137));
+        assert!(job.teardown.is_some());
+    }
 
     #[test]
     fn host_lists() {
