@@ -103,6 +103,11 @@ impl Pool {
         self.bufs.len()
     }
 
+    /// Bytes of one buffer (rounded up to 8).
+    pub fn buffer_bytes(&self) -> usize {
+        self.words * 8
+    }
+
     /// Buffers added on demand after start-up.
     pub fn grown(&self) -> u64 {
         self.grown

@@ -181,7 +181,53 @@ fn statistics_are_written_at_exit() {
     let s0 = std::fs::read_to_string(dir.join("stats.0")).expect("rank 0 statistics");
     assert!(s0.contains("AM_REQUEST_SHORT_RECEIVED 2000\n"), "{s0}");
     assert!(s0.contains("AM_REQUEST_MEDIUM_RECEIVED 200\n"), "{s0}");
+    // Rank 0 floods itself too: those AMs never touch the provider.
+    assert!(s0.contains("AM_LOOPBACK 1100\n"), "{s0}");
     let s1 = std::fs::read_to_string(dir.join("stats.1")).expect("rank 1 statistics");
     assert!(s1.contains("AM_REQUEST_SHORT_SENT 10"), "{s1}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The value of `name` in a statistics file.
+fn counter(stats: &str, name: &str) -> u64 {
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{stats}"))
+}
+
+#[test]
+fn wait_mode_spin_never_yields_and_yield_does() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (mode, yields) in [("spin", false), ("yield", true)] {
+        let pattern = dir.join(format!("{mode}.%")).display().to_string();
+        let r = run(
+            2,
+            &["flood", "1000", "100"],
+            "shm",
+            &[("GASNET_STATSFILE", &pattern), ("GASNET_WAIT_MODE", mode)],
+            120,
+        );
+        ok(&r, mode);
+        // Rank 1 waits for rank 0's replies and barriers: it polls empty.
+        let total: u64 = (0..2)
+            .map(|rank| {
+                let f = dir.join(format!("{mode}.{rank}"));
+                let s = std::fs::read_to_string(&f).expect("statistics file");
+                counter(&s, "WAIT_YIELDS")
+            })
+            .sum();
+        assert_eq!(total > 0, yields, "GASNET_WAIT_MODE={mode}: {total} yields");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = run(2, &["core"], "shm", &[("GASNET_WAIT_MODE", "block")], 60);
+    assert_ne!(r.code, Some(0));
+    assert!(
+        r.stderr
+            .contains("GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto"),
+        "{}",
+        r.stderr
+    );
 }

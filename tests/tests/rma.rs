@@ -14,7 +14,7 @@ fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64
 fn every_form_and_size_with_every_put_path() {
     let _g = serial();
     for p in ["shm", "tcp"] {
-        let r = run(2, &["all"], p, &[], 600);
+        let r = run(4, &["all"], p, &[], 300);
         assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
         assert!(
             r.stdout.contains("gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, 500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="),
@@ -35,7 +35,7 @@ fn every_form_and_size_with_every_put_path() {
 fn usable_providers_udp_and_sockets() {
     let _g = serial();
     for p in ["udp", "sockets"] {
-        let r = run(2, &["all"], p, &[], 600);
+        let r = run(4, &["all"], p, &[], 300);
         assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
         assert!(
             r.stdout.contains("gex-rma all: ok: 189 put/get steps"),

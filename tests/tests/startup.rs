@@ -6,11 +6,7 @@ use tests::run_with_deadline;
 
 fn startup(vars: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gex-startup"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GASNET_") || k.starts_with("FI_") {
-            cmd.env_remove(k);
-        }
-    }
+    tests::clear_fabric_env(&mut cmd);
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -185,4 +181,27 @@ fn four_rank_ring_under_the_launcher_on_every_provider() {
         assert!(stdout.starts_with(want), "{fi}: {stdout}");
         assert!(stdout.contains("ranks=4 hosts=1 ring=ok"), "{fi}: {stdout}");
     }
+}
+
+#[test]
+fn explicit_multi_recv_on_shm_warns_why_the_default_differs() {
+    let (code, _out, err) = startup(&[
+        ("FI_PROVIDER", "shm"),
+        ("GASNET_OFI_DEVICE", "shm"),
+        ("GASNET_OFI_RECEIVE_BUFF_SIZE", "1M"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "WARNING: GASNET_OFI_RECEIVE_BUFF_SIZE=1M with shm: reaches only ranks on the same host; its FI_MULTI_RECV stalls under AM floods (libfabric 1.17), so receive buffers default to GASNET_OFI_RECEIVE_BUFF_SIZE=recv"
+        ),
+        "{err}"
+    );
+    // The profile's own choice is silent (only a log note).
+    let (code, _out, err) = startup(&[("FI_PROVIDER", "shm"), ("GASNET_OFI_DEVICE", "shm")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("WARNING: GASNET_OFI_RECEIVE_BUFF_SIZE"),
+        "{err}"
+    );
 }

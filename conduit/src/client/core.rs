@@ -80,7 +80,17 @@ pub(crate) struct Core {
     pub put_counts: ::rma::put_path::PutCounters,
     pub rma_poll_freq: usize,
     pub rma_posts: usize,
+    /// Empty-poll tracking for the wait mode.
+    pub idle: super::wait::Idle,
+    /// Bytes of endpoint names gathered at start-up (for memory_use).
+    pub names_at_startup: usize,
+    /// AMs this rank sent to itself, waiting for the next poll
+    /// (`[request, reply]`): delivered without the provider.
+    pub loopback: [std::collections::VecDeque<Vec<u8>>; 2],
 }
+
+/// Most AMs to self queued before a send waits for a poll to drain them.
+const LOOPBACK_MAX: usize = 1024;
 
 fn kind_index(k: Kind) -> usize {
     match k {
@@ -170,6 +180,23 @@ impl Core {
             src: self.rank as u32,
         };
         let len = wire::message_len(kind, args.len(), inline.len());
+        if dest == self.rank {
+            // To self: queued and run by the next poll, as a received
+            // message would be. Some providers lose messages an endpoint
+            // sends to itself under load (udp;ofi_rxd, sockets), and the
+            // fabric has nothing to add here.
+            let q = &mut self.loopback[if is_request { 0 } else { 1 }];
+            if q.len() >= LOOPBACK_MAX {
+                return Ok(false);
+            }
+            let mut m = vec![0u8; len];
+            let off = dest_offset.map(|o| o as u64);
+            wire::encode_into(&mut m, &header, args, off, payload_len, inline);
+            q.push_back(m);
+            self.stats.loopback += 1;
+            self.count_sent(is_request, kind);
+            return Ok(true);
+        }
         let ep_index = if is_request { 0 } else { 1 };
         let to = self.addr(dest, ep_index);
         let off = dest_offset.map(|o| o as u64);
@@ -294,8 +321,9 @@ impl Core {
     ) -> Result<(Kind, &'p [u8], usize), AmError> {
         match kind {
             Kind::Long => {
-                if wire::message_len(Kind::LongInline, args.len(), payload.len())
-                    <= self.long_thresh
+                if dest == self.rank
+                    || wire::message_len(Kind::LongInline, args.len(), payload.len())
+                        <= self.long_thresh
                 {
                     self.stats.long_inline += 1;
                     Ok((Kind::LongInline, payload, payload.len()))
@@ -470,7 +498,9 @@ impl Core {
         let r = poll_rx(self, &mut handlers, Side::Reply);
         self.handlers_rep = Some(handlers);
         r?;
-        self.repost_pending()
+        self.repost_pending()?;
+        self.idle.after_poll(self.stats.completions);
+        Ok(())
     }
 
     /// Post buffer `i` again (or queue it for a retry on -FI_EAGAIN).
@@ -561,6 +591,16 @@ pub(crate) fn poll_rx(
     handlers: &mut HandlerTable<HandlerFn>,
     side: Side,
 ) -> Result<(), AmError> {
+    // AMs to self first (at most those queued now: a handler may queue a
+    // reply to self, which the reply side runs).
+    let q = if side == Side::Request { 0 } else { 1 };
+    for _ in 0..core.loopback[q].len() {
+        let Some(m) = core.loopback[q].pop_front() else {
+            break;
+        };
+        core.stats.completions += 1;
+        dispatch(core, handlers, &m, side)?;
+    }
     let mut raw = [std::mem::MaybeUninit::<CqEntry>::uninit(); MAX_BATCH];
     let cq = match side {
         Side::Request => &core.rx_req_cq,

@@ -36,17 +36,22 @@
 
 mod core;
 mod error;
+mod memory;
 mod recv;
 mod rma;
 mod segment;
 mod stats;
 mod token;
+mod wait;
 
+pub use ::rma::put_path::{PutCounts, PutLimits};
 pub use error::AmError;
+pub use memory::MemoryUse;
 pub use rma::{Event, NbiSync, RmaScope};
 pub use segment::SegmentInfo;
 pub use stats::AmStats;
 pub use token::{Handler, LongFn, MediumFn, ShortFn, Token};
+pub use wait::WaitMode;
 
 use self::core::{poll_rx, Core, H_BARRIER, H_EXIT};
 use self::recv::{RecvBuffers, Side};
@@ -169,6 +174,13 @@ impl Client {
             })?;
         let domain = Domain::open_entry(&entry)?;
 
+        let wait_mode = WaitMode::resolve(
+            cfg.general.wait_mode,
+            boot.hosts().local_ranks().len(),
+            wait::usable_cpus(),
+        );
+        tracing::debug!(?wait_mode, "wait mode");
+
         // Sizes.
         let max_medium = cfg.am.max_medium;
         let largest_am = wire::message_len(Kind::LongInline, am::MAX_ARGS, max_medium);
@@ -243,6 +255,7 @@ impl Client {
         }
         let refs: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
         let addrs = av.insert(&refs)?;
+        let names_at_startup = names.iter().map(|n| n.len()).sum();
 
         // Receive buffers and send pools.
         let nbuf = cfg.am.num_receive_buffs;
@@ -331,6 +344,9 @@ impl Client {
             stats: Default::default(),
             in_handler: false,
             scratch: vec![0; 256],
+            idle: wait::Idle::new(wait_mode),
+            names_at_startup,
+            loopback: Default::default(),
         };
         for i in 0..nbuf {
             core.repost(i)?;
@@ -355,6 +371,34 @@ impl Client {
     /// Number of ranks.
     pub fn size(&self) -> usize {
         self.core.size
+    }
+
+    /// The bytes this rank's conduit allocated, by purpose (receive
+    /// buffers, send pools, bounce buffers, address table, segment).
+    pub fn memory_use(&self) -> MemoryUse {
+        let c = &*self.core;
+        MemoryUse {
+            receive_buffers: c.rx.size * c.rx.ctxs.len(),
+            request_buffers: c.req_pool.allocated() * c.req_pool.buffer_bytes(),
+            reply_buffers: c.rep_pool.allocated() * c.rep_pool.buffer_bytes(),
+            bounce_buffers: c.bbufs.len() * c.bbufs.buffer_size(),
+            address_table: c.addrs.len() * std::mem::size_of::<crate::ofi::FiAddr>()
+                + c.peers.len() * std::mem::size_of::<SegmentInfo>(),
+            names_at_startup: c.names_at_startup,
+            segment: c.segment.as_ref().map_or(0, |s| s.len()),
+        }
+    }
+
+    /// How wait loops behave when a poll completes nothing (initially from
+    /// `GASNET_WAIT_MODE`; GASNet's `gasnet_set_waitmode`).
+    pub fn wait_mode(&self) -> WaitMode {
+        self.core.idle.mode
+    }
+
+    /// Set how wait loops behave: [`WaitMode::Spin`] for dedicated cores,
+    /// [`WaitMode::Yield`] when ranks share CPUs.
+    pub fn set_wait_mode(&mut self, mode: WaitMode) {
+        self.core.idle.mode = mode;
     }
 
     /// Which ranks share a host.
@@ -394,6 +438,7 @@ impl Client {
         let mut s = self.core.stats;
         s.request_buffers = self.core.req_pool.allocated() as u64;
         s.reply_buffers = self.core.rep_pool.allocated() as u64;
+        s.wait_yields = self.core.idle.yields;
         s
     }
 

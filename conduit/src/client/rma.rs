@@ -24,7 +24,7 @@ use super::core::{Core, TAG_RMA};
 use super::error::AmError;
 use super::Client;
 use rma::ops::{Implicit, OpId};
-use rma::put_path::{PutCounts, PutPath};
+use rma::put_path::{PutCounts, PutLimits, PutPath};
 use std::marker::PhantomData;
 
 /// Which implicit operations a sync waits for.
@@ -315,6 +315,12 @@ impl Client {
                 None => self.poll()?,
             }
         }
+    }
+
+    /// The put-path limits in effect: RMA inject limit (capped at the
+    /// provider's), bounce-buffer threshold and size.
+    pub fn put_limits(&self) -> PutLimits {
+        self.core.put_limits
     }
 
     /// Blocking put: returns when `src` is in `rank`'s segment at `offset`.

@@ -32,6 +32,11 @@ pub struct AmStats {
     pub eagain_retries: u64,
     /// Receive buffers reposted.
     pub reposts: u64,
+    /// AMs sent to this rank itself (delivered by the next poll, without
+    /// the provider).
+    pub loopback: u64,
+    /// CPU yields made by wait loops ([`crate::client::WaitMode::Yield`]).
+    pub wait_yields: u64,
 }
 
 impl AmStats {
@@ -70,6 +75,8 @@ impl AmStats {
             "CQ_READS {}\nCQ_COMPLETIONS {}\nEAGAIN_RETRIES {}\nRECV_REPOSTS {}\n",
             self.cq_reads, self.completions, self.eagain_retries, self.reposts
         ));
+        s.push_str(&format!("AM_LOOPBACK {}\n", self.loopback));
+        s.push_str(&format!("WAIT_YIELDS {}\n", self.wait_yields));
         s
     }
 }

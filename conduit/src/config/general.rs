@@ -4,7 +4,7 @@
 use super::libfabric_vars::FI_PROVIDER;
 use super::read::opt_bool;
 use super::ConfigError;
-use gex_env::EnvReader;
+use gex_env::{EnvError, EnvReader};
 
 /// `GASNET_QUIET`.
 pub const QUIET: &str = "GASNET_QUIET";
@@ -17,6 +17,33 @@ pub const ALLOW_UNTRUSTED_PROVIDER: &str = "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER"
 
 /// `GASNET_STATSFILE`.
 pub const STATSFILE: &str = "GASNET_STATSFILE";
+/// `GASNET_WAIT_MODE`.
+pub const WAIT_MODE: &str = "GASNET_WAIT_MODE";
+
+/// `GASNET_WAIT_MODE`: how wait loops behave when polling finds nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WaitModeSetting {
+    /// Yield when this host runs more ranks than the process may use CPUs
+    /// (the default), spin otherwise.
+    #[default]
+    Auto,
+    /// Always spin (lowest latency on dedicated cores).
+    Spin,
+    /// Yield the CPU after a few empty polls (oversubscribed hosts).
+    Yield,
+}
+
+impl WaitModeSetting {
+    fn parse(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
+        let v = r.string(WAIT_MODE, "auto");
+        match v.to_ascii_lowercase().as_str() {
+            "auto" => Ok(WaitModeSetting::Auto),
+            "spin" => Ok(WaitModeSetting::Spin),
+            "yield" => Ok(WaitModeSetting::Yield),
+            _ => Err(EnvError::new(WAIT_MODE, &v, "spin, yield or auto").into()),
+        }
+    }
+}
 
 /// General settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,6 +67,8 @@ pub struct GeneralConfig {
     /// `GASNET_STATSFILE`: write the statistics counters to this file at
     /// exit; a `%` in the name becomes the rank.
     pub stats_file: Option<String>,
+    /// `GASNET_WAIT_MODE`: spin or yield in wait loops (default auto).
+    pub wait_mode: WaitModeSetting,
 }
 
 impl GeneralConfig {
@@ -51,7 +80,9 @@ impl GeneralConfig {
         let set_universe_size = opt_bool(r, SET_UNIVERSE_SIZE)?;
         let allow_untrusted_provider = r.bool(ALLOW_UNTRUSTED_PROVIDER, false)?;
         let stats_file = r.opt_string(STATSFILE);
+        let wait_mode = WaitModeSetting::parse(r)?;
         Ok(GeneralConfig {
+            wait_mode,
             stats_file,
             quiet,
             verbose_env,
@@ -124,6 +155,27 @@ true/false or on/off"
                 )
             );
         }
+    }
+
+    #[test]
+    fn wait_mode() {
+        assert_eq!(
+            read(&MapEnv::new()).unwrap().wait_mode,
+            WaitModeSetting::Auto
+        );
+        for (v, want) in [
+            ("spin", WaitModeSetting::Spin),
+            ("YIELD", WaitModeSetting::Yield),
+            ("auto", WaitModeSetting::Auto),
+        ] {
+            let env = MapEnv::from([("GASNET_WAIT_MODE", v)]);
+            assert_eq!(read(&env).unwrap().wait_mode, want);
+        }
+        let env = MapEnv::from([("GASNET_WAIT_MODE", "block")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto"
+        );
     }
 
     #[test]

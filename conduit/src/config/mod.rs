@@ -83,6 +83,7 @@ impl Config {
         general::SET_UNIVERSE_SIZE,
         general::ALLOW_UNTRUSTED_PROVIDER,
         general::STATSFILE,
+        general::WAIT_MODE,
         device::DEVICE,
         device::DEVICE_TYPE,
         device::LIST_DEVICES,

@@ -218,6 +218,7 @@ mod tests {
     fn shm_defaults_to_recv_mode() {
         assert_eq!(lookup("shm").receive_mode, Some(ReceiveMode::Recv));
         assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
+        assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
     }
 
     #[test]

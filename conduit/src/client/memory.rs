@@ -1,0 +1,43 @@
+//! What the conduit itself holds in memory, by purpose, for
+//! [`crate::client::Client::memory_use`] (gex-bench and
+//! docs/PERFORMANCE.md compare it with the resident set size).
+
+use serde::{Deserialize, Serialize};
+
+/// Bytes the conduit allocated, by purpose. These are allocations, not
+/// resident pages: a page counts in the resident set size once touched.
+/// The provider's own buffers (e.g. ofi_rxm's receive pools) and the
+/// program's code and libraries are not included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryUse {
+    /// AM receive buffers posted to the provider
+    /// (`GASNET_OFI_NUM_RECEIVE_BUFFS` x `GASNET_OFI_RECEIVE_BUFF_SIZE`).
+    pub receive_buffers: usize,
+    /// Request send buffers allocated so far (they grow on demand up to
+    /// `GASNET_OFI_MAX_REQUEST_BUFFS`), x their size.
+    pub request_buffers: usize,
+    /// Reply send buffers allocated so far, x their size.
+    pub reply_buffers: usize,
+    /// RMA bounce buffers (`GASNET_OFI_NUM_BBUFS` x `GASNET_OFI_BBUF_SIZE`).
+    pub bounce_buffers: usize,
+    /// The address table: one `fi_addr_t` per endpoint of every rank
+    /// (3 per rank) and every rank's segment description.
+    pub address_table: usize,
+    /// Endpoint names gathered at start-up (3 per rank), kept while the
+    /// address vector is filled, then freed.
+    pub names_at_startup: usize,
+    /// This rank's segment (a shared-memory mapping; resident only where
+    /// touched, counted as shared memory).
+    pub segment: usize,
+}
+
+impl MemoryUse {
+    /// Everything but the segment.
+    pub fn private_total(&self) -> usize {
+        self.receive_buffers
+            + self.request_buffers
+            + self.reply_buffers
+            + self.bounce_buffers
+            + self.address_table
+    }
+}
