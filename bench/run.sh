@@ -12,5 +12,5 @@ for prov in shm tcp; do
     echo "== $prov ==" >&2
     FI_PROVIDER=$prov GASNET_OFI_DEVICE=$dev GASNET_QUIET=1 \
         "$bin/gasnetrun-ofi" -n 2 "$bin/gex-bench" --wait-quiet 300 \
-        --json "$out/$prov.json" --csv "$out/$prov.csv" "$@" | tee "$out/$prov.txt"
+        --json "$out/$prov.json" --csv "$out/$prov.csv" --plot "$out/$prov.svg" "$@" | tee "$out/$prov.txt"
 done

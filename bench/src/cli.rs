@@ -1,5 +1,6 @@
 //! Command-line options of `gex-bench`.
 
+use crate::plot::Target;
 use clap::{Parser, ValueEnum};
 
 /// A selectable group of measurements (`--tests am,rma,barrier`).
@@ -7,8 +8,8 @@ use clap::{Parser, ValueEnum};
 pub enum TestKind {
     /// AM Short round trip; AM Medium and Long flood throughput by size.
     Am,
-    /// Blocking 8-byte put and get latency; NBI put and get bandwidth by
-    /// size, with the put path taken.
+    /// Blocking put and get latency and NBI put and get bandwidth by size,
+    /// with the put path taken.
     Rma,
     /// Anonymous barrier latency.
     Barrier,
@@ -36,9 +37,9 @@ pub struct Opts {
     /// quartiles and extremes).
     #[arg(long, default_value_t = 9)]
     pub reps: usize,
-    /// Payload sizes for Medium and Long throughput (comma-separated,
-    /// suffixes k and m allowed; Mediums above the conduit's maximum are
-    /// skipped).
+    /// Payload sizes for AM Medium and Long throughput and for put/get
+    /// latency and bandwidth (comma-separated, suffixes k and m allowed;
+    /// Mediums above the conduit's maximum are skipped).
     #[arg(long, value_delimiter = ',', value_parser = parse_size,
           default_value = "8,64,512,4k,8k,64k,1m,4m")]
     pub sizes: Vec<usize>,
@@ -54,6 +55,12 @@ pub struct Opts {
     /// the table).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub csv: Option<String>,
+    /// Also draw the figures as a chart in FILE: latency and bandwidth by
+    /// message size, ours beside fi_pingpong's. The extension picks the
+    /// format: `.svg` or `.png` (checked while parsing, so that a wrong
+    /// name stops the job before anything is measured).
+    #[arg(long, value_name = "FILE", value_parser = Target::new)]
+    pub plot: Option<Target>,
     /// Do not run fi_pingpong.
     #[arg(long)]
     pub no_pingpong: bool,
@@ -109,5 +116,22 @@ mod test {
         assert_eq!(o.json.as_deref(), Some("-"));
         assert_eq!(o.flood_count(8), 10_000);
         assert_eq!(o.flood_count(4 << 20), 16);
+        assert_eq!(o.plot, None);
+    }
+
+    #[test]
+    fn plot_by_extension() {
+        let o = Opts::try_parse_from(["gex-bench", "--plot", "/tmp/b.png"]).unwrap();
+        let t = o.plot.unwrap();
+        assert_eq!(t.format, crate::plot::Format::Png);
+        assert_eq!(t.path, std::path::Path::new("/tmp/b.png"));
+        for bad in ["b.jpg", "a: b.gif", "plot"] {
+            let e = Opts::try_parse_from(["gex-bench", "--plot", bad])
+                .unwrap_err()
+                .to_string();
+            for want in ["--plot", bad, ".svg or .png"] {
+                assert!(e.contains(want), "{want:?} not in {e}");
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! FI_PROVIDER=shm GASNET_OFI_DEVICE=shm GASNET_QUIET=1 \
 //!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench
 //! FI_PROVIDER=tcp GASNET_OFI_DEVICE=lo GASNET_QUIET=1 \
-//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench --json out.json
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench --json out.json --plot out.svg
 //! ```
 //!
 //! Rank 0 measures and prints; rank 1 serves. See `docs/PERFORMANCE.md`
@@ -14,6 +14,7 @@
 
 mod cli;
 mod pingpong;
+mod plot;
 mod report;
 mod run;
 mod stats;
@@ -48,10 +49,21 @@ fn wait_quiet(secs: u64) -> f64 {
 
 fn main() {
     let opts = cli::Opts::parse();
+    // Rank 0 writes the chart: find out before the run, not after it, that
+    // it could not. Where the launcher tells the rank, before init (a rank
+    // leaving then ends the job at once).
+    let env_rank = std::env::var("GASNET_OFI_RANK").ok();
+    let rank_known = env_rank.is_some();
+    if let (Some("0"), Some(t)) = (env_rank.as_deref(), &opts.plot) {
+        if let Err(e) = t.check_dir() {
+            eprintln!("gex-bench: {e}");
+            std::process::exit(2);
+        }
+    }
     if opts.wait_quiet > 0 {
         let busy = wait_quiet(opts.wait_quiet);
         // Before init the rank is only in the launcher's environment.
-        let rank0 = std::env::var("GASNET_OFI_RANK").map_or(true, |r| r == "0");
+        let rank0 = env_rank.as_deref().is_none_or(|r| r == "0");
         if busy >= 10.0 && !opts.quiet && rank0 {
             eprintln!(
                 "gex-bench: the machine is still {busy:.0}% busy after {} s; measuring anyway",
@@ -66,6 +78,13 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if let (0, false, Some(t)) = (c.rank(), rank_known, &opts.plot) {
+        // Launched without the rank in the environment: check now.
+        if let Err(e) = t.check_dir() {
+            eprintln!("gex-bench: {e}");
+            c.exit(1);
+        }
+    }
     let report = match run::run(&mut c, &opts) {
         Ok(r) => r,
         Err(e) => {
@@ -90,6 +109,12 @@ fn main() {
         }
         if table_to_stdout {
             print!("{}", r.table());
+        }
+        if let Some(t) = &opts.plot {
+            if let Err(e) = plot::write(&r, t) {
+                eprintln!("gex-bench: {e}");
+                code = 1;
+            }
         }
     }
     if let Err(e) = c.barrier() {

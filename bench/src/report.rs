@@ -16,7 +16,10 @@ pub struct Row {
     pub unit: String,
     /// How the conduit sent it: `inject` (fi_inject), `bounce` (copied to
     /// a pool buffer, fi_send), `rma-block` (Long: blocking RMA write of the
-    /// payload, then the header), or a `+`-joined mix.
+    /// payload, then the header), or a `+`-joined mix. For puts: `inject`,
+    /// `bounce` or `block` (the NBI put hierarchy; `block` waits for the
+    /// transfer before returning) and `direct` (a blocking put above the
+    /// inject limit, written from the caller's buffer).
     pub path: Option<String>,
     /// Our figure over the repetitions.
     pub ours: Summary,
@@ -37,8 +40,21 @@ pub struct Row {
     pub raw_reps: Vec<f64>,
 }
 
+/// A resident set split as /proc/self/status reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RssParts {
+    /// VmRSS, KiB.
+    pub total_kib: u64,
+    /// RssAnon: private anonymous pages (heap, buffers), KiB.
+    pub anon_kib: u64,
+    /// RssFile: mapped files (the program and its libraries), KiB.
+    pub file_kib: u64,
+    /// RssShmem: shared memory (the segment, shm provider regions), KiB.
+    pub shmem_kib: u64,
+}
+
 /// Resident memory of one rank.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct Memory {
     /// The rank.
     pub rank: usize,
@@ -46,6 +62,10 @@ pub struct Memory {
     pub start_kib: u64,
     /// VmRSS at the end, KiB.
     pub end_kib: u64,
+    /// The resident set after start-up, split.
+    pub start: RssParts,
+    /// What the conduit allocated (bytes), by purpose.
+    pub conduit: conduit::client::MemoryUse,
 }
 
 /// How fi_pingpong was run (or why not).
@@ -144,14 +164,34 @@ impl Report {
             );
         }
         if !self.memory.is_empty() {
-            let _ = writeln!(s, "resident memory (VmRSS, KiB):");
+            let _ = writeln!(
+                s,
+                "resident memory (VmRSS, KiB; after start-up split into anonymous/file/shared):"
+            );
             for m in &self.memory {
                 let _ = writeln!(
                     s,
-                    "  rank {}: after start-up {}, at the end {}",
-                    m.rank, m.start_kib, m.end_kib
+                    "  rank {}: after start-up {} ({}/{}/{}), at the end {}",
+                    m.rank,
+                    m.start_kib,
+                    m.start.anon_kib,
+                    m.start.file_kib,
+                    m.start.shmem_kib,
+                    m.end_kib
                 );
             }
+            let c = &self.memory[0].conduit;
+            let k = |b: usize| b / 1024;
+            let _ = writeln!(
+                s,
+                "conduit allocations of rank 0 (KiB): receive buffers {}, request buffers {}, reply buffers {}, bounce buffers {}, address table {:.1}, segment {} (shared); the rest of the resident set is the provider's, the program's and its libraries'",
+                k(c.receive_buffers),
+                k(c.request_buffers),
+                k(c.reply_buffers),
+                k(c.bounce_buffers),
+                c.address_table as f64 / 1024.0,
+                k(c.segment)
+            );
         }
         s
     }

@@ -4,9 +4,9 @@
 
 use crate::cli::{Opts, TestKind};
 use crate::pingpong::Pingpong;
-use crate::report::{Memory, RawInfo, Report, Row};
+use crate::report::{Memory, RawInfo, Report, Row, RssParts};
 use crate::stats::Summary;
-use conduit::client::{AmError, AmStats, Client, Handler};
+use conduit::client::{AmError, AmStats, Client, Handler, PutCounts};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -75,17 +75,33 @@ impl Figures {
     }
 }
 
+/// A `/proc/self/status` field in KiB (0 when unreadable).
+fn status_kib(status: &str, field: &str) -> u64 {
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// VmRSS of this process in KiB (0 when /proc is unreadable).
 pub fn vm_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    status_kib(
+        &std::fs::read_to_string("/proc/self/status").unwrap_or_default(),
+        "VmRSS:",
+    )
+}
+
+/// This process's resident set split as the kernel reports it.
+pub fn rss_parts() -> RssParts {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    RssParts {
+        total_kib: status_kib(&s, "VmRSS:"),
+        anon_kib: status_kib(&s, "RssAnon:"),
+        file_kib: status_kib(&s, "RssFile:"),
+        shmem_kib: status_kib(&s, "RssShmem:"),
+    }
 }
 
 /// Busy and total clock ticks of all CPUs (/proc/stat); busy excludes idle
@@ -143,6 +159,22 @@ fn path_of(before: &AmStats, after: &AmStats) -> String {
         p.push("bounce");
     }
     p.join("+")
+}
+
+/// The put paths taken (`inject`, `bounce`, `block`, `+`-joined), from the
+/// counters before and after.
+fn put_path(before: &PutCounts, after: &PutCounts) -> String {
+    let mut path = Vec::new();
+    if after.inject > before.inject {
+        path.push("inject");
+    }
+    if after.bounce > before.bounce {
+        path.push("bounce");
+    }
+    if after.block > before.block {
+        path.push("block");
+    }
+    path.join("+")
 }
 
 struct Bench<'a> {
@@ -274,32 +306,52 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// Blocking 8-byte put and get latency (each returns at remote
-    /// completion, i.e. after a round trip).
+    /// Blocking put and get latency by size (each returns at remote
+    /// completion, i.e. after at least a round trip), with the put path.
     fn rma_latency(&mut self) -> Result<(), AmError> {
-        self.c.barrier()?;
-        if self.rank0() {
-            let n = self.o.iters;
-            let mut v = [0u8; 8];
-            for _ in 0..(n / 10).clamp(10, 1000) {
-                self.c.put(1, 0, &v)?;
+        let sizes = self.o.sizes.clone();
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        let mut buf: Vec<u8> = (0..largest).map(|i| (i * 11) as u8).collect();
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                for _ in 0..(n / 10).clamp(1, 1000) {
+                    self.c.put(1, 0, &buf[..size])?;
+                }
+                let t = Instant::now();
+                for i in 0..n {
+                    if size > 0 {
+                        buf[0] = i as u8;
+                    }
+                    self.c.put(1, 0, &buf[..size])?;
+                }
+                let put_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+                let f = self.figs.get("put_latency", Some(size), "us");
+                f.ours.push(put_us);
+                // A blocking put injects what fits and otherwise writes
+                // straight from the caller's buffer (it waits anyway).
+                f.path = Some(if size <= self.c.put_limits().inject {
+                    "inject".into()
+                } else {
+                    "direct".into()
+                });
+                let t = Instant::now();
+                for _ in 0..n {
+                    self.c.get(1, 0, &mut buf[..size])?;
+                }
+                let get_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+                self.figs
+                    .get("get_latency", Some(size), "us")
+                    .ours
+                    .push(get_us);
+                self.progress(&format!(
+                    "  blocking put/get {size} B: {put_us:.3} / {get_us:.3} us"
+                ));
             }
-            let t = Instant::now();
-            for i in 0..n {
-                v[0] = i as u8;
-                self.c.put(1, 0, &v)?;
-            }
-            let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
-            self.figs.get("put_latency", Some(8), "us").ours.push(us);
-            let t = Instant::now();
-            for _ in 0..n {
-                self.c.get(1, 0, &mut v)?;
-            }
-            let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
-            self.figs.get("get_latency", Some(8), "us").ours.push(us);
-            self.progress(&format!("  put/get 8 B: {us:.3} us (get)"));
+            self.step_end(false)?;
         }
-        self.step_end(false)
+        Ok(())
     }
 
     /// NBI put and get bandwidth: `flood_count(size)` operations in flight,
@@ -322,20 +374,9 @@ impl Bench<'_> {
                     s.sync_nbi(conduit::client::NbiSync::Puts)
                 })?;
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
-                let after = self.c.put_counts();
-                let mut path = Vec::new();
-                if after.inject > before.inject {
-                    path.push("inject");
-                }
-                if after.bounce > before.bounce {
-                    path.push("bounce");
-                }
-                if after.block > before.block {
-                    path.push("block");
-                }
                 let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
                 f.ours.push(mbs);
-                f.path = Some(path.join("+"));
+                f.path = Some(put_path(&before, &self.c.put_counts()));
                 // Gets land in disjoint parts of `dst` (at most n of them).
                 let per = (dst.len() / size.max(1)).max(1).min(n);
                 let t = Instant::now();
@@ -382,24 +423,20 @@ impl Bench<'_> {
     fn raw(&mut self, pp: Option<&Pingpong>, errors: &mut Vec<String>) -> Result<(), AmError> {
         if let (true, Some(pp)) = (self.rank0(), pp) {
             let deadline = Duration::from_secs(300);
-            let wanted: Vec<(usize, usize)> = {
-                let mut v: Vec<(usize, usize)> = Vec::new();
-                for f in &self.figs.0 {
-                    if let Some(size) = f.size.filter(|_| f.test != "barrier") {
-                        let iters =
-                            if matches!(f.test, "am_short_rtt" | "put_latency" | "get_latency") {
-                                self.o.iters
-                            } else {
-                                self.o.flood_count(size)
-                            };
-                        if !v.contains(&(size, iters)) {
-                            v.push((size, iters));
-                        }
-                    }
-                }
-                v
-            };
-            for (size, iters) in wanted {
+            // One fi_pingpong run per size, with as many iterations as
+            // the conduit's figures of that size (floods and by-size
+            // latencies use flood_count; the AM round trip --iters).
+            let mut wanted: Vec<usize> = self
+                .figs
+                .0
+                .iter()
+                .filter(|f| f.test != "barrier")
+                .filter_map(|f| f.size)
+                .collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            for size in wanted {
+                let iters = self.o.flood_count(size);
                 match pp.run(size, iters, deadline) {
                     Ok(r) => {
                         for f in self.figs.0.iter_mut() {
@@ -407,16 +444,12 @@ impl Bench<'_> {
                                 continue;
                             }
                             match f.test {
-                                "am_short_rtt" | "put_latency" | "get_latency"
-                                    if iters == self.o.iters =>
-                                {
+                                "am_short_rtt" | "put_latency" | "get_latency" => {
                                     f.raw.push(2.0 * r.one_way_us);
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
                                 "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
-                                | "get_nbi_bw"
-                                    if iters == self.o.flood_count(size) =>
-                                {
+                                | "get_nbi_bw" => {
                                     // Its MB/sec is size / usec/xfer, printed
                                     // with 2 decimals: recompute it with the
                                     // latency's precision.
@@ -440,13 +473,22 @@ impl Bench<'_> {
         self.step_end(true)
     }
 
-    fn rss_gather(&mut self, start_kib: u64, ticks: u64) -> Result<Vec<Memory>, AmError> {
+    fn rss_gather(&mut self, start: RssParts, ticks: u64) -> Result<Vec<Memory>, AmError> {
         let end_kib = vm_rss_kib();
         let me = self.c.rank();
+        let mine = Memory {
+            rank: me,
+            start_kib: start.total_kib,
+            end_kib,
+            start,
+            conduit: self.c.memory_use(),
+        };
         if me != 0 {
-            let mut b = start_kib.to_le_bytes().to_vec();
-            b.extend_from_slice(&end_kib.to_le_bytes());
-            b.extend_from_slice(&ticks.to_le_bytes());
+            let b = serde_json::to_vec(&ServerReport {
+                memory: mine,
+                ticks,
+            })
+            .map_err(|e| AmError::BadArgument(format!("memory report: {e}")))?;
             self.c.request_medium(0, H_RSS, &[me as u32], &b)?;
             return Ok(Vec::new());
         }
@@ -454,15 +496,19 @@ impl Bench<'_> {
         let others = self.c.size() - 1;
         self.c
             .block_until(|| sh.rss.lock().map(|v| v.len() >= others).unwrap_or(true))?;
-        let mut all = vec![Memory {
-            rank: 0,
-            start_kib,
-            end_kib,
-        }];
+        let mut all = vec![mine];
         all.extend(sh.rss.lock().map(|v| v.clone()).unwrap_or_default());
         all.sort_by_key(|m| m.rank);
         Ok(all)
     }
+}
+
+/// A server rank's end-of-run report to rank 0 (JSON in an AM Medium).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ServerReport {
+    memory: Memory,
+    /// CPU clock ticks the rank used over the run.
+    ticks: u64,
 }
 
 fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
@@ -515,14 +561,12 @@ fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
     c.register(
         H_RSS,
         Handler::request_medium(1, move |_t, a, p| {
-            if p.len() == 24 {
-                let k = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap_or([0; 8]));
-                s.server_ticks.fetch_add(k(16), Ordering::Relaxed);
+            if let Ok(r) = serde_json::from_slice::<ServerReport>(p) {
+                s.server_ticks.fetch_add(r.ticks, Ordering::Relaxed);
                 if let Ok(mut v) = s.rss.lock() {
                     v.push(Memory {
                         rank: a[0] as usize,
-                        start_kib: k(0),
-                        end_kib: k(8),
+                        ..r.memory
                     });
                 }
             }
@@ -548,7 +592,7 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
         let largest = o.sizes.iter().copied().max().unwrap_or(0).max(1);
         c.attach_segment(largest.div_ceil(page) * page)?;
     }
-    let start_kib = vm_rss_kib();
+    let start_mem = rss_parts();
     c.barrier()?;
     let (busy0, total0) = cpu_ticks();
     let own0 = own_ticks();
@@ -610,7 +654,7 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
     for e in &pp_errors {
         eprintln!("gex-bench: {e}");
     }
-    let memory = b.rss_gather(start_kib, own_ticks() - own0)?;
+    let memory = b.rss_gather(start_mem, own_ticks() - own0)?;
     let (busy1, total1) = cpu_ticks();
     if !b.rank0() {
         return Ok(None);
@@ -680,4 +724,47 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
         rows,
         memory,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conduit::client::MemoryUse;
+
+    #[test]
+    fn memory_report_round_trips_through_json() {
+        let m = Memory {
+            rank: 3,
+            start_kib: 100,
+            end_kib: 120,
+            start: RssParts {
+                total_kib: 100,
+                anon_kib: 60,
+                file_kib: 30,
+                shmem_kib: 10,
+            },
+            conduit: MemoryUse {
+                receive_buffers: 1,
+                request_buffers: 2,
+                reply_buffers: 3,
+                bounce_buffers: 4,
+                address_table: 5,
+                names_at_startup: 6,
+                segment: 7,
+            },
+        };
+        let json = serde_json::to_vec(&ServerReport {
+            memory: m,
+            ticks: 42,
+        })
+        .unwrap();
+        // GASNET_OFI_MAX_MEDIUM is at least 512.
+        assert!(json.len() <= 512, "fits any Medium: {} bytes", json.len());
+        let r: ServerReport = serde_json::from_slice(&json).unwrap();
+        let (back, ticks) = (r.memory, r.ticks);
+        assert_eq!(ticks, 42);
+        assert_eq!(back.start, m.start);
+        assert_eq!(back.conduit, m.conduit);
+        assert_eq!((back.start_kib, back.end_kib), (100, 120));
+    }
 }

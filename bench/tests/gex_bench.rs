@@ -1,6 +1,7 @@
 //! Runs `gex-bench` with tiny counts under `gasnetrun-ofi -n 2` on shm and
 //! checks its outputs agree: the JSON parses, every figure is positive, the
-//! table shows the JSON's medians, and the CSV has a line per figure.
+//! table shows the JSON's medians, the CSV has a line per figure, and the
+//! `--plot` chart is an SVG that names the tests.
 //! (A smoke test of the tool, not a measurement.)
 
 use std::time::Duration;
@@ -21,9 +22,11 @@ fn json_table_and_csv_agree() {
     std::fs::create_dir_all(&dir).unwrap();
     let json_path = dir.join("out.json");
     let csv_path = dir.join("out.csv");
-    let (j, c) = (
+    let svg_path = dir.join("bench.svg");
+    let (j, c, p) = (
         json_path.to_str().unwrap().to_string(),
         csv_path.to_str().unwrap().to_string(),
+        svg_path.to_str().unwrap().to_string(),
     );
     let args = [
         "--iters",
@@ -40,6 +43,8 @@ fn json_table_and_csv_agree() {
         &j,
         "--csv",
         &c,
+        "--plot",
+        &p,
         "-q",
     ];
     let r = job(BENCH, 2, &args, "shm", &[], Duration::from_secs(180));
@@ -48,7 +53,18 @@ fn json_table_and_csv_agree() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).expect("JSON parses");
     let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let svg = std::fs::read_to_string(&svg_path).expect("--plot wrote the SVG");
     let _ = std::fs::remove_dir_all(&dir);
+
+    assert!(svg.starts_with("<svg"), "not an SVG: {:.200}", svg);
+    for want in [
+        "am_short_rtt",
+        "am_long_flood",
+        "put_nbi_bw",
+        "message size",
+    ] {
+        assert!(svg.contains(want), "no {want:?} in the chart");
+    }
 
     assert_eq!(doc["ranks"], 2);
     assert_eq!(doc["reps"], 2);
@@ -76,6 +92,14 @@ fn json_table_and_csv_agree() {
     };
     assert_eq!(sizes("am_long_flood"), vec![8, 4096, 65536]);
     assert_eq!(sizes("am_medium_flood"), vec![8, 4096]);
+    // Put and get latency and bandwidth at every size, with the put path.
+    for t in ["put_latency", "get_latency", "put_nbi_bw", "get_nbi_bw"] {
+        assert_eq!(sizes(t), vec![8, 4096, 65536], "{t}");
+    }
+    for r in rows.iter().filter(|r| r["test"] == "put_latency") {
+        let path = r["path"].as_str().unwrap_or("");
+        assert!(path == "inject" || path == "direct", "{r}");
+    }
     let pingpong_ran = doc["pingpong"]["ran"].as_bool().unwrap();
     for row in rows {
         let ours = &row["ours"];
@@ -112,6 +136,21 @@ fn json_table_and_csv_agree() {
     for (i, m) in mem.iter().enumerate() {
         assert_eq!(m["rank"], i);
         assert!(num(m, "start_kib") > 0.0 && num(m, "end_kib") > 0.0, "{m}");
+        let start = &m["start"];
+        assert_eq!(num(start, "total_kib"), num(m, "start_kib"), "{m}");
+        assert!(num(start, "file_kib") > 0.0, "{m}");
+        let c = &m["conduit"];
+        for k in [
+            "receive_buffers",
+            "request_buffers",
+            "reply_buffers",
+            "bounce_buffers",
+        ] {
+            assert!(num(c, k) > 0.0, "conduit {k}: {m}");
+        }
+        // A 64 KiB segment (the largest size) and 2 ranks x 3 endpoints.
+        assert_eq!(num(c, "segment"), 65536.0, "{m}");
+        assert_eq!(num(c, "address_table"), 2.0 * (3.0 * 8.0 + 24.0), "{m}");
     }
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("provider,test,size,"));
