@@ -4,29 +4,69 @@
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// Run `cmd` with a deadline; on timeout the whole process group is killed
-/// and the test fails. Returns the output.
-pub fn run_with_deadline(cmd: &mut Command, deadline: Duration) -> Output {
-    use std::os::unix::process::CommandExt;
+pub mod matrix;
+
+/// How a command run with [`run_bounded`] ended.
+#[derive(Debug)]
+pub struct Bounded {
+    /// What it printed and how it ended (after a timeout: what it printed
+    /// until its process group was killed, and the kill's status).
+    pub output: Output,
+    /// Whether the deadline passed and the process group was killed.
+    pub timed_out: bool,
+}
+
+/// Run `cmd` in a process group of its own, with standard input closed and
+/// its output captured; when `deadline` passes first, kill the whole process
+/// group with SIGKILL. Never panics: an error means it could not start.
+pub fn run_bounded(cmd: &mut Command, deadline: Duration) -> std::io::Result<Bounded> {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
     cmd.process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().expect("spawn test program");
+    let child = cmd.spawn()?;
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(deadline) {
-        Ok(out) => out.expect("wait for test program"),
+        Ok(out) => Ok(Bounded {
+            output: out?,
+            timed_out: false,
+        }),
         Err(_) => {
             // SAFETY: kill(2) on the process group we created; no memory is
             // involved.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
-            panic!("{cmd:?} did not finish within {deadline:?}; its process group was killed");
+            // The pipes close once every member of the group is gone; a
+            // process that left the group could hold them open, so wait
+            // only a little for what was printed.
+            let output = match rx.recv_timeout(Duration::from_secs(5)) {
+                Ok(Ok(out)) => out,
+                _ => Output {
+                    status: std::process::ExitStatus::from_raw(libc::SIGKILL),
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                },
+            };
+            Ok(Bounded {
+                output,
+                timed_out: true,
+            })
         }
     }
+}
+
+/// Run `cmd` with a deadline; on timeout the whole process group is killed
+/// and the test fails. Returns the output.
+pub fn run_with_deadline(cmd: &mut Command, deadline: Duration) -> Output {
+    let b = run_bounded(cmd, deadline).expect("spawn test program");
+    if b.timed_out {
+        panic!("{cmd:?} did not finish within {deadline:?}; its process group was killed");
+    }
+    b.output
 }
 
 /// A binary of another workspace crate (e.g. `gasnetrun-ofi`), found next to
@@ -69,6 +109,39 @@ pub struct JobResult {
     pub stderr: String,
 }
 
+/// Remove every inherited `GASNET_*` and `FI_*` variable from `cmd`'s
+/// environment: a job sees only what its caller sets.
+pub fn clear_fabric_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("GASNET_") || k.starts_with("FI_") {
+            cmd.env_remove(&*k);
+        }
+    }
+}
+
+/// `launcher -n <n> <program> <args>` with a clean fabric environment
+/// ([`clear_fabric_env`]) plus `FI_PROVIDER`, `GASNET_OFI_DEVICE`,
+/// `GASNET_QUIET=1` and `GASNET_EXITTIMEOUT=30`: how the tests and the
+/// provider matrix start a job.
+pub fn job_command(
+    launcher: &std::path::Path,
+    n: usize,
+    program: &std::path::Path,
+    args: &[&str],
+    fi_provider: &str,
+    device: &str,
+) -> Command {
+    let mut cmd = Command::new(launcher);
+    cmd.arg("-n").arg(n.to_string()).arg(program).args(args);
+    clear_fabric_env(&mut cmd);
+    cmd.env("FI_PROVIDER", fi_provider)
+        .env("GASNET_OFI_DEVICE", device)
+        .env("GASNET_QUIET", "1")
+        .env("GASNET_EXITTIMEOUT", "30");
+    cmd
+}
+
 /// Run `gasnetrun-ofi -n <n> <program> <args>` with `vars` over `provider`
 /// (`shm`, or an IP provider on the loopback device), with a deadline; then
 /// check that no process of the job survived.
@@ -81,18 +154,8 @@ pub fn job(
     deadline: Duration,
 ) -> JobResult {
     let launcher = workspace_bin("gasnetrun-ofi", program);
-    let mut cmd = Command::new(&launcher);
-    cmd.arg("-n").arg(n.to_string()).arg(program).args(args);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GASNET_") || k.starts_with("FI_") {
-            cmd.env_remove(k);
-        }
-    }
     let device = if provider == "shm" { "shm" } else { "lo" };
-    cmd.env("FI_PROVIDER", provider)
-        .env("GASNET_OFI_DEVICE", device)
-        .env("GASNET_QUIET", "1")
-        .env("GASNET_EXITTIMEOUT", "30");
+    let mut cmd = job_command(&launcher, n, program.as_ref(), args, provider, device);
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -106,44 +169,64 @@ pub fn job(
     res
 }
 
-/// Fail if any process runs `program` (looked up in /proc).
-pub fn assert_no_survivors(program: &str) {
-    // The launcher reaps its ranks before it exits; allow a moment for the
-    // kernel to finish tearing them down.
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let mut alive = Vec::new();
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            for e in dir.flatten() {
-                let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-                    continue;
-                };
-                if pid == std::process::id() {
-                    continue;
-                }
-                if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-                    let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
-                    if first == program.as_bytes() {
-                        let stat =
-                            std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-                        // Zombies are already dead.
-                        if !stat.contains(") Z ") {
-                            alive.push(pid);
-                        }
-                    }
+/// The live (not zombie) processes other than this one whose command line
+/// starts with exactly `program`, looked up in /proc.
+pub fn processes_running(program: &str) -> Vec<u32> {
+    let mut alive = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return alive;
+    };
+    for e in dir.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
+            if first == program.as_bytes() {
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                // Zombies are already dead.
+                if !stat.contains(") Z ") {
+                    alive.push(pid);
                 }
             }
         }
+    }
+    alive
+}
+
+/// Wait up to `grace` for every process running `program` to end; kill
+/// (SIGKILL) those still alive then and return their pids (empty: none
+/// survived).
+pub fn reap_survivors(program: &str, grace: Duration) -> Vec<u32> {
+    // The launcher reaps its ranks before it exits; allow a moment for the
+    // kernel to finish tearing them down.
+    let deadline = std::time::Instant::now() + grace;
+    loop {
+        let alive = processes_running(program);
         if alive.is_empty() {
-            return;
+            return alive;
         }
         if std::time::Instant::now() > deadline {
             for p in &alive {
-                // SAFETY: kill(2) on a leftover test process; no memory involved.
+                // SAFETY: kill(2) on a leftover process of a job we started;
+                // no memory involved.
                 unsafe { libc::kill(*p as i32, libc::SIGKILL) };
             }
-            panic!("processes of {program} survived the job: {alive:?}");
+            return alive;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Fail if any process runs `program` (looked up in /proc) five seconds
+/// after the job; such processes are killed first.
+pub fn assert_no_survivors(program: &str) {
+    let alive = reap_survivors(program, Duration::from_secs(5));
+    assert!(
+        alive.is_empty(),
+        "processes of {program} survived the job: {alive:?}"
+    );
 }

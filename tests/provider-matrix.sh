@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The provider matrix: build the release programs, then run gex-matrix,
+# which runs the conformance programs and a quick gex-bench over every
+# libfabric provider this machine offers and writes docs/providers.md.
+#
+#   bash tests/provider-matrix.sh                      # every provider
+#   bash tests/provider-matrix.sh --providers shm,tcp --no-bench
+#   bash tests/provider-matrix.sh --must-pass none     # record failures, never fail
+#
+# Arguments go to gex-matrix (target/release/gex-matrix --help lists them:
+# --providers, --programs, --deadline SECONDS, --no-bench, --must-pass,
+# --out FILE|-). Exit status: 0 when every program passed on the must-pass
+# providers (--must-pass, default shm,tcp); 1 when one failed there (the
+# Markdown is written all the same; failures on other providers are only
+# recorded); 2 for a usage or set-up error. Honours CARGO_TARGET_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet -p tests -p conduit -p gasnetrun-ofi -p bench -p gex-examples --bins --examples
+target="${CARGO_TARGET_DIR:-target}"
+shown="tests/provider-matrix.sh"
+if [ $# -gt 0 ]; then
+  printf -v quoted ' %q' "$@"
+  shown+="$quoted"
+fi
+exec "$target/release/gex-matrix" --command-line "$shown" "$@"
