@@ -62,19 +62,9 @@ fn run(c: &mut Client, laps: usize) -> Result<Option<String>, AmError> {
 }
 
 fn main() {
-    let laps: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
-    let mut c = Client::init().unwrap_or_else(|e| {
-        eprintln!("am_ring: {e}");
-        std::process::exit(1)
-    });
-    match run(&mut c, laps) {
-        Ok(_) => c.exit(0),
-        Err(e) => {
-            eprintln!("am_ring: rank {}: {e}", c.rank());
-            c.exit(1)
-        }
-    }
+    gex_examples::run_example(
+        "am_ring",
+        || gex_examples::count_arg("am_ring", 1, "laps", 100, 1),
+        |c, laps| run(c, laps).map(drop),
+    )
 }

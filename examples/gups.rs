@@ -162,19 +162,9 @@ fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
 }
 
 fn main() {
-    let updates: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000);
-    let mut c = Client::init().unwrap_or_else(|e| {
-        eprintln!("gups: {e}");
-        std::process::exit(1)
-    });
-    match run(&mut c, updates) {
-        Ok(_) => c.exit(0),
-        Err(e) => {
-            eprintln!("gups: rank {}: {e}", c.rank());
-            c.exit(1)
-        }
-    }
+    gex_examples::run_example(
+        "gups",
+        || gex_examples::count_arg("gups", 1, "updates-per-rank", 20_000, 1),
+        |c, updates| run(c, updates).map(drop),
+    )
 }

@@ -119,22 +119,14 @@ fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmE
 }
 
 fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(d)
-    };
-    let (cells, steps) = (arg(1, 1000).max(1), arg(2, 200));
-    let mut c = Client::init().unwrap_or_else(|e| {
-        eprintln!("stencil: {e}");
-        std::process::exit(1)
-    });
-    match run(&mut c, cells, steps) {
-        Ok(_) => c.exit(0),
-        Err(e) => {
-            eprintln!("stencil: rank {}: {e}", c.rank());
-            c.exit(1)
-        }
-    }
+    gex_examples::run_example(
+        "stencil",
+        || {
+            Ok((
+                gex_examples::count_arg("stencil", 1, "cells", 1000, 1)?,
+                gex_examples::count_arg("stencil", 2, "steps", 200, 0)?,
+            ))
+        },
+        |c, (cells, steps)| run(c, cells, steps).map(drop),
+    )
 }

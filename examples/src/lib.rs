@@ -10,3 +10,79 @@
 //! Build with `cargo build --release -p gex-examples --examples` and run
 //! with `gasnetrun-ofi -n 4 target/release/examples/<name> [args]`.
 //! `tests/examples.rs` runs each under 4 ranks on shm and tcp;ofi_rxm.
+
+use conduit::client::{AmError, Client};
+
+/// Positional argument `index` (1 is the first after the program name) as
+/// a whole number of at least `min`, or `default` when it is absent. The
+/// error names the program, the argument, the value and what is accepted.
+pub fn count_arg(
+    prog: &str,
+    index: usize,
+    name: &str,
+    default: usize,
+    min: usize,
+) -> Result<usize, String> {
+    count_from(std::env::args().nth(index), prog, name, default, min)
+}
+
+fn count_from(
+    value: Option<String>,
+    prog: &str,
+    name: &str,
+    default: usize,
+    min: usize,
+) -> Result<usize, String> {
+    let Some(v) = value else { return Ok(default) };
+    match v.parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(format!(
+            "{prog}: {name}={v:?} is not accepted: expected a whole number of at least {min}"
+        )),
+    }
+}
+
+/// Parse the arguments with `args`, start the conduit, run `body`, and end
+/// the job collectively: exit 0 when `body` succeeds; otherwise print
+/// `<prog>: rank R: <error>` and exit 1. Bad arguments print their error
+/// and exit 2 on every rank before the conduit starts.
+pub fn run_example<A>(
+    prog: &str,
+    args: impl FnOnce() -> Result<A, String>,
+    body: impl FnOnce(&mut Client, A) -> Result<(), AmError>,
+) -> ! {
+    let a = args().unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let mut c = Client::init().unwrap_or_else(|e| {
+        eprintln!("{prog}: {e}");
+        std::process::exit(1)
+    });
+    match body(&mut c, a) {
+        Ok(()) => c.exit(0),
+        Err(e) => {
+            eprintln!("{prog}: rank {}: {e}", c.rank());
+            c.exit(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_from;
+
+    #[test]
+    fn count_arguments() {
+        assert_eq!(count_from(None, "p", "laps", 7, 1), Ok(7));
+        assert_eq!(count_from(Some("12".into()), "p", "laps", 7, 1), Ok(12));
+        for bad in ["0", "-3", "many", ""] {
+            assert_eq!(
+                count_from(Some(bad.into()), "am_ring", "laps", 7, 1),
+                Err(format!(
+                    "am_ring: laps={bad:?} is not accepted: expected a whole number of at least 1"
+                ))
+            );
+        }
+    }
+}

@@ -57,3 +57,24 @@ fn stencil_matches_the_serial_computation() {
         "stencil: ok: 2000 cells on 4 ranks, 100 steps, matches the serial result",
     );
 }
+
+#[test]
+fn a_bad_argument_is_refused_with_its_name() {
+    let _g = serial();
+    let r = job(
+        &example("stencil"),
+        2,
+        &["500", "ten"],
+        "shm",
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            "stencil: steps=\"ten\" is not accepted: expected a whole number of at least 0"
+        ),
+        "{}",
+        r.stderr
+    );
+}
