@@ -31,18 +31,21 @@ fn every_form_and_size_with_every_put_path() {
     }
 }
 
+/// sockets passes every RMA step. udp;ofi_rxd is not run here: with
+/// libfabric 1.17 it reports some writes complete before their data is in
+/// place (a get issued after the sync reads old bytes) in about one 4-rank
+/// run in three, and 2-rank runs sometimes hang; the provider matrix
+/// records it (known-issues.md, "udp;ofi_rxd completes RMA writes early").
 #[test]
-fn usable_providers_udp_and_sockets() {
+fn usable_provider_sockets() {
     let _g = serial();
-    for p in ["udp", "sockets"] {
-        let r = run(4, &["all"], p, &[], 300);
-        assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.stdout.contains("gex-rma all: ok: 189 put/get steps"),
-            "{p}: {}",
-            r.stdout
-        );
-    }
+    let r = run(4, &["all"], "sockets", &[], 300);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("gex-rma all: ok: 189 put/get steps"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

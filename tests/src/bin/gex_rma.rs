@@ -198,9 +198,26 @@ fn all(c: &mut Client) -> Result<String, AmError> {
         s.sync_nbi(NbiSync::All)
     })?;
     if gets != blocks {
-        return Err(fail(
-            "500 outstanding NB puts / NBI gets: data differs".into(),
-        ));
+        let bad: Vec<usize> = (0..many).filter(|&i| gets[i] != blocks[i]).collect();
+        let zero = bad
+            .iter()
+            .filter(|&&i| gets[i].iter().all(|&x| x == 0))
+            .count();
+        // Read the bad blocks again with blocking gets: right now means the
+        // data arrived after its completion was reported (or the NBI get
+        // read early); still wrong means the put never landed.
+        let mut again = vec![0u8; 200];
+        let mut late = 0;
+        for &i in &bad {
+            c.get(peer, AREA + 256 * i, &mut again)?;
+            late += usize::from(again == blocks[i]);
+        }
+        return Err(fail(format!(
+            "{many} outstanding NB puts / NBI gets: data differs in {} blocks (first {}, {} of them all zero; right when read again: {late})",
+            bad.len(),
+            bad[0],
+            zero
+        )));
     }
     let mut back = vec![0u8; 200];
     for i in [0, many / 2, many - 1] {
