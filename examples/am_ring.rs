@@ -52,12 +52,6 @@ fn run(c: &mut Client, laps: usize) -> Result<Option<String>, AmError> {
             c.request_medium(next, H_TOKEN, &[], &trail)?;
         }
     }
-    // Print before the last barrier: once a peer leaves it, its exit ends
-    // this process too (collective exit).
-    if let Some(l) = &summary {
-        println!("{l}");
-    }
-    c.barrier()?;
     Ok(summary)
 }
 
@@ -65,6 +59,6 @@ fn main() {
     gex_examples::run_example(
         "am_ring",
         || gex_examples::count_arg("am_ring", 1, "laps", 100, 1),
-        |c, laps| run(c, laps).map(drop),
+        run,
     )
 }

@@ -109,12 +109,6 @@ fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmE
             "stencil: ok: {total} cells on {n} ranks, {steps} steps, matches the serial result (max error {err:e}, heat {heat:.3})"
         ));
     }
-    // Print before the last barrier: once a peer leaves it, its exit ends
-    // this process too (collective exit).
-    if let Some(l) = &summary {
-        println!("{l}");
-    }
-    c.barrier()?;
     Ok(summary)
 }
 
@@ -127,6 +121,6 @@ fn main() {
                 gex_examples::count_arg("stencil", 2, "steps", 200, 0)?,
             ))
         },
-        |c, (cells, steps)| run(c, cells, steps).map(drop),
+        |c, (cells, steps)| run(c, cells, steps),
     )
 }

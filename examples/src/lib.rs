@@ -43,13 +43,15 @@ fn count_from(
 }
 
 /// Parse the arguments with `args`, start the conduit, run `body`, and end
-/// the job collectively: exit 0 when `body` succeeds; otherwise print
-/// `<prog>: rank R: <error>` and exit 1. Bad arguments print their error
-/// and exit 2 on every rank before the conduit starts.
+/// the job collectively. When `body` succeeds, the summary line it returns
+/// (rank 0's, typically) is printed, every rank meets at a last barrier and
+/// exits 0; otherwise `<prog>: rank R: <error>` is printed and the job
+/// exits 1. Bad arguments print their error and exit 2 on every rank before
+/// the conduit starts.
 pub fn run_example<A>(
     prog: &str,
     args: impl FnOnce() -> Result<A, String>,
-    body: impl FnOnce(&mut Client, A) -> Result<(), AmError>,
+    body: impl FnOnce(&mut Client, A) -> Result<Option<String>, AmError>,
 ) -> ! {
     let a = args().unwrap_or_else(|e| {
         eprintln!("{e}");
@@ -59,7 +61,15 @@ pub fn run_example<A>(
         eprintln!("{prog}: {e}");
         std::process::exit(1)
     });
-    match body(&mut c, a) {
+    // The summary is printed before the last barrier: once a peer leaves
+    // it, its exit ends this process too (collective exit).
+    let done = body(&mut c, a).and_then(|summary| {
+        if let Some(l) = summary {
+            println!("{l}");
+        }
+        c.barrier()
+    });
+    match done {
         Ok(()) => c.exit(0),
         Err(e) => {
             eprintln!("{prog}: rank {}: {e}", c.rank());
