@@ -11,6 +11,8 @@
 //! A rank can be at most one barrier ahead of another, so messages are kept
 //! per epoch parity.
 
+use crate::Error;
+
 /// What a rank contributes and what is combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Value {
@@ -77,27 +79,6 @@ pub struct Send {
     pub args: [u32; 4],
 }
 
-/// Barrier usage errors.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BarrierError {
-    /// notify while a barrier is in progress.
-    #[error("barrier notify called twice without a wait in between")]
-    AlreadyNotified,
-    /// wait/try without notify.
-    #[error("barrier wait or try called without a notify")]
-    NotNotified,
-    /// A message for an impossible round or epoch.
-    #[error("malformed barrier message from rank {src}: epoch {epoch}, round {round}")]
-    Malformed {
-        /// Sender.
-        src: u32,
-        /// Epoch claimed.
-        epoch: u32,
-        /// Round claimed.
-        round: u32,
-    },
-}
-
 /// How a completed barrier ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -159,9 +140,9 @@ impl Barrier {
     }
 
     /// Start a barrier (named with `Some(id)`). Returns the first message.
-    pub fn notify(&mut self, id: Option<u32>) -> Result<Option<Send>, BarrierError> {
+    pub fn notify(&mut self, id: Option<u32>) -> Result<Option<Send>, Error> {
         if self.in_progress {
-            return Err(BarrierError::AlreadyNotified);
+            return Err(Error::BarrierNotifiedTwice);
         }
         self.in_progress = true;
         self.round = 0;
@@ -170,9 +151,9 @@ impl Barrier {
     }
 
     /// Record a barrier message from `src`.
-    pub fn on_message(&mut self, src: u32, args: [u32; 4]) -> Result<(), BarrierError> {
+    pub fn on_message(&mut self, src: u32, args: [u32; 4]) -> Result<(), Error> {
         let [epoch, round, a, b] = args;
-        let bad = BarrierError::Malformed { src, epoch, round };
+        let bad = Error::MalformedBarrier { src, epoch, round };
         if round as usize >= self.rounds {
             return Err(bad);
         }
@@ -191,9 +172,9 @@ impl Barrier {
 
     /// Advance as far as the arrived messages allow. Returns the messages to
     /// send and, when the barrier completed, its outcome.
-    pub fn advance(&mut self) -> Result<(Vec<Send>, Option<Outcome>), BarrierError> {
+    pub fn advance(&mut self) -> Result<(Vec<Send>, Option<Outcome>), Error> {
         if !self.in_progress {
-            return Err(BarrierError::NotNotified);
+            return Err(Error::BarrierNotNotified);
         }
         let mut sends = Vec::new();
         let parity = (self.epoch & 1) as usize;
@@ -296,9 +277,9 @@ mod tests {
     #[test]
     fn usage_errors() {
         let mut b = Barrier::new(0, 4);
-        assert_eq!(b.advance().unwrap_err(), BarrierError::NotNotified);
+        assert_eq!(b.advance().unwrap_err(), Error::BarrierNotNotified);
         b.notify(None).unwrap();
-        assert_eq!(b.notify(None).unwrap_err(), BarrierError::AlreadyNotified);
+        assert_eq!(b.notify(None).unwrap_err(), Error::BarrierNotifiedTwice);
         assert!(b.on_message(1, [0, 5, 0, 0]).is_err());
         assert!(b.on_message(1, [3, 0, 0, 0]).is_err());
         b.on_message(3, [0, 0, 0, 1]).unwrap();

@@ -2,7 +2,8 @@
 //! client's from 128 up. Index 0 asks for a free index (the highest free
 //! one, as GASNet-EX does).
 
-use crate::MAX_ARGS;
+use crate::{Error, MAX_ARGS};
+use std::sync::OnceLock;
 
 /// First index available to clients (`GEX_AM_INDEX_BASE`).
 pub const CLIENT_BASE: u8 = 128;
@@ -53,66 +54,13 @@ impl std::fmt::Display for Signature {
     }
 }
 
-/// Registration errors.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RegisterError {
-    /// The index is taken.
-    #[error("AM handler index {index} is already registered ({existing})")]
-    Duplicate {
-        /// Index.
-        index: u8,
-        /// What holds it.
-        existing: Signature,
-    },
-    /// A client index below 128.
-    #[error("AM handler index {index} is reserved for the conduit; client handlers use 128..=255 (or 0 for any free index)")]
-    Reserved {
-        /// Index.
-        index: u8,
-    },
-    /// Too many arguments.
-    #[error("AM handler {index}: {nargs} arguments requested; at most {MAX_ARGS} are supported")]
-    TooManyArgs {
-        /// Index (0 if not yet chosen).
-        index: u8,
-        /// Count.
-        nargs: u8,
-    },
-    /// No free index left.
-    #[error("no free AM handler index left in 128..=255")]
-    Full,
-}
-
-/// Why an incoming message cannot be delivered to its handler.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DispatchError {
-    /// Nothing registered at the index.
-    #[error("received an AM from rank {src} for handler index {index} with no associated handler registered")]
-    Unregistered {
-        /// Sender.
-        src: u32,
-        /// Index.
-        index: u8,
-    },
-    /// Registered with another signature.
-    #[error("received a {got} from rank {src} for handler index {index}, which is registered as a {want}")]
-    Mismatch {
-        /// Sender.
-        src: u32,
-        /// Index.
-        index: u8,
-        /// What arrived.
-        got: Signature,
-        /// What is registered.
-        want: Signature,
-    },
-}
-
 /// The table, generic over what a handler is (the conduit stores boxed
-/// closures; tests store numbers).
+/// closures; tests store numbers). Requests and replies share one index
+/// space, as in GASNet-EX. Every slot is set at most once, so lookups need
+/// no lock and registration may race with dispatch on other threads.
 #[derive(Debug)]
 pub struct HandlerTable<F> {
-    entries: Vec<Option<(Signature, F)>>,
+    entries: Vec<OnceLock<(Signature, F)>>,
 }
 
 impl<F> Default for HandlerTable<F> {
@@ -125,71 +73,69 @@ impl<F> HandlerTable<F> {
     /// An empty table.
     pub fn new() -> Self {
         HandlerTable {
-            entries: (0..256).map(|_| None).collect(),
+            entries: (0..256).map(|_| OnceLock::new()).collect(),
         }
     }
 
-    fn insert(&mut self, index: u8, sig: Signature, f: F) -> Result<u8, RegisterError> {
+    fn check_args(index: u8, sig: Signature) -> Result<(), Error> {
         if sig.nargs as usize > MAX_ARGS {
-            return Err(RegisterError::TooManyArgs {
+            return Err(Error::HandlerArgs {
                 index,
                 nargs: sig.nargs,
             });
         }
-        if let Some((existing, _)) = &self.entries[index as usize] {
-            return Err(RegisterError::Duplicate {
-                index,
-                existing: *existing,
-            });
+        Ok(())
+    }
+
+    fn insert(&self, index: u8, sig: Signature, f: F) -> Result<u8, (Error, F)> {
+        match self.entries[index as usize].set((sig, f)) {
+            Ok(()) => Ok(index),
+            Err((_, f)) => {
+                let existing = self.signature(index).unwrap_or(sig);
+                Err((Error::HandlerTaken { index, existing }, f))
+            }
         }
-        self.entries[index as usize] = Some((sig, f));
-        Ok(index)
     }
 
     /// Register a client handler at `index` (128..=255), or at the highest
     /// free client index when `index` is 0. Returns the index used.
-    pub fn register(&mut self, index: u8, sig: Signature, f: F) -> Result<u8, RegisterError> {
-        if sig.nargs as usize > MAX_ARGS {
-            return Err(RegisterError::TooManyArgs {
-                index,
-                nargs: sig.nargs,
-            });
+    pub fn register(&self, index: u8, sig: Signature, f: F) -> Result<u8, Error> {
+        Self::check_args(index, sig)?;
+        match index {
+            0 => {
+                let mut f = f;
+                for i in (CLIENT_BASE..=255).rev() {
+                    if self.entries[i as usize].get().is_some() {
+                        continue;
+                    }
+                    match self.insert(i, sig, f) {
+                        Ok(i) => return Ok(i),
+                        // Taken by another thread meanwhile: keep looking.
+                        Err((_, back)) => f = back,
+                    }
+                }
+                Err(Error::HandlerTableFull)
+            }
+            i if i < CLIENT_BASE => Err(Error::ReservedIndex { index: i }),
+            i => self.insert(i, sig, f).map_err(|(e, _)| e),
         }
-        let index = match index {
-            0 => (CLIENT_BASE..=255)
-                .rev()
-                .find(|&i| self.entries[i as usize].is_none())
-                .ok_or(RegisterError::Full)?,
-            i if i < CLIENT_BASE => return Err(RegisterError::Reserved { index: i }),
-            i => i,
-        };
-        self.insert(index, sig, f)
     }
 
     /// Register one of the conduit's own handlers (1..128).
-    pub fn register_internal(
-        &mut self,
-        index: u8,
-        sig: Signature,
-        f: F,
-    ) -> Result<u8, RegisterError> {
+    pub fn register_internal(&self, index: u8, sig: Signature, f: F) -> Result<u8, Error> {
         debug_assert!(index > 0 && index < CLIENT_BASE);
-        self.insert(index, sig, f)
+        Self::check_args(index, sig)?;
+        self.insert(index, sig, f).map_err(|(e, _)| e)
     }
 
     /// The handler for an incoming message, checked against what arrived.
     #[inline]
-    pub fn dispatch(
-        &mut self,
-        index: u8,
-        got: Signature,
-        src: u32,
-    ) -> Result<&mut F, DispatchError> {
-        match &mut self.entries[index as usize] {
-            None => Err(DispatchError::Unregistered { src, index }),
+    pub fn dispatch(&self, index: u8, got: Signature, src: u32) -> Result<&F, Error> {
+        match self.entries[index as usize].get() {
+            None => Err(Error::Unregistered { src, index }),
             Some((want, f)) => {
                 if *want != got {
-                    Err(DispatchError::Mismatch {
+                    Err(Error::SignatureMismatch {
                         src,
                         index,
                         got,
@@ -204,15 +150,7 @@ impl<F> HandlerTable<F> {
 
     /// What is registered at `index`.
     pub fn signature(&self, index: u8) -> Option<Signature> {
-        self.entries[index as usize].as_ref().map(|(s, _)| *s)
-    }
-
-    /// Replace every client handler (index >= 128) with `f()`: the exit
-    /// path disables client handlers so none runs during shutdown.
-    pub fn replace_client_handlers(&mut self, mut f: impl FnMut(Signature) -> F) {
-        for (sig, h) in self.entries[CLIENT_BASE as usize..].iter_mut().flatten() {
-            *h = f(*sig);
-        }
+        self.entries[index as usize].get().map(|(s, _)| *s)
     }
 }
 
@@ -230,7 +168,7 @@ mod tests {
 
     #[test]
     fn registration_rules() {
-        let mut t = HandlerTable::new();
+        let t = HandlerTable::new();
         let s = sig(Category::Short, true, 2);
         assert_eq!(t.register(130, s, 1).unwrap(), 130);
         assert_eq!(
@@ -256,17 +194,17 @@ mod tests {
 
     #[test]
     fn full_table() {
-        let mut t = HandlerTable::new();
+        let t = HandlerTable::new();
         let s = sig(Category::Short, true, 0);
         for _ in 128..=255 {
             t.register(0, s, ()).unwrap();
         }
-        assert_eq!(t.register(0, s, ()).unwrap_err(), RegisterError::Full);
+        assert_eq!(t.register(0, s, ()).unwrap_err(), Error::HandlerTableFull);
     }
 
     #[test]
     fn dispatch_checks_signature() {
-        let mut t = HandlerTable::new();
+        let t = HandlerTable::new();
         let s = sig(Category::Medium, true, 3);
         t.register(200, s, 42).unwrap();
         assert_eq!(*t.dispatch(200, s, 1).unwrap(), 42);
@@ -278,7 +216,5 @@ mod tests {
             t.dispatch(200, sig(Category::Medium, false, 3), 2).unwrap_err().to_string(),
             "received a medium reply with 3 arguments from rank 2 for handler index 200, which is registered as a medium request with 3 arguments"
         );
-        t.replace_client_handlers(|_| 0);
-        assert_eq!(*t.dispatch(200, s, 1).unwrap(), 0);
     }
 }

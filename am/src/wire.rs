@@ -18,7 +18,7 @@
 //! a malformed or truncated message is an error naming the source and
 //! handler, never undefined behaviour.
 
-use crate::MAX_ARGS;
+use crate::{Error, MAX_ARGS};
 
 /// Message alignment inside receive buffers.
 pub const ALIGN: usize = 8;
@@ -101,37 +101,6 @@ impl Message<'_> {
             .map(|i| self.arg(i))
             .collect()
     }
-}
-
-/// What is wrong with a received message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
-    /// Fewer bytes than a header.
-    #[error("truncated AM: {len} bytes is shorter than the {HEADER_LEN}-byte header")]
-    ShortHeader {
-        /// Bytes received.
-        len: usize,
-    },
-    /// Too many arguments.
-    #[error("malformed AM from rank {src} for handler {handler}: {nargs} arguments (at most {MAX_ARGS})")]
-    TooManyArgs {
-        /// Sender.
-        src: u32,
-        /// Handler.
-        handler: u8,
-        /// Claimed count.
-        nargs: u8,
-    },
-    /// The lengths do not add up.
-    #[error("malformed AM from rank {src} for handler {handler}: {why}")]
-    Length {
-        /// Sender.
-        src: u32,
-        /// Handler.
-        handler: u8,
-        /// Details.
-        why: String,
-    },
 }
 
 /// Round up to [`ALIGN`].
@@ -223,9 +192,9 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// Decode the message in `buf` (exactly the bytes received).
-pub fn decode(buf: &[u8]) -> Result<Message<'_>, WireError> {
+pub fn decode(buf: &[u8]) -> Result<Message<'_>, Error> {
     if buf.len() < HEADER_LEN {
-        return Err(WireError::ShortHeader { len: buf.len() });
+        return Err(Error::TruncatedHeader { len: buf.len() });
     }
     let b0 = buf[0];
     let header = Header {
@@ -235,13 +204,13 @@ pub fn decode(buf: &[u8]) -> Result<Message<'_>, WireError> {
         handler: buf[1],
         src: u32_at(buf, 4),
     };
-    let bad = |why: String| WireError::Length {
+    let bad = |why: String| Error::Malformed {
         src: header.src,
         handler: header.handler,
         why,
     };
     if header.nargs as usize > MAX_ARGS {
-        return Err(WireError::TooManyArgs {
+        return Err(Error::MalformedArgs {
             src: header.src,
             handler: header.handler,
             nargs: header.nargs,
@@ -351,7 +320,7 @@ mod tests {
     fn truncated_and_malformed_messages_name_source_and_handler() {
         assert_eq!(
             decode(&[1, 2, 3]).unwrap_err(),
-            WireError::ShortHeader { len: 3 }
+            Error::TruncatedHeader { len: 3 }
         );
         let h = Header {
             kind: Kind::Medium,
@@ -372,7 +341,7 @@ mod tests {
         bad[0] = (bad[0] & 0x83) | (17 << 2);
         assert_eq!(
             decode(&bad).unwrap_err(),
-            WireError::TooManyArgs {
+            Error::MalformedArgs {
                 src: 3,
                 handler: 140,
                 nargs: 17

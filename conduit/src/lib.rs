@@ -6,9 +6,13 @@
 //! * [`profile`]: per-provider capability profiles.
 //! * [`select`]: provider and device selection.
 
+pub mod boot;
 pub mod client;
 pub mod config;
+pub mod mem;
 pub mod ofi;
 pub mod profile;
 pub mod select;
 pub mod startup;
+pub mod sync;
+pub mod transport;

@@ -27,6 +27,8 @@ pub struct JobShape {
     pub size: usize,
     /// All ranks run on one host.
     pub single_host: bool,
+    /// The client is multi-threaded (FI_THREAD_SAFE domain).
+    pub threads: bool,
 }
 
 impl JobShape {
@@ -36,6 +38,7 @@ impl JobShape {
             rank: 0,
             size: 1,
             single_host: true,
+            threads: false,
         }
     }
 }
@@ -148,6 +151,7 @@ pub fn prepare(
         need_multi_recv: cfg.am.receive_buff_size.uses_multi_recv(),
         allow_untrusted: cfg.general.allow_untrusted_provider,
         single_host: job.single_host,
+        threads: job.threads,
     };
     let selected = select::select(&opts)?;
     let caps = &selected.caps;

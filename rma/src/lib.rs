@@ -1,9 +1,15 @@
-//! RMA protocol logic, independent of libfabric calls.
+//! RMA protocol logic, with no libfabric in it (sans-IO).
 //!
+//! * [`plan`]: chunks at `max_msg_size`, remote ranges checked against the
+//!   target's segment.
 //! * [`put_path`]: which path a put whose source must be reusable at return
 //!   ("now" local completion) takes, and the `NB_PUT_*` counters.
 //! * [`ops`]: in-flight operations indexed by completion context, explicit
-//!   events and implicit (NBI) counters.
+//!   events, implicit (NBI) counters, and the failing transfer's error.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod ops;
+pub mod plan;
 pub mod put_path;

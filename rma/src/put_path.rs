@@ -10,8 +10,6 @@
 //!
 //! `NB_PUT_INJECT`, `NB_PUT_BOUNCE` and `NB_PUT_BLOCK` count each path.
 
-use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The path a "now" put takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +34,17 @@ pub struct PutLimits {
 }
 
 impl PutLimits {
+    /// The path of a blocking put of `nbytes`: injected up to the inject
+    /// limit, else written from the caller's buffer while the call waits.
+    #[inline]
+    pub fn choose_blocking(&self, nbytes: usize) -> PutPath {
+        if nbytes <= self.inject {
+            PutPath::Inject
+        } else {
+            PutPath::Block
+        }
+    }
+
     /// The path for `nbytes`, given how many bounce buffers are free now.
     #[inline]
     pub fn choose(&self, nbytes: usize, bbufs_free: usize) -> PutPath {
@@ -54,15 +63,7 @@ impl PutLimits {
     }
 }
 
-/// The `NB_PUT_*` counters.
-#[derive(Debug, Default)]
-pub struct PutCounters {
-    inject: CachePadded<AtomicU64>,
-    bounce: CachePadded<AtomicU64>,
-    block: CachePadded<AtomicU64>,
-}
-
-/// A snapshot of [`PutCounters`].
+/// The `NB_PUT_*` counters: how many puts took each path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PutCounts {
     /// `NB_PUT_INJECT`.
@@ -73,24 +74,14 @@ pub struct PutCounts {
     pub block: u64,
 }
 
-impl PutCounters {
+impl PutCounts {
     /// Count one put on `path`.
     #[inline]
-    pub fn count(&self, path: PutPath) {
-        let c = match path {
-            PutPath::Inject => &self.inject,
-            PutPath::Bounce(_) => &self.bounce,
-            PutPath::Block => &self.block,
-        };
-        c.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Read the counters.
-    pub fn snapshot(&self) -> PutCounts {
-        PutCounts {
-            inject: self.inject.load(Ordering::Relaxed),
-            bounce: self.bounce.load(Ordering::Relaxed),
-            block: self.block.load(Ordering::Relaxed),
+    pub fn count(&mut self, path: PutPath) {
+        match path {
+            PutPath::Inject => self.inject += 1,
+            PutPath::Bounce(_) => self.bounce += 1,
+            PutPath::Block => self.block += 1,
         }
     }
 }
@@ -131,7 +122,7 @@ mod tests {
 
     #[test]
     fn counters() {
-        let c = PutCounters::default();
+        let mut c = PutCounts::default();
         for p in [
             PutPath::Inject,
             PutPath::Bounce(2),
@@ -140,8 +131,10 @@ mod tests {
         ] {
             c.count(p);
         }
+        assert_eq!(L.choose_blocking(64), PutPath::Inject);
+        assert_eq!(L.choose_blocking(65), PutPath::Block);
         assert_eq!(
-            c.snapshot(),
+            c,
             PutCounts {
                 inject: 1,
                 bounce: 1,

@@ -1,110 +1,214 @@
-//! Errors of the client API.
+//! The client's one error type, with `#[source]` chains to the detail
+//! types of the layers below.
 
+use crate::boot::BootstrapError;
 use crate::config::ConfigError;
 use crate::ofi::OfiError;
-use crate::startup::StartupError;
-use am::handlers::{DispatchError, RegisterError};
-use am::wire::WireError;
+use crate::select::SelectError;
+use rma::ops::TransferError;
+use std::sync::Arc;
+
+/// A failed RMA operation: what it was, with which rank, and the failing
+/// transfer's error completion (libfabric error number, provider errno,
+/// text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{op} {dir} rank {rank} failed")]
+pub struct RmaError {
+    /// `put`, `get` or `AM Long payload write`.
+    pub op: &'static str,
+    /// `to` or `from`.
+    pub dir: &'static str,
+    /// The remote rank.
+    pub rank: usize,
+    /// The error completion.
+    #[source]
+    pub cause: TransferError,
+}
+
+impl RmaError {
+    /// libfabric's error number (positive `FI_E*`).
+    pub fn err(&self) -> i32 {
+        self.cause.err
+    }
+    /// The provider's error number.
+    pub fn prov_errno(&self) -> i32 {
+        self.cause.prov_errno
+    }
+}
 
 /// Everything a client call can report.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AmError {
-    /// Start-up failed (configuration, provider selection).
-    #[error(transparent)]
-    Startup(#[from] StartupError),
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
     /// A bad configuration value.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The bootstrap (launcher connection) failed.
-    #[error("bootstrap: {0}")]
-    Bootstrap(String),
+    /// No usable provider, or a provider that cannot be used.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// The bootstrap (the launcher's or PMIx's connection) failed.
+    #[error("bootstrap failed")]
+    Bootstrap(#[source] Arc<BootstrapError>),
     /// A libfabric call failed.
     #[error(transparent)]
     Ofi(#[from] OfiError),
-    /// An operation completed with an error.
-    #[error("{what} completed with an error: {text} (err {err}, provider errno {prov_errno})")]
-    Completion {
-        /// Which kind of operation.
+    /// The AM protocol: a malformed message, an unregistered handler, a
+    /// registration or barrier misuse, an AM that cannot be sent, or a
+    /// provider breaking the receive-buffer rules.
+    #[error(transparent)]
+    Am(#[from] am::Error),
+    /// An AM send completed with an error.
+    #[error("an AM send failed")]
+    Send(#[source] TransferError),
+    /// An AM receive completed with an error.
+    #[error("an AM receive failed")]
+    Receive(#[source] TransferError),
+    /// An RMA operation failed.
+    #[error(transparent)]
+    Rma(#[from] RmaError),
+    /// A remote range outside its segment.
+    #[error(transparent)]
+    OutOfSegment(#[from] rma::plan::OutOfSegment),
+    /// The provider reported a completion the conduit never posted.
+    #[error("the provider reported a completion with context {value:#x}, which the conduit never posted")]
+    UnknownContext {
+        /// The context value.
+        value: usize,
+    },
+    /// Memory could not be mapped.
+    #[error("cannot map {what} ({bytes} bytes)")]
+    Map {
+        /// What for.
         what: &'static str,
-        /// libfabric error number.
-        err: i32,
-        /// Provider error number.
-        prov_errno: i32,
-        /// Text.
-        text: String,
+        /// Size asked for.
+        bytes: usize,
+        /// The OS's answer.
+        #[source]
+        cause: Arc<std::io::Error>,
     },
-    /// Handler registration failed.
-    #[error(transparent)]
-    Register(#[from] RegisterError),
-    /// A malformed message arrived.
-    #[error(transparent)]
-    Wire(#[from] WireError),
-    /// A message for an unregistered or differently registered handler.
-    #[error(transparent)]
-    Dispatch(#[from] DispatchError),
-    /// A bad argument to an API call.
-    #[error("{0}")]
-    BadArgument(String),
-    /// Medium payload above the maximum.
-    #[error("AM Medium payload of {len} bytes exceeds the maximum of {max} bytes (GASNET_OFI_MAX_MEDIUM)")]
-    MediumTooLarge {
-        /// Requested.
-        len: usize,
-        /// Maximum.
-        max: usize,
-    },
-    /// More than 16 arguments.
-    #[error("{nargs} AM arguments given; at most {} are supported", am::MAX_ARGS)]
-    TooManyArgs {
-        /// Given.
-        nargs: usize,
-    },
-    /// A destination rank outside the job.
-    #[error("rank {rank} is not in the job (size {size})")]
-    BadRank {
-        /// Given.
-        rank: usize,
-        /// Job size.
-        size: usize,
-    },
-    /// A range outside a rank's segment.
-    #[error("{len} bytes at offset {offset} do not fit in the {size}-byte segment of rank {rank}")]
-    OutOfSegment {
-        /// Target.
-        rank: usize,
-        /// Offset.
-        offset: usize,
-        /// Length.
-        len: usize,
-        /// Segment size.
-        size: usize,
-    },
-    /// An operation that needs a segment before one is attached.
+    /// Bounce-buffer settings.
+    #[error("GASNET_OFI_NUM_BBUFS / GASNET_OFI_BBUF_SIZE")]
+    Bbuf(#[from] bbuf::BbufError),
+    /// An operation that needs this rank's segment before one is attached.
     #[error("no segment is attached (call attach_segment first)")]
     NoSegment,
+    /// `attach_segment` a second time.
+    #[error("a segment is already attached")]
+    SegmentAttached,
+    /// A segment size that is not a positive multiple of the page size.
+    #[error("segment size {size} is not a positive multiple of the page size {page}")]
+    SegmentSize {
+        /// Asked for.
+        size: usize,
+        /// Page size.
+        page: usize,
+    },
+    /// A segment larger than `GASNET_MAX_SEGSIZE` allows.
+    #[error("segment size {size} exceeds the limit of {limit} bytes set by GASNET_MAX_SEGSIZE={setting}")]
+    SegmentLimit {
+        /// Asked for.
+        size: usize,
+        /// The limit.
+        limit: u64,
+        /// The setting.
+        setting: String,
+    },
+    /// A rank published a malformed record during start-up or attach.
+    #[error("rank {rank} published a malformed {what}")]
+    Published {
+        /// Who.
+        rank: usize,
+        /// What.
+        what: &'static str,
+    },
+    /// A segment offset not aligned for an atomic or volatile access.
+    #[error("segment offset {offset} is not a multiple of {align} (needed for a {bits}-bit access)")]
+    Misaligned {
+        /// Offset given.
+        offset: usize,
+        /// Alignment needed.
+        align: usize,
+        /// Access width.
+        bits: u32,
+    },
     /// A second reply from one request handler.
     #[error("a request handler may send at most one reply")]
     AlreadyReplied,
     /// A reply from a reply handler.
     #[error("a reply handler cannot reply")]
     ReplyFromReply,
-    /// A call that is not allowed inside a handler (poll, requests, barrier).
-    #[error(
-        "{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)"
-    )]
+    /// A call that is not allowed inside a handler.
+    #[error("{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)")]
     InHandler(&'static str),
-    /// A barrier call out of order.
-    #[error(transparent)]
-    Barrier(#[from] am::barrier::BarrierError),
     /// Named barriers with different ids met.
     #[error("barrier mismatch: ranks entered named barriers with different ids")]
     BarrierMismatch,
-    /// Nothing happened for too long.
-    #[error("timed out after {secs} s waiting for {what}")]
-    Timeout {
-        /// What.
-        what: &'static str,
-        /// Seconds.
-        secs: u64,
+    /// An endpoint index outside `0..count`.
+    #[error("endpoint {index} does not exist; this client has {count} (GASNET_OFI_NUM_ENDPOINTS or ParClient::init_with's endpoints)")]
+    NoEndpoint {
+        /// Asked for.
+        index: usize,
+        /// Endpoints.
+        count: usize,
     },
+    /// An endpoint that another handle owns.
+    #[error("endpoint {index} is already owned by another handle (one thread owns an endpoint at a time)")]
+    EndpointOwned {
+        /// The endpoint.
+        index: usize,
+    },
+    /// The requested threading level is not available.
+    #[error("{0}")]
+    Threading(String),
+}
+
+impl From<crate::startup::StartupError> for Error {
+    fn from(e: crate::startup::StartupError) -> Error {
+        use crate::startup::StartupError as E;
+        match e {
+            E::Config(e) => Error::Config(e),
+            E::Select(e) => Error::Select(e),
+            E::Ofi(e) => Error::Ofi(e),
+        }
+    }
+}
+
+impl From<BootstrapError> for Error {
+    fn from(e: BootstrapError) -> Error {
+        Error::Bootstrap(Arc::new(e))
+    }
+}
+
+impl Error {
+    /// This error and its sources, joined with ": " (what a program
+    /// prints).
+    pub fn report(&self) -> String {
+        let mut s = self.to_string();
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(self);
+        while let Some(e) = cur {
+            let t = e.to_string();
+            if !s.ends_with(&t) {
+                s.push_str(": ");
+                s.push_str(&t);
+            }
+            cur = e.source();
+        }
+        s
+    }
+
+    /// True for failures after which the network cannot be trusted to
+    /// finish what was posted (a completion queue that cannot be read): a
+    /// wait for an operation then cannot complete, and the process aborts
+    /// rather than return while the operation may still write the caller's
+    /// memory.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Ofi(_) | Error::UnknownContext { .. })
+    }
+
+    pub(crate) fn map(what: &'static str, bytes: usize, e: std::io::Error) -> Error {
+        Error::Map {
+            what,
+            bytes,
+            cause: Arc::new(e),
+        }
+    }
 }

@@ -21,10 +21,10 @@ pub struct MemoryUse {
     /// RMA bounce buffers (`GASNET_OFI_NUM_BBUFS` x `GASNET_OFI_BBUF_SIZE`).
     pub bounce_buffers: usize,
     /// The address table: one `fi_addr_t` per endpoint of every rank
-    /// (3 per rank) and every rank's segment description.
+    /// (3 per rank and endpoint set) and every rank's segment description.
     pub address_table: usize,
-    /// Endpoint names gathered at start-up (3 per rank), kept while the
-    /// address vector is filled, then freed.
+    /// Endpoint names gathered at start-up (3 per rank and endpoint set),
+    /// kept while the address vector is filled, then freed.
     pub names_at_startup: usize,
     /// This rank's segment (a shared-memory mapping; resident only where
     /// touched, counted as shared memory).
@@ -40,4 +40,26 @@ impl MemoryUse {
             + self.bounce_buffers
             + self.address_table
     }
+}
+
+/// What `core` holds.
+pub(crate) fn memory_use<M: crate::sync::Mode, T: crate::transport::Transport, S>(
+    core: &super::engine::Core<M, T, S>,
+) -> MemoryUse {
+    use crate::sync::Lock;
+    let mut m = MemoryUse::default();
+    for s in core.sets.iter() {
+        m.receive_buffers += s.recv_mem.len();
+        m.request_buffers += s.pools[0].lock().allocated() * s.send_bytes;
+        m.reply_buffers += s.pools[1].lock().allocated() * s.send_bytes;
+    }
+    m.bounce_buffers = core.bounce.as_ref().map_or(0, |b| b.mem.len());
+    let sets = core.sets.len();
+    m.address_table = core.size * 3 * sets * std::mem::size_of::<crate::ofi::FiAddr>();
+    if let Some(g) = core.segment.get() {
+        m.address_table += g.peers.len() * core.size * std::mem::size_of::<super::SegmentInfo>();
+        m.segment = g.len();
+    }
+    m.names_at_startup = core.names_at_startup;
+    m
 }

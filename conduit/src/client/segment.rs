@@ -1,81 +1,139 @@
-//! The registered segment: one shared mapping of a file under `/dev/shm`
-//! per rank (so later work can cross-map the segments of ranks on one
-//! host). The file is unlinked as soon as it is mapped, so nothing is left
-//! behind even when the job is killed.
+//! This rank's segment as memory.
+//!
+//! The segment is shared memory: remote ranks write it with puts and AM
+//! Long payloads at any time, and the application's own synchronisation
+//! (barriers, AMs, flags) says when a range is quiet. So the view offers
+//! raw access for a runtime that manages that itself (`unsafe`), copies,
+//! and safe accessors whose semantics hold under concurrent remote access:
+//! atomics (what a flag or counter written by remote puts or read by remote
+//! gets should be) and volatile loads and stores.
 
-use memmap2::MmapMut;
-use std::fs::OpenOptions;
+use super::error::Error;
+use crate::mem::Mapping;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Arc;
 
-/// This rank's segment memory.
-pub(crate) struct Segment {
-    map: MmapMut,
+/// A view of this rank's segment ([`super::ClientOf::segment`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    mem: &'a Arc<Mapping>,
+    len: usize,
 }
 
-/// What every rank publishes about its segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SegmentInfo {
-    /// Address of the segment in its owner's address space.
-    pub base: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// Remote key.
-    pub key: u64,
-}
-
-impl SegmentInfo {
-    pub(crate) fn to_bytes(self) -> [u8; 24] {
-        let mut b = [0u8; 24];
-        b[..8].copy_from_slice(&self.base.to_le_bytes());
-        b[8..16].copy_from_slice(&self.size.to_le_bytes());
-        b[16..].copy_from_slice(&self.key.to_le_bytes());
-        b
-    }
-    pub(crate) fn from_bytes(b: &[u8]) -> Option<SegmentInfo> {
-        if b.len() != 24 {
-            return None;
-        }
-        let w = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-        Some(SegmentInfo {
-            base: w(0),
-            size: w(8),
-            key: w(16),
-        })
-    }
-}
-
-impl Segment {
-    /// Map `size` bytes (a multiple of the page size, checked by the caller).
-    pub fn create(size: usize, rank: usize) -> std::io::Result<Segment> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::path::Path::new("/dev/shm");
-        let map = if dir.is_dir() {
-            let path = dir.join(format!("gex-seg-{}-{rank}-{nanos:08x}", std::process::id()));
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)?;
-            let mapped = file.set_len(size as u64).and_then(|_| {
-                // SAFETY: the file was just created by this process with a
-                // unique name and is unlinked below; nobody else truncates it.
-                unsafe { MmapMut::map_mut(&file) }
-            });
-            let _ = std::fs::remove_file(&path);
-            mapped?
-        } else {
-            MmapMut::map_anon(size)?
-        };
-        Ok(Segment { map })
+impl<'a> Segment<'a> {
+    pub(crate) fn new(mem: &'a Arc<Mapping>, len: usize) -> Segment<'a> {
+        Segment { mem, len }
     }
 
-    pub fn ptr(&mut self) -> *mut u8 {
-        self.map.as_mut_ptr()
-    }
-
+    /// Bytes.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len
+    }
+
+    /// Never true once attached.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first byte (page-aligned).
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.mem.as_ptr()
+    }
+
+    fn range(&self, offset: usize, len: usize) -> Result<*mut u8, Error> {
+        if offset.checked_add(len).is_none_or(|e| e > self.len) {
+            return Err(rma::plan::OutOfSegment {
+                rank: usize::MAX,
+                offset,
+                len,
+                size: self.len,
+            }
+            .into());
+        }
+        self.mem.range(offset, len).ok_or(Error::NoSegment)
+    }
+
+    fn aligned(&self, offset: usize, align: usize) -> Result<*mut u8, Error> {
+        if offset % align != 0 {
+            return Err(Error::Misaligned {
+                offset,
+                align,
+                bits: 8 * align as u32,
+            });
+        }
+        self.range(offset, align)
+    }
+
+    /// The whole segment as a byte slice.
+    ///
+    /// # Safety
+    /// For as long as the slice is used, no one (no remote put, AM Long, or
+    /// local write through another view) may write the bytes it is used to
+    /// read: the application's synchronisation must guarantee it.
+    pub unsafe fn as_slice(&self) -> &'a [u8] {
+        // SAFETY: the mapping covers len bytes and outlives 'a; the absence
+        // of concurrent writers is the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.mem.as_ptr(), self.len) }
+    }
+
+    /// The whole segment as a mutable byte slice.
+    ///
+    /// # Safety
+    /// As for [`Segment::as_slice`], and no other reference to the
+    /// segment's bytes (including other views and handlers' Long payloads)
+    /// may be used while this one is.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn as_mut_slice(&self) -> &'a mut [u8] {
+        // SAFETY: as above; exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.mem.as_ptr(), self.len) }
+    }
+
+    /// Copy `out.len()` bytes at `offset` into `out`.
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        let p = self.range(offset, out.len())?;
+        // SAFETY: p..p+len is inside the mapping (checked); `out` is a
+        // unique borrow, so it is not a view of these bytes.
+        unsafe { std::ptr::copy(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copy `data` to `offset`.
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), Error> {
+        let p = self.range(offset, data.len())?;
+        // SAFETY: inside the mapping (checked); `copy` allows `data` to be a
+        // view of the same bytes.
+        unsafe { std::ptr::copy(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// The 8 bytes at `offset` (a multiple of 8) as an atomic.
+    pub fn atomic_u64(&self, offset: usize) -> Result<&'a AtomicU64, Error> {
+        let p = self.aligned(offset, 8)?;
+        // SAFETY: p is 8-aligned (the mapping is page-aligned and offset is
+        // a multiple of 8), inside the mapping (checked), which outlives
+        // 'a; AtomicU64 has u64's layout and all bit patterns are valid.
+        Ok(unsafe { AtomicU64::from_ptr(p.cast()) })
+    }
+
+    /// The 4 bytes at `offset` (a multiple of 4) as an atomic.
+    pub fn atomic_u32(&self, offset: usize) -> Result<&'a AtomicU32, Error> {
+        let p = self.aligned(offset, 4)?;
+        // SAFETY: as in atomic_u64, for 4 bytes.
+        Ok(unsafe { AtomicU32::from_ptr(p.cast()) })
+    }
+
+    /// A volatile load of the u64 at `offset` (a multiple of 8).
+    pub fn read_volatile_u64(&self, offset: usize) -> Result<u64, Error> {
+        let p = self.aligned(offset, 8)?;
+        // SAFETY: aligned and inside the mapping (checked).
+        Ok(unsafe { std::ptr::read_volatile(p.cast::<u64>()) })
+    }
+
+    /// A volatile store of `v` to the u64 at `offset` (a multiple of 8).
+    pub fn write_volatile_u64(&self, offset: usize, v: u64) -> Result<(), Error> {
+        let p = self.aligned(offset, 8)?;
+        // SAFETY: aligned and inside the mapping (checked).
+        unsafe { std::ptr::write_volatile(p.cast::<u64>(), v) };
+        Ok(())
     }
 }

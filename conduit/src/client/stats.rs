@@ -1,7 +1,10 @@
-//! Statistics counters of the AM layer.
+//! Statistics counters.
+
+use crate::sync::Counter;
 
 /// Counters, readable with `Client::stats()` and written at exit to
-/// `GASNET_STATSFILE`. Index `[kind]` is Short, Medium, Long.
+/// `GASNET_STATSFILE`, summed over the client's endpoints. Index `[kind]`
+/// is Short, Medium, Long.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AmStats {
     /// Requests sent per kind.
@@ -24,7 +27,7 @@ pub struct AmStats {
     pub request_buffers: u64,
     /// Reply buffers allocated.
     pub reply_buffers: u64,
-    /// `fi_cq_read` calls that returned completions.
+    /// Queue reads that returned completions.
     pub cq_reads: u64,
     /// Completions read.
     pub completions: u64,
@@ -32,6 +35,12 @@ pub struct AmStats {
     pub eagain_retries: u64,
     /// Receive buffers reposted.
     pub reposts: u64,
+    /// Receive posts without FI_MULTI_RECV after the provider had no
+    /// receive entry for a multi-receive post (`am::recv`).
+    pub rescue_posts: u64,
+    /// Multi-receive buffers whose release arrived before all of their
+    /// messages had (`am::recv`).
+    pub early_releases: u64,
     /// AMs sent to this rank itself (delivered by the next poll, without
     /// the provider).
     pub loopback: u64,
@@ -75,8 +84,63 @@ impl AmStats {
             "CQ_READS {}\nCQ_COMPLETIONS {}\nEAGAIN_RETRIES {}\nRECV_REPOSTS {}\n",
             self.cq_reads, self.completions, self.eagain_retries, self.reposts
         ));
+        s.push_str(&format!(
+            "RECV_RESCUE_POSTS {}\nRECV_EARLY_RELEASES {}\n",
+            self.rescue_posts, self.early_releases
+        ));
         s.push_str(&format!("AM_LOOPBACK {}\n", self.loopback));
         s.push_str(&format!("WAIT_YIELDS {}\n", self.wait_yields));
         s
+    }
+}
+
+/// One endpoint set's counters (cells single-threaded, relaxed atomics
+/// multi-threaded).
+#[derive(Debug, Default)]
+pub(crate) struct SetStats<C: Counter> {
+    pub requests_sent: [C; 3],
+    pub replies_sent: [C; 3],
+    pub requests_received: [C; 3],
+    pub replies_received: [C; 3],
+    pub injected: C,
+    pub sent_from_buffer: C,
+    pub long_rma: C,
+    pub long_inline: C,
+    pub cq_reads: C,
+    pub completions: C,
+    pub eagain_retries: C,
+    pub loopback: C,
+    pub put_inject: C,
+    pub put_bounce: C,
+    pub put_block: C,
+}
+
+impl<C: Counter> SetStats<C> {
+    /// Add this set's counters to `s`.
+    pub fn add_to(&self, s: &mut AmStats) {
+        for i in 0..3 {
+            s.requests_sent[i] += self.requests_sent[i].get();
+            s.replies_sent[i] += self.replies_sent[i].get();
+            s.requests_received[i] += self.requests_received[i].get();
+            s.replies_received[i] += self.replies_received[i].get();
+        }
+        s.injected += self.injected.get();
+        s.sent_from_buffer += self.sent_from_buffer.get();
+        s.long_rma += self.long_rma.get();
+        s.long_inline += self.long_inline.get();
+        s.cq_reads += self.cq_reads.get();
+        s.completions += self.completions.get();
+        s.eagain_retries += self.eagain_retries.get();
+        s.loopback += self.loopback.get();
+    }
+}
+
+/// Index of a kind in the per-kind counters.
+pub(crate) fn kind_index(k: am::wire::Kind) -> usize {
+    use am::wire::Kind;
+    match k {
+        Kind::Short => 0,
+        Kind::Medium => 1,
+        Kind::Long | Kind::LongInline => 2,
     }
 }

@@ -1,38 +1,43 @@
 //! What a handler receives, and the handler types.
+//!
+//! Handlers are `Fn + Send + Sync` in both threading modes: in the
+//! multi-threaded client they run on whichever thread polls. State they
+//! change lives in the client's typed state `S` (reached with
+//! [`Token::state`]), which in a multi-threaded client is shared by every
+//! thread (so `S: Sync`).
 
-use super::core::Core;
-use super::error::AmError;
+use super::error::Error;
 use am::handlers::{Category, Signature};
+use am::send::Category as SendCategory;
 
 /// A Short handler: token and arguments.
-pub type ShortFn = dyn FnMut(&mut Token<'_>, &[u32]) + Send;
-/// A Medium handler: token, arguments, payload (valid while it runs).
-pub type MediumFn = dyn FnMut(&mut Token<'_>, &[u32], &[u8]) + Send;
-/// A Long handler: token, arguments, and the payload already in place in
-/// this rank's segment (its offset is [`Token::long_offset`]).
-pub type LongFn = dyn FnMut(&mut Token<'_>, &[u32], &[u8]) + Send;
+pub type ShortFn<S> = dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync;
+/// A Medium or Long handler: token, arguments and payload. A Medium's
+/// payload is valid while the handler runs; a Long's lies in this rank's
+/// segment at [`Token::long_offset`].
+pub type PayloadFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync;
 
-pub(crate) enum HandlerFn {
-    Short(Box<ShortFn>),
-    Medium(Box<MediumFn>),
-    Long(Box<LongFn>),
+pub(crate) enum HandlerFn<S> {
+    Short(Box<ShortFn<S>>),
+    Medium(Box<PayloadFn<S>>),
+    Long(Box<PayloadFn<S>>),
 }
 
 /// A handler to register: its category, whether it handles requests or
 /// replies, its argument count, and the code.
-pub struct Handler {
+pub struct Handler<S = ()> {
     pub(crate) sig: Signature,
-    pub(crate) f: HandlerFn,
+    pub(crate) f: HandlerFn<S>,
 }
 
-impl std::fmt::Debug for Handler {
+impl<S> std::fmt::Debug for Handler<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Handler({})", self.sig)
     }
 }
 
-impl Handler {
-    fn new(category: Category, is_request: bool, nargs: u8, f: HandlerFn) -> Handler {
+impl<S> Handler<S> {
+    fn new(category: Category, is_request: bool, nargs: u8, f: HandlerFn<S>) -> Self {
         Handler {
             sig: Signature {
                 category,
@@ -45,121 +50,129 @@ impl Handler {
     /// A Short request handler taking `nargs` arguments.
     pub fn request_short(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static,
-    ) -> Handler {
+        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
+    ) -> Self {
         Self::new(Category::Short, true, nargs, HandlerFn::Short(Box::new(f)))
     }
     /// A Short reply handler.
     pub fn reply_short(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32]) + Send + 'static,
-    ) -> Handler {
+        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
+    ) -> Self {
         Self::new(Category::Short, false, nargs, HandlerFn::Short(Box::new(f)))
     }
     /// A Medium request handler.
     pub fn request_medium(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
-    ) -> Handler {
-        Self::new(
-            Category::Medium,
-            true,
-            nargs,
-            HandlerFn::Medium(Box::new(f)),
-        )
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(Category::Medium, true, nargs, HandlerFn::Medium(Box::new(f)))
     }
     /// A Medium reply handler.
     pub fn reply_medium(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
-    ) -> Handler {
-        Self::new(
-            Category::Medium,
-            false,
-            nargs,
-            HandlerFn::Medium(Box::new(f)),
-        )
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(Category::Medium, false, nargs, HandlerFn::Medium(Box::new(f)))
     }
     /// A Long request handler.
     pub fn request_long(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
-    ) -> Handler {
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Self {
         Self::new(Category::Long, true, nargs, HandlerFn::Long(Box::new(f)))
     }
     /// A Long reply handler.
     pub fn reply_long(
         nargs: u8,
-        f: impl FnMut(&mut Token<'_>, &[u32], &[u8]) + Send + 'static,
-    ) -> Handler {
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Self {
         Self::new(Category::Long, false, nargs, HandlerFn::Long(Box::new(f)))
     }
 }
 
-/// The handler's view of the message it is running for. From a request
-/// handler exactly zero or one reply may be sent; a second reply, or a reply
-/// from a reply handler, is an error. A handler cannot poll, block or send
-/// requests: it has no access to the client, only to this token.
-pub struct Token<'a> {
+/// The reply path a request handler's token uses.
+pub(crate) trait Replier {
+    fn reply(
+        &self,
+        dest: usize,
+        category: SendCategory,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+    ) -> Result<(), Error>;
+}
+
+/// The handler's view of the message it runs for. From a request handler
+/// zero or one reply may be sent; a second reply, or a reply from a reply
+/// handler, is an error. A handler cannot poll, block or send requests
+/// (those calls return [`Error::InHandler`]).
+pub struct Token<'a, S = ()> {
     pub(crate) src: usize,
     pub(crate) handler: u8,
+    pub(crate) endpoint: usize,
     pub(crate) long_offset: Option<usize>,
+    pub(crate) state: &'a S,
     /// The reply path; `None` in a reply handler.
-    pub(crate) core: Option<&'a mut Core>,
+    pub(crate) replier: Option<&'a dyn Replier>,
     pub(crate) replied: bool,
     /// Set by [`Token::exit`]; applied by the dispatcher after the handler.
     pub(crate) exit_code: Option<i32>,
 }
 
-impl Token<'_> {
+impl<S> Token<'_, S> {
     /// The rank that sent the message.
     pub fn source(&self) -> usize {
         self.src
     }
     /// Whether this is a request (else a reply).
     pub fn is_request(&self) -> bool {
-        self.core.is_some()
+        self.replier.is_some()
     }
     /// The handler index the message named.
     pub fn handler_index(&self) -> u8 {
         self.handler
     }
+    /// The endpoint the message arrived on (0 unless the client has
+    /// several).
+    pub fn endpoint(&self) -> usize {
+        self.endpoint
+    }
     /// For Long: the offset in this rank's segment where the payload lies.
     pub fn long_offset(&self) -> Option<usize> {
         self.long_offset
     }
-
-    fn reply_core(&mut self) -> Result<&mut Core, AmError> {
-        if self.replied {
-            return Err(AmError::AlreadyReplied);
-        }
-        match self.core.as_deref_mut() {
-            None => Err(AmError::ReplyFromReply),
-            Some(c) => Ok(c),
-        }
+    /// The client's state (given at init).
+    pub fn state(&self) -> &S {
+        self.state
     }
 
-    /// Reply with a Short.
-    pub fn reply_short(&mut self, handler: u8, args: &[u32]) -> Result<(), AmError> {
-        let src = self.src;
-        let core = self.reply_core()?;
-        core.send_reply(src, am::wire::Kind::Short, handler, args, &[], None)?;
-        self.replied = true;
-        Ok(())
-    }
-
-    /// Reply with a Medium.
-    pub fn reply_medium(
+    fn reply(
         &mut self,
+        category: SendCategory,
         handler: u8,
         args: &[u32],
         payload: &[u8],
-    ) -> Result<(), AmError> {
-        let src = self.src;
-        let core = self.reply_core()?;
-        core.send_reply(src, am::wire::Kind::Medium, handler, args, payload, None)?;
+        dest_offset: usize,
+    ) -> Result<(), Error> {
+        if self.replied {
+            return Err(Error::AlreadyReplied);
+        }
+        let r = self.replier.ok_or(Error::ReplyFromReply)?;
+        r.reply(self.src, category, handler, args, payload, dest_offset)?;
         self.replied = true;
         Ok(())
+    }
+
+    /// Reply with a Short.
+    pub fn reply_short(&mut self, handler: u8, args: &[u32]) -> Result<(), Error> {
+        self.reply(SendCategory::Short, handler, args, &[], 0)
+    }
+
+    /// Reply with a Medium.
+    pub fn reply_medium(&mut self, handler: u8, args: &[u32], payload: &[u8]) -> Result<(), Error> {
+        self.reply(SendCategory::Medium, handler, args, payload, 0)
     }
 
     /// Reply with a Long whose payload lands at `dest_offset` in the
@@ -170,19 +183,8 @@ impl Token<'_> {
         args: &[u32],
         payload: &[u8],
         dest_offset: usize,
-    ) -> Result<(), AmError> {
-        let src = self.src;
-        let core = self.reply_core()?;
-        core.send_reply(
-            src,
-            am::wire::Kind::Long,
-            handler,
-            args,
-            payload,
-            Some(dest_offset),
-        )?;
-        self.replied = true;
-        Ok(())
+    ) -> Result<(), Error> {
+        self.reply(SendCategory::Long, handler, args, payload, dest_offset)
     }
 
     /// End the job with `code` once this handler returns (the collective

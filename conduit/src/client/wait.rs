@@ -46,7 +46,6 @@ pub fn usable_cpus() -> usize {
 #[derive(Debug)]
 pub(crate) struct Idle {
     pub mode: WaitMode,
-    mark: u64,
     empty: u32,
     /// Yields made (statistics).
     pub yields: u64,
@@ -56,20 +55,18 @@ impl Idle {
     pub fn new(mode: WaitMode) -> Idle {
         Idle {
             mode,
-            mark: 0,
             empty: 0,
             yields: 0,
         }
     }
 
-    /// Called after each poll with the running count of completions seen.
+    /// Called after each poll, saying whether it completed anything.
     #[inline]
-    pub fn after_poll(&mut self, completions: u64) {
+    pub fn after_poll(&mut self, progressed: bool) {
         if self.mode == WaitMode::Spin {
             return;
         }
-        if completions != self.mark {
-            self.mark = completions;
+        if progressed {
             self.empty = 0;
             return;
         }
@@ -98,18 +95,18 @@ mod tests {
     fn yields_after_empty_polls_only() {
         let mut i = Idle::new(WaitMode::Yield);
         for _ in 0..YIELD_AFTER - 1 {
-            i.after_poll(0);
+            i.after_poll(false);
         }
         assert_eq!(i.yields, 0);
-        i.after_poll(0);
+        i.after_poll(false);
         assert_eq!(i.yields, 1);
         // Progress resets the count.
-        i.after_poll(5);
-        i.after_poll(5);
+        i.after_poll(true);
+        i.after_poll(false);
         assert_eq!(i.yields, 1);
         let mut s = Idle::new(WaitMode::Spin);
         for _ in 0..100 {
-            s.after_poll(0);
+            s.after_poll(false);
         }
         assert_eq!(s.yields, 0);
     }

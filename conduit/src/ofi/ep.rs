@@ -10,12 +10,17 @@ use ofi_sys as sys;
 use std::ptr;
 use std::sync::Arc;
 
+/// Anything an endpoint keeps alive until it is closed.
+pub type Held = Arc<dyn std::any::Any + Send + Sync>;
+
 pub(crate) struct EpInner {
     pub(crate) raw: *mut sys::fid_ep,
     // Dropped after `raw` is closed (Drop::drop runs before field drops):
-    // the endpoint closes before the CQs and AV it is bound to.
+    // the endpoint closes before the CQs and AV it is bound to, and before
+    // the memory it was handed (receive and send buffers) is freed.
     _cqs: Vec<CompletionQueue>,
     _av: Option<AddressVector>,
+    held: std::sync::Mutex<Vec<Held>>,
     _domain: Domain,
 }
 
@@ -84,6 +89,15 @@ impl EndpointBuilder {
         Ok(self)
     }
 
+    /// Set FI_OPT_MIN_MULTI_RECV before `fi_enable`. libfabric 2.x's shm
+    /// reads it only when the endpoint is enabled (a later `fi_setopt` is
+    /// accepted and ignored); libfabric 1.x's shm crashes if it is set
+    /// before (known-issues.md): see [`Endpoint::set_min_multi_recv`].
+    pub fn set_min_multi_recv(&self, bytes: usize) -> Result<(), OfiError> {
+        // SAFETY: raw is an open (not yet enabled) endpoint.
+        unsafe { set_min_multi_recv(self.raw, bytes) }
+    }
+
     /// Enable the endpoint.
     pub fn enable(mut self) -> Result<Endpoint, OfiError> {
         // SAFETY: raw is open and bound as the provider requires.
@@ -95,6 +109,7 @@ impl EndpointBuilder {
                 raw,
                 _cqs: std::mem::take(&mut self.cqs),
                 _av: self.av.take(),
+                held: std::sync::Mutex::new(Vec::new()),
                 _domain: self.domain.clone(),
             }),
         })
@@ -146,20 +161,37 @@ impl Endpoint {
     /// 1.17's shm provider crashes when it is set before `fi_enable`
     /// (known-issues.md).
     pub fn set_min_multi_recv(&self, bytes: usize) -> Result<(), OfiError> {
-        let val: libc::size_t = bytes;
-        // SAFETY: FI_OPT_MIN_MULTI_RECV takes a size_t by pointer; the
-        // endpoint is open and enabled.
+        // SAFETY: raw is an open, enabled endpoint.
+        unsafe { set_min_multi_recv(self.inner.raw, bytes) }
+    }
+
+    /// FI_OPT_MIN_MULTI_RECV as the provider reports it (`fi_getopt`).
+    pub fn min_multi_recv(&self) -> Result<usize, OfiError> {
+        let mut val: libc::size_t = 0;
+        let mut len = std::mem::size_of::<libc::size_t>();
+        // SAFETY: FI_OPT_MIN_MULTI_RECV writes a size_t; val and len are
+        // valid for the call; the endpoint is open.
         let rc = unsafe {
-            sys::fi_setopt(
+            sys::fi_getopt(
                 &mut (*self.inner.raw).fid,
                 sys::FI_OPT_ENDPOINT as i32,
                 sys::FI_OPT_MIN_MULTI_RECV as i32,
-                (&val as *const libc::size_t).cast(),
-                std::mem::size_of::<libc::size_t>(),
+                (&mut val as *mut libc::size_t).cast(),
+                &mut len,
             )
         };
-        check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
-        Ok(())
+        check("fi_getopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
+        Ok(val)
+    }
+
+    /// Keep `x` alive until this endpoint is closed: memory whose buffers
+    /// are posted here (the provider may use them until `fi_close`).
+    pub fn hold(&self, x: Held) {
+        self.inner
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(x);
     }
 
     /// This endpoint's address (`fi_getname`), to be exchanged with peers.
@@ -343,7 +375,9 @@ impl Endpoint {
     }
 
     /// `fi_writemsg` of one contiguous range with `flags` (FI_INJECT,
-    /// FI_DELIVERY_COMPLETE, FI_REMOTE_CQ_DATA, FI_COMPLETION, ...).
+    /// FI_DELIVERY_COMPLETE, FI_REMOTE_CQ_DATA, FI_COMPLETION, ...) and the
+    /// source's descriptor `desc` (NULL when it is not in a registered
+    /// region).
     ///
     /// # Safety
     /// As for [`Endpoint::write`]; with FI_INJECT the source may be reused at
@@ -354,6 +388,7 @@ impl Endpoint {
         &self,
         buf: *const u8,
         len: usize,
+        desc: *mut libc::c_void,
         dest: FiAddr,
         remote_addr: u64,
         key: u64,
@@ -370,9 +405,10 @@ impl Endpoint {
             len,
             key,
         };
+        let mut desc = desc;
         let msg = sys::fi_msg_rma {
             msg_iov: (&iov as *const libc::iovec).cast(),
-            desc: ptr::null_mut(),
+            desc: &mut desc,
             iov_count: 1,
             addr: dest,
             rma_iov: &rma,
@@ -427,4 +463,25 @@ impl Endpoint {
         let rc = unsafe { sys::fi_cancel(&mut (*self.inner.raw).fid, context) };
         check("fi_cancel", rc as i64).map(|_| ())
     }
+}
+
+/// `fi_setopt(FI_OPT_MIN_MULTI_RECV)`.
+///
+/// # Safety
+/// `raw` must be an open endpoint.
+unsafe fn set_min_multi_recv(raw: *mut sys::fid_ep, bytes: usize) -> Result<(), OfiError> {
+    let val: libc::size_t = bytes;
+    // SAFETY: FI_OPT_MIN_MULTI_RECV takes a size_t by pointer, valid for
+    // the call; the endpoint is open (caller's contract).
+    let rc = unsafe {
+        sys::fi_setopt(
+            &mut (*raw).fid,
+            sys::FI_OPT_ENDPOINT as i32,
+            sys::FI_OPT_MIN_MULTI_RECV as i32,
+            (&val as *const libc::size_t).cast(),
+            std::mem::size_of::<libc::size_t>(),
+        )
+    };
+    check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
+    Ok(())
 }

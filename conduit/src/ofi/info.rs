@@ -334,6 +334,22 @@ impl InfoList {
     }
 }
 
+impl InfoList {
+    /// Set the first entry's domain threading level (what `fi_domain` will
+    /// be asked for).
+    pub fn set_threading(&mut self, t: Threading) {
+        if !self.head.is_null() {
+            // SAFETY: head is a valid entry we own; domain_attr is allocated
+            // for every entry fi_getinfo or fi_dupinfo returns.
+            unsafe {
+                if !(*self.head).domain_attr.is_null() {
+                    (*(*self.head).domain_attr).threading = t.raw();
+                }
+            }
+        }
+    }
+}
+
 impl Drop for InfoList {
     fn drop(&mut self) {
         if !self.head.is_null() {

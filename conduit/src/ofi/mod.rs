@@ -31,10 +31,10 @@ mod mr;
 pub use av::AddressVector;
 pub use cq::{CompletionQueue, CqEntry, CqErrEntry, CqRead};
 pub use domain::{Domain, Fabric};
-pub use ep::Endpoint;
+pub use ep::{Endpoint, Held};
 pub use error::{check, strerror, OfiError};
 pub use info::{AvType, Hints, InfoEntry, InfoList, MrMode, Threading};
-pub use mr::MemoryRegion;
+pub use mr::{MemoryRegion, RegisteredMemory};
 
 /// A peer's address in an address vector (`fi_addr_t`).
 pub type FiAddr = ofi_sys::fi_addr_t;

@@ -1,41 +1,73 @@
-//! Memory regions.
+//! Memory regions that own what they register.
+//!
+//! As in rust-ibverbs' `MemoryRegion<O>`, a [`MemoryRegion`] owns (or holds
+//! an `Arc` of) the memory it registers, so the registration is always closed
+//! before that memory can be freed: `Drop` closes the region first and only
+//! then drops the owner. An endpoint-bound region (FI_MR_ENDPOINT) also
+//! holds its endpoint, so it closes before the endpoint does.
 
 use super::domain::Domain;
 use super::ep::Endpoint;
 use super::error::{check, OfiError};
+use crate::mem::Mapping;
 use ofi_sys as sys;
 use std::ptr;
+use std::sync::Arc;
 
-/// A registered memory region. When bound to an endpoint (FI_MR_ENDPOINT) it
-/// holds that endpoint, so the MR is always closed before the endpoint.
-pub struct MemoryRegion {
+/// Memory a region may own.
+///
+/// # Safety
+/// `as_ptr()..as_ptr()+len()` must be valid, writable memory that stays at
+/// that address, mapped, for as long as the value lives (moving the value
+/// must not move the memory).
+pub unsafe trait RegisteredMemory: Send + Sync {
+    /// First byte.
+    fn as_ptr(&self) -> *mut u8;
+    /// Bytes.
+    fn len(&self) -> usize;
+}
+
+// SAFETY: a Mapping's pages stay mapped at one address until it is dropped,
+// and an Arc keeps it alive.
+unsafe impl RegisteredMemory for Arc<Mapping> {
+    fn as_ptr(&self) -> *mut u8 {
+        Mapping::as_ptr(self)
+    }
+    fn len(&self) -> usize {
+        Mapping::len(self)
+    }
+}
+
+/// A registered memory region owning `O`.
+pub struct MemoryRegion<O: RegisteredMemory> {
     raw: *mut sys::fid_mr,
-    addr: *const u8,
-    len: usize,
     _ep: Option<Endpoint>,
     _domain: Domain,
+    // Dropped after `raw` is closed (Drop::drop runs before fields drop).
+    owner: O,
 }
 
 // SAFETY: the handle may move between threads; its key and descriptor are
-// plain values.
-unsafe impl Send for MemoryRegion {}
-// SAFETY: shared access only reads key/desc.
-unsafe impl Sync for MemoryRegion {}
+// plain values, and `O` is Send + Sync.
+unsafe impl<O: RegisteredMemory> Send for MemoryRegion<O> {}
+// SAFETY: shared access only reads the key, the descriptor and the owner.
+unsafe impl<O: RegisteredMemory> Sync for MemoryRegion<O> {}
 
-impl std::fmt::Debug for MemoryRegion {
+impl<O: RegisteredMemory> std::fmt::Debug for MemoryRegion<O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryRegion")
-            .field("addr", &self.addr)
-            .field("len", &self.len)
+            .field("addr", &self.owner.as_ptr())
+            .field("len", &self.owner.len())
             .field("key", &self.key())
             .finish()
     }
 }
 
-impl Drop for MemoryRegion {
+impl<O: RegisteredMemory> Drop for MemoryRegion<O> {
     fn drop(&mut self) {
-        // SAFETY: raw is an open MR, closed once; the endpoint it is bound to
-        // is a field dropped after this.
+        // SAFETY: raw is an open MR, closed once here; the memory it covers
+        // (`owner`) and the endpoint it is bound to are fields dropped after
+        // this.
         let rc = unsafe { sys::fi_close(&mut (*self.raw).fid) };
         if rc != 0 {
             tracing::warn!("{}", OfiError::new("fi_close(mr)", rc as i64));
@@ -43,27 +75,27 @@ impl Drop for MemoryRegion {
     }
 }
 
-impl MemoryRegion {
-    /// Register `len` bytes at `addr` with `access` (FI_REMOTE_READ |
+impl<O: RegisteredMemory> MemoryRegion<O> {
+    /// Register `owner`'s memory with `access` (FI_REMOTE_READ |
     /// FI_REMOTE_WRITE | ...) and `requested_key` (ignored by providers with
-    /// FI_MR_PROV_KEY).
-    ///
-    /// # Safety
-    /// The memory must stay allocated (and mapped) until this MR is dropped.
-    pub unsafe fn register(
+    /// FI_MR_PROV_KEY). On FI_MR_ENDPOINT providers pass the endpoint to
+    /// bind to in `bind`.
+    pub fn register(
         domain: &Domain,
-        addr: *const u8,
-        len: usize,
+        owner: O,
         access: u64,
         requested_key: u64,
-    ) -> Result<MemoryRegion, OfiError> {
+        bind: Option<&Endpoint>,
+    ) -> Result<MemoryRegion<O>, OfiError> {
         let mut raw: *mut sys::fid_mr = ptr::null_mut();
-        // SAFETY: domain is open; memory validity per the caller.
+        // SAFETY: domain is open; the memory is valid and stays put while
+        // `owner` lives (RegisteredMemory's contract), and the region keeps
+        // `owner` until after it is closed.
         let rc = unsafe {
             sys::fi_mr_reg(
                 domain.inner.raw,
-                addr.cast(),
-                len,
+                owner.as_ptr().cast(),
+                owner.len(),
                 access,
                 0,
                 requested_key,
@@ -73,25 +105,22 @@ impl MemoryRegion {
             )
         };
         check("fi_mr_reg", rc as i64)?;
-        Ok(MemoryRegion {
+        let mut mr = MemoryRegion {
             raw,
-            addr,
-            len,
             _ep: None,
             _domain: domain.clone(),
-        })
-    }
-
-    /// Bind to `ep` and enable (what FI_MR_ENDPOINT providers require).
-    pub fn bind_and_enable(&mut self, ep: &Endpoint) -> Result<(), OfiError> {
-        // SAFETY: both are open objects of one domain.
-        let rc = unsafe { sys::fi_mr_bind(self.raw, &mut (*ep.inner.raw).fid, 0) };
-        check("fi_mr_bind", rc as i64)?;
-        self._ep = Some(ep.clone());
-        // SAFETY: raw is open and bound.
-        let rc = unsafe { sys::fi_mr_enable(self.raw) };
-        check("fi_mr_enable", rc as i64)?;
-        Ok(())
+            owner,
+        };
+        if let Some(ep) = bind {
+            // SAFETY: both are open objects of one domain.
+            let rc = unsafe { sys::fi_mr_bind(mr.raw, &mut (*ep.inner.raw).fid, 0) };
+            check("fi_mr_bind", rc as i64)?;
+            mr._ep = Some(ep.clone());
+            // SAFETY: raw is open and bound.
+            let rc = unsafe { sys::fi_mr_enable(mr.raw) };
+            check("fi_mr_enable", rc as i64)?;
+        }
+        Ok(mr)
     }
 
     /// The remote key peers use to access this region.
@@ -106,18 +135,8 @@ impl MemoryRegion {
         unsafe { sys::fi_mr_desc(self.raw) }
     }
 
-    /// Start address registered.
-    pub fn addr(&self) -> *const u8 {
-        self.addr
-    }
-
-    /// Length registered.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True for a zero-length registration.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+    /// The memory.
+    pub fn owner(&self) -> &O {
+        &self.owner
     }
 }

@@ -33,6 +33,10 @@ pub struct SelectOptions {
     pub allow_untrusted: bool,
     /// All ranks share one host (prefer shm and the loopback device).
     pub single_host: bool,
+    /// A multi-threaded client: the domain is opened FI_THREAD_SAFE, or
+    /// FI_THREAD_DOMAIN (plus one lock in the conduit) where the provider's
+    /// profile says so.
+    pub threads: bool,
 }
 
 /// One provider/domain pair found, with its verdict.
@@ -240,7 +244,7 @@ pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
         )
     });
     let chosen = pool[0];
-    let caps = chosen.verdict.clone().expect("usable");
+    let mut caps = chosen.verdict.clone().expect("usable");
     // Find the same entry again to keep a copy of its fi_info.
     let list = InfoList::query(Some(&hints(false)))?;
     let entry = list
@@ -258,10 +262,12 @@ pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
                 chosen.facts.provider, chosen.facts.domain
             ),
         })?;
-    Ok(Selected {
-        info: InfoList::dup(&entry),
-        caps,
-    })
+    let mut info = InfoList::dup(&entry);
+    if opts.threads && !caps.thread_domain_in_par {
+        caps.threading = Threading::Safe;
+        info.set_threading(Threading::Safe);
+    }
+    Ok(Selected { info, caps })
 }
 
 fn unique(it: impl Iterator<Item = String>) -> Vec<String> {
@@ -323,6 +329,7 @@ mod tests {
         let s = select(&SelectOptions {
             need_multi_recv: true,
             single_host: true,
+            threads: false,
             ..Default::default()
         })
         .unwrap();
@@ -331,6 +338,7 @@ mod tests {
             fi_provider: Some("tcp".into()),
             need_multi_recv: true,
             single_host: true,
+            threads: false,
             ..Default::default()
         })
         .unwrap();

@@ -58,6 +58,7 @@ fn run() -> Result<(), String> {
         rank,
         size,
         single_host: boot.hosts().nhosts() == 1,
+        threads: false,
     };
     let prepared = prepare(&cfg, &reader, &job).map_err(|e| e.to_string())?;
     let entry = prepared

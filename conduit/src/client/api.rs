@@ -1,0 +1,155 @@
+//! The calls that act through one endpoint set: progress, AM requests and
+//! RMA. [`super::ClientOf`] runs them on set 0, [`super::Endpoint`] on its
+//! own set; this macro writes both from one source (each method forwards to
+//! the engine with the set).
+
+macro_rules! communication_api {
+    ([$($g:tt)*] $ty:ty) => {
+        impl<$($g)*> $ty {
+            /// Make progress: drain completions, run handlers, repost
+            /// buffers. If the job is exiting, finish the exit (this does
+            /// not return then).
+            pub fn poll(&self) -> Result<(), Error> {
+                self.core().poll_api(self.set())
+            }
+
+            /// Poll until `cond()` holds.
+            pub fn block_until(&self, mut cond: impl FnMut() -> bool) -> Result<(), Error> {
+                while !cond() {
+                    self.poll()?;
+                }
+                Ok(())
+            }
+
+            /// Send an AM Short request.
+            pub fn request_short(&self, dest: usize, handler: u8, args: &[u32]) -> Result<(), Error> {
+                self.core()
+                    .request_api(self.set(), dest, am::send::Category::Short, handler, args, &[], 0, false)
+                    .map(|_| ())
+            }
+
+            /// Send an AM Medium request; the payload is copied before return.
+            pub fn request_medium(
+                &self,
+                dest: usize,
+                handler: u8,
+                args: &[u32],
+                payload: &[u8],
+            ) -> Result<(), Error> {
+                self.core()
+                    .request_api(self.set(), dest, am::send::Category::Medium, handler, args, payload, 0, false)
+                    .map(|_| ())
+            }
+
+            /// Send an AM Long request: the payload lands at `dest_offset`
+            /// in `dest`'s segment before the handler runs there. The
+            /// payload may be reused when the call returns.
+            pub fn request_long(
+                &self,
+                dest: usize,
+                handler: u8,
+                args: &[u32],
+                payload: &[u8],
+                dest_offset: usize,
+            ) -> Result<(), Error> {
+                self.core()
+                    .request_api(
+                        self.set(),
+                        dest,
+                        am::send::Category::Long,
+                        handler,
+                        args,
+                        payload,
+                        dest_offset,
+                        false,
+                    )
+                    .map(|_| ())
+            }
+
+            /// Like `request_short`, but returns `Ok(false)` instead of
+            /// waiting when no send resource is free (immediate mode).
+            pub fn try_request_short(&self, dest: usize, handler: u8, args: &[u32]) -> Result<bool, Error> {
+                self.core()
+                    .request_api(self.set(), dest, am::send::Category::Short, handler, args, &[], 0, true)
+            }
+
+            /// Immediate-mode `request_medium`.
+            pub fn try_request_medium(
+                &self,
+                dest: usize,
+                handler: u8,
+                args: &[u32],
+                payload: &[u8],
+            ) -> Result<bool, Error> {
+                self.core()
+                    .request_api(self.set(), dest, am::send::Category::Medium, handler, args, payload, 0, true)
+            }
+
+            /// Immediate-mode `request_long` (a Long that would need the RMA
+            /// path is always a no-op).
+            pub fn try_request_long(
+                &self,
+                dest: usize,
+                handler: u8,
+                args: &[u32],
+                payload: &[u8],
+                dest_offset: usize,
+            ) -> Result<bool, Error> {
+                self.core().request_api(
+                    self.set(),
+                    dest,
+                    am::send::Category::Long,
+                    handler,
+                    args,
+                    payload,
+                    dest_offset,
+                    true,
+                )
+            }
+
+            /// Blocking put: returns when `src` is in `rank`'s segment at
+            /// `offset`. Injected up to the RMA inject limit, else written
+            /// from `src` while this waits (counted as NB_PUT_INJECT or
+            /// NB_PUT_BLOCK).
+            pub fn put(&self, rank: usize, offset: usize, src: &[u8]) -> Result<(), Error> {
+                engine::not_in_handler("put")?;
+                self.core().put(self.set(), rank, offset, src)?;
+                self.core().exit_if_requested()
+            }
+
+            /// Blocking get: returns when `dst` holds `rank`'s bytes at
+            /// `offset`.
+            pub fn get(&self, rank: usize, offset: usize, dst: &mut [u8]) -> Result<(), Error> {
+                engine::not_in_handler("get")?;
+                self.core().get(self.set(), rank, offset, dst)?;
+                self.core().exit_if_requested()
+            }
+
+            /// Blocking put of one value.
+            pub fn put_u64(&self, rank: usize, offset: usize, value: u64) -> Result<(), Error> {
+                self.put(rank, offset, &value.to_ne_bytes())
+            }
+
+            /// Blocking get of one value.
+            pub fn get_u64(&self, rank: usize, offset: usize) -> Result<u64, Error> {
+                let mut b = [0u8; 8];
+                self.get(rank, offset, &mut b)?;
+                Ok(u64::from_ne_bytes(b))
+            }
+
+            /// Run `f` with a scope for non-blocking and implicit RMA. Every
+            /// operation started in the scope is complete when this returns,
+            /// also when `f` returns an error or panics (see
+            /// [`RmaScope`]).
+            pub fn rma_scope<'env, R>(
+                &self,
+                f: impl FnOnce(&mut RmaScope<'_, 'env, M, S, T>) -> Result<R, Error>,
+            ) -> Result<R, Error> {
+                engine::not_in_handler("rma_scope")?;
+                scope::run(self.core(), self.set(), f)
+            }
+        }
+    };
+}
+
+pub(crate) use communication_api;

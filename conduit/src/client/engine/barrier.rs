@@ -1,0 +1,49 @@
+//! The split-phase dissemination barrier (`am::barrier`) over AM Short on
+//! the first endpoint set.
+
+use super::{Core, Progress, H_BARRIER};
+use crate::client::error::Error;
+use crate::sync::{Lock, Mode};
+use crate::transport::{Side, Transport};
+use am::barrier::Outcome;
+use am::send::Category;
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    fn send_barrier(&self, dest: usize, args: &[u32; 4]) -> Result<(), Error> {
+        self.send_am(
+            0,
+            Side::Request,
+            dest,
+            Category::Short,
+            H_BARRIER,
+            args,
+            &[],
+            0,
+            false,
+            Progress::Full,
+        )
+        .map(|_| ())
+    }
+
+    /// Start a barrier: named with `Some(id)`, anonymous with `None`.
+    pub fn barrier_notify(&self, id: Option<u32>) -> Result<(), Error> {
+        let send = self.barrier.lock().notify(id)?;
+        if let Some(s) = send {
+            self.send_barrier(s.dest, &s.args)?;
+        }
+        Ok(())
+    }
+
+    /// After a poll: whether the notified barrier completed.
+    pub fn barrier_advance(&self) -> Result<bool, Error> {
+        let (sends, done) = self.barrier.lock().advance()?;
+        for s in sends {
+            self.send_barrier(s.dest, &s.args)?;
+        }
+        match done {
+            None => Ok(false),
+            Some(Outcome::Ok) => Ok(true),
+            Some(Outcome::Mismatch) => Err(Error::BarrierMismatch),
+        }
+    }
+}

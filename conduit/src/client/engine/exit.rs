@@ -1,0 +1,205 @@
+//! Collective exit: exit messages by dissemination (`am::exit`), client
+//! handlers disabled, a bootstrap barrier on a helper thread while this
+//! thread keeps the network progressing (so peers' last messages get
+//! through before anyone closes its endpoints), a bounded drain, the
+//! statistics file. What follows depends on the caller: `exit` ends the
+//! process at once, dropping the client closes everything in ownership
+//! order first.
+
+use super::{Core, Progress, H_EXIT};
+use crate::client::error::Error;
+use crate::sync::{Lock, Mode};
+use crate::transport::{Side, Transport};
+use am::send::Category;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Start exiting with `code` (the first code wins): queue the exit
+    /// messages.
+    pub fn request_exit(&self, code: i32) {
+        let sends = self.exit.state.lock().begin(code);
+        if !sends.is_empty() {
+            self.exit.sends.lock().extend(sends);
+        }
+        self.exit.started.store(true, Ordering::Release);
+    }
+
+    fn abort_job(&self, code: i32, why: String) -> ! {
+        eprintln!("ofi-conduit (rank {}): {why}; aborting the job", self.rank);
+        self.boot.abort(code)
+    }
+
+    fn progress_all(&self) {
+        for set in 0..self.sets.len() {
+            if let Err(e) = self.progress(set, Progress::Full) {
+                tracing::warn!("during exit: {}", e.report());
+            }
+        }
+    }
+
+    /// Coordinate the exit and drain; returns the exit code. Only one
+    /// thread runs it: any other that gets here waits for the process to
+    /// end.
+    pub fn coordinate_exit(&self) -> i32 {
+        if self.exit.leader.swap(true, Ordering::AcqRel) {
+            loop {
+                std::thread::park();
+            }
+        }
+        let code = self.exit.state.lock().code().unwrap_or(0);
+        let timeout = self.cfg.exit_timeout.for_job(self.size);
+        let deadline = Instant::now() + timeout;
+        // 1. Tell the ranks at distances 1, 2, 4, ... and hear from every
+        //    distance, while serving the network (exit messages received
+        //    meanwhile may queue more sends).
+        loop {
+            let next = self.exit.sends.lock().pop();
+            if let Some((dest, dist)) = next {
+                let args = [code as u32, dist as u32];
+                match self.send_am(
+                    0,
+                    Side::Request,
+                    dest,
+                    Category::Short,
+                    H_EXIT,
+                    &args,
+                    &[],
+                    0,
+                    true,
+                    Progress::Full,
+                ) {
+                    Ok(true) => {}
+                    Ok(false) => self.exit.sends.lock().push((dest, dist)),
+                    Err(e) => self.abort_job(
+                        code,
+                        format!("exit message to rank {dest} failed: {}", e.report()),
+                    ),
+                }
+            } else if self.exit.state.lock().coordinated() {
+                break;
+            }
+            if Instant::now() > deadline {
+                self.abort_job(
+                    code,
+                    format!(
+                        "exit coordination timed out after {:.1} s",
+                        timeout.as_secs_f64()
+                    ),
+                );
+            }
+            self.progress_all();
+        }
+        // 2. Every rank is exiting. A bootstrap barrier (on a helper thread,
+        //    while this one keeps the network progressing) makes sure nobody
+        //    closes its endpoints while another still needs them.
+        let boot = self.boot.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(boot.barrier());
+        });
+        loop {
+            match rx.try_recv() {
+                Ok(Ok(())) => break,
+                Ok(Err(e)) => self.abort_job(code, format!("exit barrier failed: {e}")),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.abort_job(code, "exit barrier thread ended".into())
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            }
+            if Instant::now() > deadline {
+                self.abort_job(
+                    code,
+                    format!(
+                        "exit barrier timed out after {:.1} s",
+                        timeout.as_secs_f64()
+                    ),
+                );
+            }
+            self.progress_all();
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        // 3. Drain our outstanding sends (at most a quarter of the timeout).
+        let drain_until = Instant::now() + timeout / 4;
+        while self.sends_in_flight() > 0 && Instant::now() < drain_until {
+            self.progress_all();
+        }
+        self.write_stats();
+        code
+    }
+
+    fn sends_in_flight(&self) -> usize {
+        self.sets
+            .iter()
+            .map(|s| s.pools[0].lock().in_flight() + s.pools[1].lock().in_flight())
+            .sum()
+    }
+
+    fn write_stats(&self) {
+        let Some(path) = &self.cfg.general.stats_file else {
+            return;
+        };
+        let path = path.replace('%', &self.rank.to_string());
+        let mut s = self.stats().report(self.rank);
+        let pc = self.put_counts();
+        s.push_str(&format!(
+            "NB_PUT_INJECT {}\nNB_PUT_BOUNCE {}\nNB_PUT_BLOCK {}\n",
+            pc.inject, pc.bounce, pc.block
+        ));
+        if let Err(e) = std::fs::write(&path, s) {
+            eprintln!("ofi-conduit: cannot write GASNET_STATSFILE {path}: {e}");
+        }
+    }
+
+    /// The put-path counters summed over the sets.
+    pub fn put_counts(&self) -> ::rma::put_path::PutCounts {
+        use crate::sync::Counter;
+        let mut c = ::rma::put_path::PutCounts::default();
+        for s in self.sets.iter() {
+            c.inject += s.stats.put_inject.get();
+            c.bounce += s.stats.put_bounce.get();
+            c.block += s.stats.put_block.get();
+        }
+        c
+    }
+
+    /// Tell the launcher this rank finished with `code`.
+    pub fn finalize(&self, code: i32) {
+        if let Err(e) = self.boot.finalize(code) {
+            tracing::warn!("bootstrap finalize: {e}");
+        }
+    }
+}
+
+/// End the process with `code` now, without running exit handlers (the
+/// network objects stay open: other threads may still be inside them, and
+/// the operating system reclaims them).
+pub(crate) fn end_process(code: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit has no preconditions; it ends the process.
+    unsafe { libc::_exit(code) }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// The collective exit from `exit(code)`: does not return.
+    pub fn exit_process(&self, code: i32) -> ! {
+        self.request_exit(code);
+        let code = self.coordinate_exit();
+        self.finalize(code);
+        (self.end)(code)
+    }
+
+    /// Check whether a peer started an exit; if so run it (does not
+    /// return). Called by the public entry points after they made progress,
+    /// never inside a handler.
+    #[inline]
+    pub fn exit_if_requested(&self) -> Result<(), Error> {
+        if self.exiting() && !super::in_handler() {
+            let code = self.exit.state.lock().code().unwrap_or(0);
+            self.exit_process(code);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,399 @@
+//! The engine under the client: state per endpoint set, start-up, and the
+//! glue between the sans-IO protocol logic (`am`, `rma`) and a
+//! [`Transport`]. Generic over the threading [`Mode`], the transport and
+//! the client's state type; the public types in `crate::client` are thin
+//! views on it.
+//!
+//! Locks (cells in single-threaded mode) are held only for short
+//! bookkeeping, never across a handler call or a call back into the
+//! engine; completion queues are polled under a try-lock, so a thread that
+//! finds one busy moves on.
+
+mod barrier;
+mod exit;
+mod progress;
+mod rma;
+mod segment;
+mod send;
+
+pub(crate) use exit::end_process;
+pub(crate) use progress::Progress;
+pub(crate) use rma::{abort_in_flight, Local};
+pub(crate) use segment::SegmentState;
+
+use super::error::Error;
+use super::stats::{AmStats, SetStats};
+use super::token::HandlerFn;
+use super::wait::{Idle, WaitMode};
+use crate::boot::Bootstrap;
+use crate::config::Config;
+use crate::mem::{page_size, Mapping};
+use crate::profile::Capabilities;
+use crate::sync::{Lock, Mode};
+use crate::transport::{Access, Network, OpenPlan, Side, Transport};
+use am::barrier::Barrier;
+use am::exit::ExitState;
+use am::handlers::HandlerTable;
+use am::pool::Pool;
+use am::recv::{RecvAccounting, RecvMode};
+use am::send::SendLimits;
+use am::wire::{self, Kind};
+use ::rma::ops::Ops;
+use ::rma::put_path::PutLimits;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Internal handler: barrier round (Short request, 4 args).
+pub(crate) const H_BARRIER: u8 = 1;
+/// Internal handler: exit (Short request, 2 args: code, distance).
+pub(crate) const H_EXIT: u8 = 2;
+
+/// Most AMs to self queued before a send waits for a poll to drain them.
+pub(crate) const LOOPBACK_MAX: usize = 1024;
+
+/// One endpoint set's state: receive buffers and their accounting, send
+/// buffers, RMA operations, loopback queues, poll try-locks, counters.
+pub(crate) struct EpSet<M: Mode> {
+    pub index: usize,
+    /// Receive buffers: the request side's first, then the reply side's.
+    pub recv_mem: Arc<Mapping>,
+    pub recv_size: usize,
+    pub rx: [M::Lock<RecvAccounting>; 2],
+    pub rx_first: [usize; 2],
+    /// Send buffers of the request and reply pools (`max` each, touched
+    /// only when first used).
+    pub send_mem: [Arc<Mapping>; 2],
+    pub send_bytes: usize,
+    pub pools: [M::Lock<Pool>; 2],
+    pub ops: M::Lock<Ops>,
+    pub loopback: [M::Lock<VecDeque<Vec<u8>>>; 2],
+    /// Poll try-locks: TX, request receives, reply receives.
+    pub cq: [M::Lock<()>; 3],
+    pub stats: SetStats<M::Counter>,
+    /// Owned by an endpoint handle.
+    pub owned: AtomicBool,
+}
+
+impl<M: Mode> EpSet<M> {
+    /// Start of receive buffer `buf` of `side`.
+    #[inline]
+    pub fn recv_ptr(&self, side: Side, buf: u32) -> Option<*mut u8> {
+        let slot = self.rx_first[side.index()] + buf as usize;
+        self.recv_mem.range(slot * self.recv_size, self.recv_size)
+    }
+
+    /// Start of send buffer `buf` of `side`'s pool.
+    #[inline]
+    pub fn send_ptr(&self, side: Side, buf: u32) -> Option<*mut u8> {
+        self.send_mem[side.index()].range(buf as usize * self.send_bytes, self.send_bytes)
+    }
+}
+
+/// Bounce buffers: the pool's bookkeeping, the registered mapping (one
+/// region, or one per set on endpoint-bound providers).
+pub(crate) struct Bounce<R> {
+    pub pool: bbuf::Pool,
+    pub regions: Vec<R>,
+    pub mem: Arc<Mapping>,
+}
+
+/// Exit bookkeeping.
+pub(crate) struct ExitCoord<M: Mode> {
+    /// Set once an exit began (checked on every call).
+    pub started: AtomicBool,
+    pub state: M::Lock<ExitState>,
+    pub sends: M::Lock<Vec<(usize, usize)>>,
+    /// The thread that runs the exit took this.
+    pub leader: AtomicBool,
+}
+
+/// What start-up decided besides the network.
+pub(crate) struct Params<S> {
+    pub boot: Arc<dyn Bootstrap>,
+    pub cfg: Config,
+    pub caps: Option<Capabilities>,
+    pub sets: usize,
+    pub state: S,
+    pub wait_mode: WaitMode,
+    /// Largest AM injected (capped at the provider's inject size).
+    pub am_inject_limit: usize,
+    /// Largest RMA write injected.
+    pub rma_inject_limit: usize,
+    /// How the process ends after a collective exit.
+    pub end: fn(i32) -> !,
+}
+
+/// The engine.
+pub(crate) struct Core<M: Mode, T: Transport, S> {
+    pub tp: T,
+    pub sets: Box<[EpSet<M>]>,
+    pub handlers: HandlerTable<HandlerFn<S>>,
+    pub state: S,
+    pub rank: usize,
+    pub size: usize,
+    pub limits: SendLimits,
+    pub put_limits: PutLimits,
+    pub batch: usize,
+    pub max_rma: usize,
+    pub virt_addr: bool,
+    pub segment: OnceLock<SegmentState<T::Region>>,
+    pub bounce: Option<Bounce<T::Region>>,
+    pub barrier: M::Lock<Barrier>,
+    pub exit: ExitCoord<M>,
+    pub boot: Arc<dyn Bootstrap>,
+    pub cfg: Config,
+    pub caps: Option<Capabilities>,
+    pub idle: M::Lock<Idle>,
+    pub names_at_startup: usize,
+    pub end: fn(i32) -> !,
+}
+
+thread_local! {
+    /// Handlers running on this thread (any client).
+    static HANDLER_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is inside an AM handler.
+#[inline]
+pub(crate) fn in_handler() -> bool {
+    HANDLER_DEPTH.with(|d| d.get() > 0)
+}
+
+/// Marks this thread as inside a handler until dropped (also when the
+/// handler panics).
+pub(crate) struct HandlerScope;
+
+impl HandlerScope {
+    pub fn enter() -> HandlerScope {
+        HANDLER_DEPTH.with(|d| d.set(d.get() + 1));
+        HandlerScope
+    }
+}
+
+impl Drop for HandlerScope {
+    fn drop(&mut self) {
+        HANDLER_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+fn new_set<M: Mode, T: Transport>(
+    tp: &mut T,
+    index: usize,
+    cfg: &Config,
+    recv_size: usize,
+    send_bytes: usize,
+) -> Result<EpSet<M>, Error> {
+    let nbuf = cfg.am.num_receive_buffs.max(2);
+    let nreq = nbuf.div_ceil(2);
+    let nrep = nbuf - nreq;
+    let mode = if cfg.am.receive_buff_size.uses_multi_recv() {
+        RecvMode::Multi
+    } else {
+        RecvMode::PerMessage
+    };
+    let recv_mem = Arc::new(
+        Mapping::anonymous(nbuf * recv_size)
+            .map_err(|e| Error::map("AM receive buffers", nbuf * recv_size, e))?,
+    );
+    let max = [cfg.am.max_request_buffs, cfg.am.max_reply_buffs];
+    let mut send_mem = Vec::new();
+    for m in max {
+        let bytes = m.max(1) * send_bytes;
+        send_mem.push(Arc::new(
+            Mapping::anonymous(bytes).map_err(|e| Error::map("AM send buffers", bytes, e))?,
+        ));
+    }
+    tp.keep_alive(index, recv_mem.clone());
+    for m in &send_mem {
+        tp.keep_alive(index, m.clone());
+    }
+    let [req_mem, rep_mem]: [Arc<Mapping>; 2] = send_mem
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("two pools"));
+    Ok(EpSet {
+        index,
+        recv_mem,
+        recv_size,
+        rx: [
+            M::Lock::new(RecvAccounting::new(nreq, recv_size, mode)),
+            M::Lock::new(RecvAccounting::new(nrep, recv_size, mode)),
+        ],
+        rx_first: [0, nreq],
+        send_mem: [req_mem, rep_mem],
+        send_bytes,
+        pools: [
+            M::Lock::new(Pool::new(cfg.am.num_initial_request_buffs, max[0])),
+            M::Lock::new(Pool::new(cfg.am.num_initial_reply_buffs, max[1])),
+        ],
+        ops: M::Lock::new(Ops::new()),
+        loopback: [M::Lock::new(VecDeque::new()), M::Lock::new(VecDeque::new())],
+        cq: [M::Lock::new(()), M::Lock::new(()), M::Lock::new(())],
+        stats: SetStats::default(),
+        owned: AtomicBool::new(false),
+    })
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Start-up (collective over the job): open the network, exchange
+    /// endpoint names, set up buffers, post receives, end with a barrier.
+    pub fn init<N: Network<Transport = T>>(net: N, p: Params<S>) -> Result<Self, Error> {
+        let (rank, size) = (p.boot.rank(), p.boot.size());
+        let cfg = p.cfg;
+        let max_medium = cfg.am.max_medium;
+        let largest_am = wire::message_len(Kind::LongInline, am::MAX_ARGS, max_medium);
+        cfg.check_receive_buff(largest_am)?;
+        let recv_size = wire::align_up(cfg.am.receive_buff_size.buffer_bytes(largest_am));
+        let long_thresh = cfg.am.resolve_long_am_rma_thresh(largest_am);
+        let sets = p.sets.max(1);
+        let plan = OpenPlan {
+            rank,
+            size,
+            sets,
+            multi_recv: cfg.am.receive_buff_size.uses_multi_recv(),
+            min_multi_recv: largest_am,
+        };
+        let (mut tp, mine) = net.open(&plan)?;
+        let all = p.boot.allgather(&mine)?;
+        let names_at_startup = all.iter().map(|n| n.len()).sum();
+        tp.connect(&all)?;
+        drop(all);
+        let facts = tp.facts().clone();
+        let mut set_vec = Vec::with_capacity(sets);
+        for i in 0..sets {
+            set_vec.push(new_set::<M, T>(&mut tp, i, &cfg, recv_size, largest_am)?);
+        }
+        let bounce = if cfg.rma.num_bbufs > 0 {
+            let pool = bbuf::Pool::new(cfg.rma.num_bbufs, cfg.rma.bbuf_size, page_size())?;
+            let mem = Arc::new(
+                Mapping::anonymous(pool.region_len())
+                    .map_err(|e| Error::map("bounce buffers", pool.region_len(), e))?,
+            );
+            let regions = tp.register(&mem, Access::LocalRead)?;
+            Some(Bounce { pool, regions, mem })
+        } else {
+            None
+        };
+        let core = Core {
+            limits: SendLimits {
+                rank,
+                size,
+                inject_limit: p.am_inject_limit,
+                long_inline_limit: long_thresh,
+                max_medium,
+            },
+            put_limits: PutLimits {
+                inject: p.rma_inject_limit,
+                bbuf_threshold: cfg.rma.bbuf_threshold,
+                bbuf_size: cfg.rma.bbuf_size,
+            },
+            batch: cfg.cq.num_completions.clamp(1, crate::transport::ofi::MAX_BATCH),
+            max_rma: facts.max_msg_size.max(1),
+            virt_addr: facts.mr_virt_addr,
+            tp,
+            sets: set_vec.into_boxed_slice(),
+            handlers: HandlerTable::new(),
+            state: p.state,
+            rank,
+            size,
+            segment: OnceLock::new(),
+            bounce,
+            barrier: M::Lock::new(Barrier::new(rank, size)),
+            exit: ExitCoord {
+                started: AtomicBool::new(false),
+                state: M::Lock::new(ExitState::new(rank, size)),
+                sends: M::Lock::new(Vec::new()),
+                leader: AtomicBool::new(false),
+            },
+            boot: p.boot,
+            cfg,
+            caps: p.caps,
+            idle: M::Lock::new(Idle::new(p.wait_mode)),
+            names_at_startup,
+            end: p.end,
+        };
+        for s in core.sets.iter() {
+            for side in [Side::Request, Side::Reply] {
+                core.repost(s, side)?;
+            }
+        }
+        core.boot.barrier()?;
+        Ok(core)
+    }
+
+    /// Whether an exit began.
+    #[inline]
+    pub fn exiting(&self) -> bool {
+        self.exit.started.load(Ordering::Acquire)
+    }
+
+    /// Counters summed over the sets.
+    pub fn stats(&self) -> AmStats {
+        let mut s = AmStats::default();
+        for set in self.sets.iter() {
+            set.stats.add_to(&mut s);
+            for side in 0..2 {
+                let rx = set.rx[side].lock();
+                let c = rx.counts();
+                // Each buffer's first post is not a repost.
+                s.reposts += c.posts.saturating_sub(rx.len() as u64);
+                s.rescue_posts += c.rescues;
+                s.early_releases += c.early_releases;
+            }
+            s.request_buffers += set.pools[0].lock().allocated() as u64;
+            s.reply_buffers += set.pools[1].lock().allocated() as u64;
+        }
+        s.wait_yields = self.idle.lock().yields;
+        s
+    }
+}
+
+/// `Err(InHandler(what))` on a thread that is running a handler.
+#[inline]
+pub(crate) fn not_in_handler(what: &'static str) -> Result<(), Error> {
+    if in_handler() {
+        Err(Error::InHandler(what))
+    } else {
+        Ok(())
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// `poll` of the public API on set `set`.
+    pub fn poll_api(&self, set: usize) -> Result<(), Error> {
+        not_in_handler("poll")?;
+        let r = self.progress(set, Progress::Full);
+        self.exit_if_requested()?;
+        r
+    }
+
+    /// An AM request of the public API.
+    #[allow(clippy::too_many_arguments)]
+    pub fn request_api(
+        &self,
+        set: usize,
+        dest: usize,
+        category: am::send::Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+        immediate: bool,
+    ) -> Result<bool, Error> {
+        not_in_handler("sending a request")?;
+        let r = self.send_am(
+            set,
+            Side::Request,
+            dest,
+            category,
+            handler,
+            args,
+            payload,
+            dest_offset,
+            immediate,
+            Progress::Full,
+        );
+        self.exit_if_requested()?;
+        r
+    }
+}

@@ -1,0 +1,426 @@
+//! The one RMA path: every put, get and AM Long payload is planned
+//! (`rma::plan`: checked range, chunks at `max_msg_size`), started as an
+//! operation in the set's table (`rma::ops`), posted chunk by chunk with the
+//! operation's slot as completion context, and finished by its completions.
+//!
+//! Soundness: an operation reads or writes memory the caller lent for its
+//! duration. Whatever happens (a post failing part-way, an error from
+//! progress while waiting), these functions return only once every posted
+//! transfer of the operation is over. If that cannot be guaranteed (the
+//! network can no longer report completions), the process aborts with a
+//! message instead of returning.
+
+use super::{Core, Progress};
+use crate::client::error::{Error, RmaError};
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Context, PostError, Region, Transport};
+use ::rma::ops::{Implicit, OpId, TransferError};
+use ::rma::plan::{chunks, Remote};
+use ::rma::put_path::PutPath;
+
+/// The local side of a transfer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Local {
+    /// Source of a write.
+    Write(*const u8),
+    /// Destination of a read.
+    Read(*mut u8),
+}
+
+impl Local {
+    fn at(self, off: usize) -> Local {
+        // `wrapping_add`: the offsets come from chunks of the caller's
+        // buffer, so the result stays inside it; no dereference here.
+        match self {
+            Local::Write(p) => Local::Write(p.wrapping_add(off)),
+            Local::Read(p) => Local::Read(p.wrapping_add(off)),
+        }
+    }
+}
+
+/// Abort: an operation may still write memory its caller is about to get
+/// back, and the network cannot say when it stops.
+#[cold]
+pub(crate) fn abort_in_flight(rank: usize, e: &Error) -> ! {
+    eprintln!(
+        "ofi-conduit (rank {rank}): {}; an RMA transfer may still be using memory that \
+         is about to be released, so the process aborts",
+        e.report()
+    );
+    std::process::abort()
+}
+
+/// Owns a started operation until it is handed on: if the code that
+/// started it returns early or unwinds (a handler panicking inside a
+/// wait), the transfers not posted are counted failed and the posted ones
+/// are waited for before the caller's buffer can go. A panic while it waits
+/// aborts the process (a panic during unwinding does).
+struct InFlight<'a, M: Mode, T: Transport, S> {
+    core: &'a Core<M, T, S>,
+    set: usize,
+    op: OpId,
+    unposted: u32,
+    armed: bool,
+}
+
+impl<M: Mode, T: Transport, S> InFlight<'_, M, T, S> {
+    fn disarm(mut self) -> OpId {
+        self.armed = false;
+        self.op
+    }
+}
+
+impl<M: Mode, T: Transport, S> Drop for InFlight<'_, M, T, S> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let why = TransferError {
+            err: 0,
+            prov_errno: 0,
+            text: "not posted: the call that started it ended early".into(),
+        };
+        let rel = self.core.sets[self.set]
+            .ops
+            .lock()
+            .cancel_transfers(self.op, self.unposted, why);
+        self.core.give_bbufs(rel.bbufs);
+        self.core.drain(self.set, self.op);
+        self.core.sets[self.set].ops.lock().retire(self.op);
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Check `rank`'s range and give its remote address and key (set `set`).
+    #[inline]
+    pub fn remote(&self, set: usize, rank: usize, offset: usize, len: usize) -> Result<Remote, Error> {
+        if rank >= self.size {
+            return Err(am::Error::BadRank {
+                rank,
+                size: self.size,
+            }
+            .into());
+        }
+        let seg = self.segment.get().ok_or(Error::NoSegment)?;
+        Ok(seg.peer(set, rank).remote(rank, offset, len, self.virt_addr)?)
+    }
+
+    /// Post one transfer; -FI_EAGAIN is answered by progress and a retry.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn post_chunk(
+        &self,
+        set: usize,
+        rank: usize,
+        local: Local,
+        len: usize,
+        remote: Remote,
+        desc: Option<T::Desc>,
+        op: OpId,
+        inject: bool,
+        wait: Progress,
+    ) -> Result<(), Error> {
+        let ctx = Context::Rma { slot: op.index };
+        loop {
+            // SAFETY: the caller of start_transfer lends the local memory
+            // until the operation is over (every entry point waits for it,
+            // or keeps the memory borrowed by a scope that does); with
+            // FI_INJECT the source is copied now; the remote range was
+            // checked against the target's published segment.
+            let r = unsafe {
+                match local {
+                    Local::Write(src) => {
+                        self.tp
+                            .write(set, rank, src, len, desc, remote, ctx, inject)
+                    }
+                    Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
+                }
+            };
+            match r {
+                Ok(()) => return Ok(()),
+                Err(PostError::Again) | Err(PostError::NoMemory) => {
+                    self.sets[set].stats.eagain_retries.add(1);
+                    self.progress(set, wait)?;
+                }
+                Err(PostError::Failed(e)) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Start an operation moving `len` bytes between `local` and `rank`'s
+    /// segment at `offset`. `None` for zero bytes (nothing to do). On an
+    /// error nothing of the operation is still in flight.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_transfer(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        local: Local,
+        len: usize,
+        implicit: Implicit,
+        inject: bool,
+        wait: Progress,
+    ) -> Result<Option<OpId>, Error> {
+        let remote = self.remote(set, rank, offset, len)?;
+        let plan = chunks(len, self.max_rma);
+        let n = plan.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let op = self.sets[set].ops.lock().start(n as u32, implicit);
+        let mut g = InFlight {
+            core: self,
+            set,
+            op,
+            unposted: n as u32,
+            armed: true,
+        };
+        for c in plan {
+            let r = Remote {
+                addr: remote.addr + c.at as u64,
+                key: remote.key,
+            };
+            // On an error `g` cancels what is left and waits for the rest.
+            self.post_chunk(set, rank, local.at(c.at), c.len, r, None, op, inject, wait)?;
+            g.unposted -= 1;
+        }
+        Ok(Some(g.disarm()))
+    }
+
+    /// `start_transfer` of a write.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_write(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        src: &[u8],
+        implicit: Implicit,
+        inject: bool,
+        wait: Progress,
+        _what: &'static str,
+    ) -> Result<Option<OpId>, Error> {
+        self.start_transfer(
+            set,
+            rank,
+            offset,
+            Local::Write(src.as_ptr()),
+            src.len(),
+            implicit,
+            inject,
+            wait,
+        )
+    }
+
+    fn give_bbufs(&self, bufs: Vec<u32>) {
+        if let Some(b) = &self.bounce {
+            for i in bufs {
+                if let Err(e) = b.pool.give(i) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+    }
+
+    /// Progress until `op`'s transfers are all over; errors from progress
+    /// are logged (the caller reports its own), a fatal one aborts.
+    pub fn drain(&self, set: usize, op: OpId) {
+        while self.sets[set].ops.lock().running(op) {
+            if let Err(e) = self.progress(set, Progress::Full) {
+                if e.is_fatal() {
+                    abort_in_flight(self.rank, &e);
+                }
+                tracing::warn!("while completing an RMA operation: {}", e.report());
+            }
+        }
+    }
+
+    /// Wait for `op` (if any) and free its slot. Returns the operation's
+    /// failure, or the first error progress reported meanwhile; returns
+    /// only once the operation is over.
+    pub fn wait_op(
+        &self,
+        set: usize,
+        op: Option<OpId>,
+        wait: Progress,
+        what: &'static str,
+        dir: &'static str,
+        rank: usize,
+    ) -> Result<(), Error> {
+        let Some(op) = op else {
+            return Ok(());
+        };
+        let g = InFlight {
+            core: self,
+            set,
+            op,
+            unposted: 0,
+            armed: true,
+        };
+        let mut first = None;
+        while self.sets[set].ops.lock().running(op) {
+            if let Err(e) = self.progress(set, wait) {
+                if e.is_fatal() {
+                    abort_in_flight(self.rank, &e);
+                }
+                first.get_or_insert(e);
+            }
+        }
+        let op = g.disarm();
+        let r = self.sets[set].ops.lock().retire(op).unwrap_or(Ok(()));
+        if let Some(e) = first {
+            return Err(e);
+        }
+        r.map_err(|cause| {
+            RmaError {
+                op: what,
+                dir,
+                rank,
+                cause,
+            }
+            .into()
+        })
+    }
+
+    fn count_put(&self, set: usize, path: PutPath) {
+        let st = &self.sets[set].stats;
+        match path {
+            PutPath::Inject => st.put_inject.add(1),
+            PutPath::Bounce(_) => st.put_bounce.add(1),
+            PutPath::Block => st.put_block.add(1),
+        }
+    }
+
+    /// Blocking put: injected up to the inject limit, else written from
+    /// `src` while this waits.
+    pub fn put(&self, set: usize, rank: usize, offset: usize, src: &[u8]) -> Result<(), Error> {
+        let path = self.put_limits.choose_blocking(src.len());
+        self.count_put(set, path);
+        let op = self.start_write(
+            set,
+            rank,
+            offset,
+            src,
+            Implicit::No,
+            path == PutPath::Inject,
+            Progress::Full,
+            "put",
+        )?;
+        self.wait_op(set, op, Progress::Full, "put", "to", rank)
+    }
+
+    /// Blocking get.
+    pub fn get(&self, set: usize, rank: usize, offset: usize, dst: &mut [u8]) -> Result<(), Error> {
+        let op = self.start_transfer(
+            set,
+            rank,
+            offset,
+            Local::Read(dst.as_mut_ptr()),
+            dst.len(),
+            Implicit::No,
+            false,
+            Progress::Full,
+        )?;
+        self.wait_op(set, op, Progress::Full, "get", "from", rank)
+    }
+
+    /// A put whose source may be reused when this returns (`lc_opt` now):
+    /// inject, bounce buffers, or a blocking write. Returns the operation
+    /// still running (inject, bounce) or `None` (finished, or nothing).
+    pub fn put_now(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        src: &[u8],
+        implicit: Implicit,
+    ) -> Result<Option<OpId>, Error> {
+        let free = self.bounce.as_ref().map_or(0, |b| b.pool.available());
+        let mut path = self.put_limits.choose(src.len(), free);
+        if let PutPath::Bounce(n) = path {
+            match self.put_bounce(set, rank, offset, src, implicit, n)? {
+                Some(op) => {
+                    self.count_put(set, path);
+                    return Ok(Some(op));
+                }
+                None => path = PutPath::Block,
+            }
+        }
+        self.count_put(set, path);
+        let op = self.start_write(
+            set,
+            rank,
+            offset,
+            src,
+            implicit,
+            path == PutPath::Inject,
+            Progress::Full,
+            "put",
+        )?;
+        if path == PutPath::Block {
+            self.wait_op(set, op, Progress::Full, "put", "to", rank)?;
+            return Ok(None);
+        }
+        Ok(op)
+    }
+
+    /// Copy `src` into `n` bounce buffers and write each; `None` when the
+    /// buffers are gone (another thread took them) or too large for one
+    /// transfer: the caller takes the blocking path.
+    fn put_bounce(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        src: &[u8],
+        implicit: Implicit,
+        n: usize,
+    ) -> Result<Option<OpId>, Error> {
+        let Some(b) = &self.bounce else {
+            return Ok(None);
+        };
+        let size = b.pool.buffer_size();
+        if size > self.max_rma {
+            return Ok(None);
+        }
+        let remote = self.remote(set, rank, offset, src.len())?;
+        let Some(bufs) = b.pool.take(n) else {
+            return Ok(None);
+        };
+        let desc = Some(b.regions[set.min(b.regions.len() - 1)].desc());
+        let op = {
+            let mut ops = self.sets[set].ops.lock();
+            let op = ops.start(n as u32, implicit);
+            for &i in &bufs {
+                ops.attach_bbuf(op, i);
+            }
+            op
+        };
+        let mut g = InFlight {
+            core: self,
+            set,
+            op,
+            unposted: n as u32,
+            armed: true,
+        };
+        for (k, &i) in bufs.iter().enumerate() {
+            let at = k * size;
+            let len = (src.len() - at).min(size);
+            let Some(p) = b.mem.range(b.pool.offset(i), size) else {
+                return Err(Error::Bbuf(bbuf::BbufError::NotInUse { index: i }));
+            };
+            // SAFETY: bounce buffer `i` lies in the mapping (checked) and is
+            // this operation's alone until the operation's last completion
+            // gives it back; `src[at..at+len]` is the caller's slice.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(at), p, len) };
+            let r = Remote {
+                addr: remote.addr + at as u64,
+                key: remote.key,
+            };
+            self.post_chunk(set, rank, Local::Write(p), len, r, desc, op, false, Progress::Full)?;
+            g.unposted -= 1;
+        }
+        Ok(Some(g.disarm()))
+    }
+}

@@ -1,0 +1,160 @@
+//! The registered segment: this rank's shared mapping (a file under
+//! `/dev/shm`, unlinked at once), its registration (one region, or one per
+//! endpoint set on endpoint-bound providers), and every rank's published
+//! base, size and key per set.
+
+use super::Core;
+use crate::client::error::Error;
+use crate::mem::{page_size, Mapping};
+use crate::sync::Mode;
+use crate::transport::{Access, Region, Transport};
+use ::rma::plan::SegmentInfo;
+use std::sync::Arc;
+
+/// The attached segment.
+pub(crate) struct SegmentState<R> {
+    /// The registrations (each owns an `Arc` of the mapping): kept for as
+    /// long as peers may access the segment.
+    _regions: Vec<R>,
+    pub mem: Arc<Mapping>,
+    len: usize,
+    /// `peers[set][rank]`.
+    pub peers: Vec<Vec<SegmentInfo>>,
+}
+
+impl<R> SegmentState<R> {
+    /// Bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `rank`'s segment as published for set `set`.
+    #[inline]
+    pub fn peer(&self, set: usize, rank: usize) -> SegmentInfo {
+        self.peers[set.min(self.peers.len() - 1)][rank]
+    }
+
+    /// The bytes `off..off+len` of this rank's segment.
+    ///
+    /// # Safety
+    /// `off..off+len` must lie inside the segment. The segment is shared
+    /// memory: remote ranks may write it at any time; the view is what a
+    /// handler or a caller reads while the application's synchronisation
+    /// says nobody writes these bytes.
+    #[inline]
+    pub unsafe fn slice(&self, off: usize, len: usize) -> &[u8] {
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: inside the mapping (caller's contract), which lives as
+        // long as self.
+        unsafe { std::slice::from_raw_parts(self.mem.as_ptr().add(off), len) }
+    }
+
+    /// Copy `data` to `off`, checked.
+    pub fn copy_in(&self, off: usize, data: &[u8]) -> Result<(), Error> {
+        let p = self.range(off, data.len())?;
+        // SAFETY: p..p+len is inside the mapping (checked); `data` is not
+        // segment memory handed out mutably by the conduit, so the ranges
+        // do not overlap except through the caller's own unsafe views.
+        unsafe { std::ptr::copy(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// A pointer to `off..off+len`, checked.
+    pub fn range(&self, off: usize, len: usize) -> Result<*mut u8, Error> {
+        if off.checked_add(len).is_none_or(|e| e > self.len) {
+            return Err(::rma::plan::OutOfSegment {
+                rank: usize::MAX,
+                offset: off,
+                len,
+                size: self.len,
+            }
+            .into());
+        }
+        self.mem
+            .range(off, len)
+            .ok_or(Error::NoSegment)
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Allocate, register and publish this rank's segment of `size` bytes
+    /// (collective).
+    pub fn attach_segment(&self, size: usize) -> Result<(), Error> {
+        if self.segment.get().is_some() {
+            return Err(Error::SegmentAttached);
+        }
+        let page = page_size();
+        if size == 0 || size % page != 0 {
+            return Err(Error::SegmentSize { size, page });
+        }
+        let phys = crate::config::host_physical_memory().unwrap_or(u64::MAX);
+        let on_host = self.boot.hosts().local_ranks().len().max(1);
+        let limit = self.cfg.max_segsize.limit_bytes(phys, on_host);
+        if size as u64 > limit {
+            return Err(Error::SegmentLimit {
+                size,
+                limit,
+                setting: self.cfg.max_segsize.to_string(),
+            });
+        }
+        let mem = Arc::new(
+            Mapping::shared(size, &format!("seg-{}", self.rank))
+                .map_err(|e| Error::map("the segment", size, e))?,
+        );
+        let regions = self.tp.register(&mem, Access::Remote)?;
+        let base = mem.as_ptr() as u64;
+        let mut mine = Vec::with_capacity(24 * regions.len());
+        for r in &regions {
+            let info = SegmentInfo {
+                base,
+                size: size as u64,
+                key: r.key(),
+            };
+            mine.extend_from_slice(&info.to_bytes());
+        }
+        let all = self.boot.allgather(&mine)?;
+        let nreg = regions.len();
+        let mut peers = vec![Vec::with_capacity(self.size); nreg];
+        for (rank, b) in all.iter().enumerate() {
+            if b.len() != 24 * nreg {
+                return Err(Error::Published {
+                    rank,
+                    what: "segment record",
+                });
+            }
+            for (set, chunk) in b.chunks(24).enumerate() {
+                let info = SegmentInfo::from_bytes(chunk).ok_or(Error::Published {
+                    rank,
+                    what: "segment record",
+                })?;
+                peers[set].push(info);
+            }
+        }
+        let state = SegmentState {
+            _regions: regions,
+            mem,
+            len: size,
+            peers,
+        };
+        if self.segment.set(state).is_err() {
+            return Err(Error::SegmentAttached);
+        }
+        self.boot.barrier()?;
+        Ok(())
+    }
+
+    /// `rank`'s segment as published (set 0).
+    pub fn segment_info(&self, rank: usize) -> Result<SegmentInfo, Error> {
+        if rank >= self.size {
+            return Err(am::Error::BadRank {
+                rank,
+                size: self.size,
+            }
+            .into());
+        }
+        Ok(self.segment.get().ok_or(Error::NoSegment)?.peer(0, rank))
+    }
+}

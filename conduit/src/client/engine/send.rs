@@ -1,0 +1,207 @@
+//! Sending an Active Message: the path comes from `am::send`, this module
+//! carries it out (loopback queue, inject, or a pooled send buffer; for a
+//! Long above the inline limit, the payload's RMA write first).
+
+use super::{Core, EpSet, Progress, LOOPBACK_MAX};
+use crate::client::error::Error;
+use crate::client::stats::kind_index;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Context, PostError, Side, Transport};
+use am::send::{Category, LongPath, Plan, Request, Route};
+use am::wire;
+use ::rma::ops::Implicit;
+use std::cell::RefCell;
+
+/// Messages up to this size are encoded on the stack before an inject.
+const STACK_MSG: usize = 128;
+
+thread_local! {
+    /// Encoding space for larger injected messages.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Send an AM from `side`'s endpoint of set `set`. Returns `Ok(false)`
+    /// only in immediate mode, when no send resource was free now (or a
+    /// Long would need its RMA write). Waits make `wait` progress.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_am(
+        &self,
+        set: usize,
+        side: Side,
+        dest: usize,
+        category: Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+        immediate: bool,
+        wait: Progress,
+    ) -> Result<bool, Error> {
+        let long_target = (category == Category::Long).then(|| {
+            let size = self
+                .segment
+                .get()
+                .filter(|_| dest < self.size)
+                .map(|g| g.peer(set, dest).size);
+            (dest_offset, size)
+        });
+        let plan = self.limits.plan(&Request {
+            dest,
+            category,
+            is_request: side == Side::Request,
+            handler,
+            nargs: args.len(),
+            payload_len: payload.len(),
+            long_target,
+        })?;
+        let s = &self.sets[set];
+        match plan.long {
+            Some(LongPath::Rma) => {
+                if immediate {
+                    // The write would block: an immediate Long above the
+                    // inline limit is a no-op, as in the reference.
+                    return Ok(false);
+                }
+                self.write_long_payload(set, dest, dest_offset, payload, wait)?;
+                s.stats.long_rma.add(1);
+            }
+            Some(LongPath::Inline) => s.stats.long_inline.add(1),
+            None => {}
+        }
+        loop {
+            if self.try_send(s, side, dest, &plan, args, payload, dest_offset)? {
+                let sent = if side == Side::Request {
+                    &s.stats.requests_sent
+                } else {
+                    &s.stats.replies_sent
+                };
+                sent[kind_index(plan.header.kind)].add(1);
+                return Ok(true);
+            }
+            if immediate {
+                return Ok(false);
+            }
+            self.progress(set, wait)?;
+            if wait == Progress::Full {
+                // A peer's exit: nobody may receive this any more.
+                self.exit_if_requested()?;
+            }
+        }
+    }
+
+    /// A Long's payload, written into `dest`'s segment before its header
+    /// is sent. The payload is borrowed for this call, which returns only
+    /// once the write is over.
+    fn write_long_payload(
+        &self,
+        set: usize,
+        dest: usize,
+        offset: usize,
+        payload: &[u8],
+        wait: Progress,
+    ) -> Result<(), Error> {
+        let op = self.start_write(set, dest, offset, payload, Implicit::No, false, wait, "AM Long payload write")?;
+        self.wait_op(set, op, wait, "AM Long payload write", "to", dest)
+    }
+
+    /// One attempt; `Ok(false)` when it would block (no buffer, a full
+    /// loopback queue, or -FI_EAGAIN).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn try_send(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        dest: usize,
+        plan: &Plan,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+    ) -> Result<bool, Error> {
+        let inline: &[u8] = if plan.payload_inline { payload } else { &[] };
+        let off = (plan.header.kind == wire::Kind::Long || plan.header.kind == wire::Kind::LongInline)
+            .then_some(dest_offset as u64);
+        match plan.route {
+            Route::Loopback => {
+                let mut q = s.loopback[side.index()].lock();
+                if q.len() >= LOOPBACK_MAX {
+                    return Ok(false);
+                }
+                let mut m = Vec::new();
+                wire::encode(&mut m, &plan.header, args, off, payload.len(), inline);
+                q.push_back(m);
+                s.stats.loopback.add(1);
+                Ok(true)
+            }
+            Route::Inject => {
+                let r = if plan.len <= STACK_MSG {
+                    let mut b = [0u8; STACK_MSG];
+                    wire::encode_into(&mut b, &plan.header, args, off, payload.len(), inline);
+                    self.tp.inject(s.index, side.ep(), &b[..plan.len], dest)
+                } else {
+                    SCRATCH.with(|sc| {
+                        let mut sc = sc.borrow_mut();
+                        if sc.len() < plan.len {
+                            sc.resize(plan.len, 0);
+                        }
+                        wire::encode_into(&mut sc, &plan.header, args, off, payload.len(), inline);
+                        self.tp.inject(s.index, side.ep(), &sc[..plan.len], dest)
+                    })
+                };
+                match r {
+                    Ok(()) => {
+                        s.stats.injected.add(1);
+                        Ok(true)
+                    }
+                    Err(PostError::Again) | Err(PostError::NoMemory) => {
+                        s.stats.eagain_retries.add(1);
+                        Ok(false)
+                    }
+                    Err(PostError::Failed(e)) => Err(e.into()),
+                }
+            }
+            Route::Buffered => {
+                let pool = &s.pools[side.index()];
+                let Some(buf) = pool.lock().take() else {
+                    return Ok(false);
+                };
+                let Some(p) = s.send_ptr(side, buf) else {
+                    pool.lock().give(buf);
+                    return Err(Error::UnknownContext {
+                        value: Context::Send { side, buf }.encode(),
+                    });
+                };
+                // SAFETY: buffer `buf` lies in the pool's mapping (checked by
+                // send_ptr) and belongs to this call alone until its send
+                // completes: the pool hands each index to one taker, and it
+                // comes back only through the completion below.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(p, s.send_bytes) };
+                wire::encode_into(bytes, &plan.header, args, off, payload.len(), inline);
+                // SAFETY: the buffer stays untouched until the completion
+                // carrying this context returns it to the pool, and the
+                // mapping is held by the set's endpoints.
+                let r = unsafe {
+                    self.tp
+                        .send(s.index, side.ep(), p, plan.len, dest, Context::Send { side, buf })
+                };
+                match r {
+                    Ok(()) => {
+                        s.stats.sent_from_buffer.add(1);
+                        Ok(true)
+                    }
+                    Err(e) => {
+                        pool.lock().give(buf);
+                        match e {
+                            PostError::Again | PostError::NoMemory => {
+                                s.stats.eagain_retries.add(1);
+                                Ok(false)
+                            }
+                            PostError::Failed(e) => Err(e.into()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

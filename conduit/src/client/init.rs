@@ -1,0 +1,188 @@
+//! Start-up over libfabric: bootstrap from the launcher's environment,
+//! configuration, provider selection (FI_THREAD_SAFE for the
+//! multi-threaded client), then the engine's collective start-up.
+
+use super::engine::{Core, Params};
+use super::error::Error;
+use super::wait::{self, WaitMode};
+use super::ClientOf;
+use crate::boot::{self, Bootstrap};
+use crate::config::Config;
+use crate::startup::{prepare, JobShape};
+use crate::sync::{Mode, Par, Seq};
+use crate::transport::ofi::{DomainLock, OfiNetwork, OfiTransport, Synced, Unsynced};
+use crate::transport::{Network, Transport};
+use gex_env::{EnvReader, ProcessEnv};
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+/// How a client starts: its state, how many endpoint sets, and (for tests
+/// and embedding) the bootstrap and configuration to use instead of the
+/// process environment's.
+pub struct Options<S> {
+    /// The client's typed state, reachable from handlers
+    /// ([`super::Token::state`]) and from [`ClientOf::state`].
+    pub state: S,
+    /// Endpoint sets (at least 1): one more for each thread that should
+    /// own an endpoint (multi-threaded client).
+    pub endpoints: usize,
+    /// The bootstrap; `None`: from the launcher's environment.
+    pub boot: Option<Arc<dyn Bootstrap>>,
+    /// The configuration; `None`: from `GASNET_*` variables.
+    pub config: Option<Config>,
+    /// How the process ends after a collective exit (tests whose ranks are
+    /// threads end the thread instead).
+    pub end: fn(i32) -> !,
+}
+
+impl<S> Options<S> {
+    /// Defaults around `state`: one endpoint set, the process's bootstrap
+    /// and configuration.
+    pub fn new(state: S) -> Options<S> {
+        Options {
+            state,
+            endpoints: 1,
+            boot: None,
+            config: None,
+            end: super::engine::end_process,
+        }
+    }
+
+    /// With `n` endpoint sets.
+    pub fn endpoints(mut self, n: usize) -> Self {
+        self.endpoints = n;
+        self
+    }
+
+    /// Over `boot` instead of the environment's bootstrap.
+    pub fn bootstrap(mut self, boot: Arc<dyn Bootstrap>) -> Self {
+        self.boot = Some(boot);
+        self
+    }
+
+    /// With `cfg` instead of reading the environment.
+    pub fn config(mut self, cfg: Config) -> Self {
+        self.config = Some(cfg);
+        self
+    }
+
+    /// Ending the process with `end` after a collective exit.
+    pub fn end_with(mut self, end: fn(i32) -> !) -> Self {
+        self.end = end;
+        self
+    }
+}
+
+fn bootstrap_and_config<S>(o: &mut Options<S>) -> Result<(Arc<dyn Bootstrap>, Config), Error> {
+    let env = ProcessEnv;
+    let reader = EnvReader::quiet(&env);
+    let boot = match o.boot.take() {
+        Some(b) => b,
+        None => Arc::from(boot::bootstrap_from_env()?),
+    };
+    let cfg = match o.config.take() {
+        Some(c) => c,
+        None => Config::from_env(&reader)?,
+    };
+    Ok((boot, cfg))
+}
+
+fn open_ofi<M: Mode, L: DomainLock, S>(mut o: Options<S>) -> Result<ClientOf<M, S, OfiTransport<L>>, Error> {
+    boot::reset_provider_signal_handlers();
+    let (boot, mut cfg) = bootstrap_and_config(&mut o)?;
+    let env = ProcessEnv;
+    let reader = EnvReader::quiet(&env);
+    let job = JobShape {
+        rank: boot.rank(),
+        size: boot.size(),
+        single_host: boot.hosts().nhosts() == 1,
+        threads: M::PAR,
+    };
+    let prepared = prepare(&cfg, &reader, &job)?;
+    if let Some((mode, count)) = prepared.receive_override {
+        cfg.am.receive_buff_size = mode;
+        if let Some(n) = count {
+            cfg.am.num_receive_buffs = n;
+        }
+    }
+    let caps = prepared.caps().clone();
+    let wait_mode = WaitMode::resolve(
+        cfg.general.wait_mode,
+        boot.hosts().local_ranks().len(),
+        wait::usable_cpus(),
+    );
+    tracing::debug!(?wait_mode, mode = M::NAME, "starting the client");
+    let net = OfiNetwork::<L> {
+        info: prepared.selected.info,
+        caps: caps.clone(),
+        tx_cq_size: cfg.cq.tx_cq_size,
+        rx_cq_size: cfg.cq.rx_cq_size,
+        msg_delivery_complete: cfg.am.use_delivery_complete,
+        big_lock: M::PAR && caps.thread_domain_in_par,
+        lock: PhantomData,
+    };
+    let (rma_inject_limit, _) = cfg.rma.resolve_inject_limit(caps.inject_size);
+    start(
+        net,
+        Params {
+            boot,
+            cfg,
+            caps: Some(caps),
+            sets: o.endpoints,
+            state: o.state,
+            wait_mode,
+            am_inject_limit: prepared.am_inject_limit,
+            rma_inject_limit,
+            end: o.end,
+        },
+    )
+}
+
+/// The engine's start-up over any network (the simulator's tests use it).
+pub(crate) fn start<M: Mode, N: Network, S>(
+    net: N,
+    p: Params<S>,
+) -> Result<ClientOf<M, S, N::Transport>, Error>
+where
+    N::Transport: Transport,
+{
+    let core = Core::init(net, p)?;
+    Ok(ClientOf {
+        core: ManuallyDrop::new(core),
+    })
+}
+
+impl ClientOf<Seq, (), OfiTransport<Unsynced>> {
+    /// Initialise this rank (collective over the job): bootstrap from the
+    /// launcher's environment (or a single-rank job), read the
+    /// configuration, select the provider, open the endpoints, exchange
+    /// names, post receive buffers, and end with a barrier.
+    pub fn init() -> Result<Self, Error> {
+        open_ofi(Options::new(()))
+    }
+}
+
+impl<S: Send> ClientOf<Seq, S, OfiTransport<Unsynced>> {
+    /// [`ClientOf::init`] with a state and other [`Options`].
+    pub fn init_with(o: Options<S>) -> Result<Self, Error> {
+        open_ofi(o)
+    }
+}
+
+impl ClientOf<Par, (), OfiTransport<Synced>> {
+    /// Initialise a multi-threaded client with `endpoints` endpoint sets
+    /// (collective): the domain is FI_THREAD_SAFE (or FI_THREAD_DOMAIN
+    /// plus one lock where the provider's profile says so).
+    pub fn init(endpoints: usize) -> Result<Self, Error> {
+        open_ofi(Options::new(()).endpoints(endpoints))
+    }
+}
+
+impl<S: Send + Sync> ClientOf<Par, S, OfiTransport<Synced>> {
+    /// The multi-threaded [`ClientOf::init`] with a state and other
+    /// [`Options`].
+    pub fn init_with(o: Options<S>) -> Result<Self, Error> {
+        open_ofi(o)
+    }
+}

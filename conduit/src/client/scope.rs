@@ -1,0 +1,364 @@
+//! Non-blocking and implicit RMA, scoped.
+//!
+//! * Buffers an operation reads or writes after the call returns are
+//!   borrowed for the scope's `'env` lifetime, and the scope completes every
+//!   operation it started before its borrows end: when the closure returns
+//!   (`Ok` or `Err`), and, through `Drop`, when it panics. Waiting goes on
+//!   through errors that progress reports (they are returned afterwards);
+//!   if the network can no longer report completions, the process aborts
+//!   rather than return. So leaking an [`Event`], returning early or
+//!   unwinding can never free a buffer the network still uses (the shape of
+//!   rsmpi's request scopes and `std::thread::scope`).
+//! * Local completion of puts, as GASNet-EX's `lc_opt`: the plain forms
+//!   take the source for the call only (it may be reused on return: FI_INJECT
+//!   up to the inject limit, bounce buffers up to
+//!   `GASNET_OFI_BBUF_THRESHOLD`, otherwise the call blocks until remote
+//!   completion, counted as NB_PUT_INJECT / NB_PUT_BOUNCE / NB_PUT_BLOCK);
+//!   the `*_deferred` forms borrow the source until the scope ends.
+//!
+//! Remote ranges are checked against the target's segment on the initiator:
+//! an out-of-range or overflowing request is an error and sends nothing.
+//! Transfers larger than the provider's `max_msg_size` are split.
+
+use super::engine::{abort_in_flight, Core, Local, Progress};
+use super::error::Error;
+use crate::sync::{Lock, Mode};
+use crate::transport::Transport;
+use rma::ops::{Implicit, OpId};
+use std::marker::PhantomData;
+
+/// Which implicit operations a sync waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NbiSync {
+    /// Implicit puts.
+    Puts,
+    /// Implicit gets.
+    Gets,
+    /// Both.
+    All,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    op: OpId,
+    what: &'static str,
+    dir: &'static str,
+    rank: usize,
+}
+
+/// An explicit operation's completion event. Waiting (or testing it done)
+/// consumes it; an event dropped unwaited is completed when its scope ends.
+#[derive(Debug)]
+#[must_use = "wait for the event, or let the scope complete it"]
+pub struct Event<'env> {
+    t: Option<Tracked>,
+    _env: PhantomData<&'env ()>,
+}
+
+/// A scope for non-blocking RMA; see the module documentation.
+pub struct RmaScope<'c, 'env, M: Mode, S, T: Transport> {
+    core: &'c Core<M, T, S>,
+    set: usize,
+    started: Vec<Tracked>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<M: Mode, S, T: Transport> std::fmt::Debug for RmaScope<'_, '_, M, S, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RmaScope")
+            .field("started", &self.started.len())
+            .finish()
+    }
+}
+
+/// Run `f` in a scope on set `set`.
+pub(crate) fn run<'env, R, M: Mode, S, T: Transport>(
+    core: &Core<M, T, S>,
+    set: usize,
+    f: impl FnOnce(&mut RmaScope<'_, 'env, M, S, T>) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let mut scope = RmaScope {
+        core,
+        set,
+        started: Vec::new(),
+        _env: PhantomData,
+    };
+    let r = f(&mut scope);
+    let done = scope.finish();
+    let t = r?;
+    done?;
+    core.exit_if_requested()?;
+    Ok(t)
+}
+
+impl<M: Mode, S, T: Transport> Drop for RmaScope<'_, '_, M, S, T> {
+    /// Reached with operations outstanding only when the closure unwinds:
+    /// complete them before the borrowed buffers go (a second panic here
+    /// aborts the process, which is also sound).
+    fn drop(&mut self) {
+        for t in std::mem::take(&mut self.started) {
+            self.core.drain(self.set, t.op);
+            self.core.sets[self.set].ops.lock().retire(t.op);
+        }
+    }
+}
+
+impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
+    fn track(&mut self, op: Option<OpId>, what: &'static str, rank: usize) -> Option<Tracked> {
+        let t = op.map(|op| Tracked {
+            op,
+            what,
+            dir: if what == "get" { "from" } else { "to" },
+            rank,
+        });
+        if let Some(t) = t {
+            self.started.push(t);
+        }
+        t
+    }
+
+    fn event(&mut self, op: Option<OpId>, what: &'static str, rank: usize) -> Event<'env> {
+        Event {
+            t: self.track(op, what, rank),
+            _env: PhantomData,
+        }
+    }
+
+    /// Non-blocking put whose source may be reused when this returns
+    /// (`lc_opt` "now"): the put hierarchy.
+    pub fn put_nb(&mut self, rank: usize, offset: usize, src: &[u8]) -> Result<Event<'env>, Error> {
+        let op = self.core.put_now(self.set, rank, offset, src, Implicit::No)?;
+        Ok(self.event(op, "put", rank))
+    }
+
+    /// Non-blocking put that reads `src` until the operation completes
+    /// (`lc_opt` "deferred"): `src` stays borrowed for the scope.
+    pub fn put_nb_deferred(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        src: &'env [u8],
+    ) -> Result<Event<'env>, Error> {
+        let op = self.core.start_transfer(
+            self.set,
+            rank,
+            offset,
+            Local::Write(src.as_ptr()),
+            src.len(),
+            Implicit::No,
+            false,
+            Progress::Full,
+        )?;
+        Ok(self.event(op, "put", rank))
+    }
+
+    /// Non-blocking put with a local-completion event as well (GASNet-EX's
+    /// `lc_opt` event): the local event is complete when the source may be
+    /// reused, which the put hierarchy makes true at return.
+    pub fn put_nb_lc(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        src: &'env [u8],
+    ) -> Result<(Event<'env>, Event<'env>), Error> {
+        let remote = self.put_nb(rank, offset, src)?;
+        Ok((
+            remote,
+            Event {
+                t: None,
+                _env: PhantomData,
+            },
+        ))
+    }
+
+    /// Non-blocking get into `dst`, borrowed for the scope.
+    pub fn get_nb(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        dst: &'env mut [u8],
+    ) -> Result<Event<'env>, Error> {
+        let op = self.core.start_transfer(
+            self.set,
+            rank,
+            offset,
+            Local::Read(dst.as_mut_ptr()),
+            dst.len(),
+            Implicit::No,
+            false,
+            Progress::Full,
+        )?;
+        Ok(self.event(op, "get", rank))
+    }
+
+    /// Non-blocking put of one value (injected when the provider allows).
+    pub fn put_nb_u64(&mut self, rank: usize, offset: usize, value: u64) -> Result<Event<'env>, Error> {
+        self.put_nb(rank, offset, &value.to_ne_bytes())
+    }
+
+    /// Implicit put, source reusable on return (the put hierarchy).
+    pub fn put_nbi(&mut self, rank: usize, offset: usize, src: &[u8]) -> Result<(), Error> {
+        let op = self.core.put_now(self.set, rank, offset, src, Implicit::Put)?;
+        self.track(op, "put", rank);
+        Ok(())
+    }
+
+    /// Implicit put reading `src` until synced (borrowed for the scope).
+    pub fn put_nbi_deferred(&mut self, rank: usize, offset: usize, src: &'env [u8]) -> Result<(), Error> {
+        let op = self.core.start_transfer(
+            self.set,
+            rank,
+            offset,
+            Local::Write(src.as_ptr()),
+            src.len(),
+            Implicit::Put,
+            false,
+            Progress::Full,
+        )?;
+        self.track(op, "put", rank);
+        Ok(())
+    }
+
+    /// Implicit get into `dst` (borrowed for the scope).
+    pub fn get_nbi(&mut self, rank: usize, offset: usize, dst: &'env mut [u8]) -> Result<(), Error> {
+        let op = self.core.start_transfer(
+            self.set,
+            rank,
+            offset,
+            Local::Read(dst.as_mut_ptr()),
+            dst.len(),
+            Implicit::Get,
+            false,
+            Progress::Full,
+        )?;
+        self.track(op, "get", rank);
+        Ok(())
+    }
+
+    fn running(&self, t: &Tracked) -> bool {
+        self.core.sets[self.set].ops.lock().running(t.op)
+    }
+
+    /// Wait for `t` (through progress errors, which are returned after),
+    /// retire it and stop tracking it.
+    fn complete(&mut self, t: Tracked) -> Result<(), Error> {
+        self.started.retain(|x| x.op != t.op);
+        self.core
+            .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+    }
+
+    /// Wait for one event.
+    pub fn wait(&mut self, ev: Event<'env>) -> Result<(), Error> {
+        match ev.t {
+            Some(t) => self.complete(t),
+            None => Ok(()),
+        }
+    }
+
+    /// Poll once if needed; `Ok(true)` (and the event consumed into
+    /// `None`) when it is done.
+    pub fn test(&mut self, ev: &mut Option<Event<'env>>) -> Result<bool, Error> {
+        let Some(e) = ev.as_ref() else {
+            return Ok(true);
+        };
+        if let Some(t) = e.t {
+            if self.running(&t) {
+                self.core.poll_api(self.set)?;
+                if self.running(&t) {
+                    return Ok(false);
+                }
+            }
+        }
+        let e = ev.take().expect("checked above");
+        self.wait(e).map(|_| true)
+    }
+
+    /// Wait for every event (all are complete when this returns; the first
+    /// failure is returned).
+    pub fn wait_all(&mut self, evs: Vec<Event<'env>>) -> Result<(), Error> {
+        let mut first = None;
+        for e in evs {
+            if let Err(x) = self.wait(e) {
+                first.get_or_insert(x);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Wait until at least one of `evs` completed; completed entries become
+    /// `None`. Returns how many completed.
+    pub fn wait_some(&mut self, evs: &mut [Option<Event<'env>>]) -> Result<usize, Error> {
+        if evs.iter().all(|e| e.is_none()) {
+            return Ok(0);
+        }
+        loop {
+            let mut n = 0;
+            let mut first = None;
+            for slot in evs.iter_mut() {
+                let done = match slot {
+                    Some(Event { t: Some(t), .. }) => !self.running(t),
+                    Some(Event { t: None, .. }) => true,
+                    None => false,
+                };
+                if done {
+                    let e = slot.take().expect("is some");
+                    if let Err(x) = self.wait(e) {
+                        first.get_or_insert(x);
+                    }
+                    n += 1;
+                }
+            }
+            if let Some(e) = first {
+                return Err(e);
+            }
+            if n > 0 {
+                return Ok(n);
+            }
+            self.core.poll_api(self.set)?;
+        }
+    }
+
+    /// Wait for this scope's implicit operations of `which` started so far
+    /// (the first failure among them is returned once all are over).
+    pub fn sync_nbi(&mut self, which: NbiSync) -> Result<(), Error> {
+        let wanted = |k: Implicit| match which {
+            NbiSync::Puts => k == Implicit::Put,
+            NbiSync::Gets => k == Implicit::Get,
+            NbiSync::All => k != Implicit::No,
+        };
+        let mine: Vec<Tracked> = {
+            let ops = self.core.sets[self.set].ops.lock();
+            self.started
+                .iter()
+                .filter(|t| ops.kind(t.op).is_some_and(wanted))
+                .copied()
+                .collect()
+        };
+        let mut first = None;
+        for t in mine {
+            if let Err(e) = self.complete(t) {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Complete everything the scope started; the first failure is
+    /// returned once all are over.
+    fn finish(&mut self) -> Result<(), Error> {
+        let mut first = None;
+        for t in std::mem::take(&mut self.started) {
+            match self
+                .core
+                .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+            {
+                Ok(()) => {}
+                Err(e) if e.is_fatal() => abort_in_flight(self.core.rank, &e),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}

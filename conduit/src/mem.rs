@@ -1,0 +1,176 @@
+//! Memory the conduit hands to the network: page-aligned mappings.
+//!
+//! A [`Mapping`] owns `len` bytes mapped with `mmap` and unmaps them on
+//! drop. It never creates Rust references to its bytes itself: the network
+//! writes into receive buffers and segments behind the program's back, so
+//! every access goes through raw pointers whose rules the users of a
+//! mapping spell out (a receive buffer is read only between its completion
+//! and its repost; a send buffer is written only while its index is out of
+//! the pool; a segment is shared memory, see [`crate::client::Segment`]).
+//!
+//! Who keeps a mapping alive is what makes the network's use of it sound:
+//! a memory region owns (an `Arc` of) the mapping it registers, and an
+//! endpoint holds an `Arc` of every mapping whose buffers it was handed.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::ptr::NonNull;
+
+/// A page-aligned anonymous or shared mapping.
+#[derive(Debug)]
+pub struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a Mapping is plain memory; it holds no thread-affine state. The
+// discipline for concurrent access to its bytes is that of its users
+// (raw-pointer access only, see the module documentation).
+unsafe impl Send for Mapping {}
+// SAFETY: as above; `&Mapping` only hands out raw pointers.
+unsafe impl Sync for Mapping {}
+
+/// The host's page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+impl Mapping {
+    /// `len` bytes of zeroed anonymous private memory (at least one page).
+    /// Pages cost memory only once touched.
+    pub fn anonymous(len: usize) -> io::Result<Mapping> {
+        Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+    }
+
+    /// `len` bytes (a multiple of the page size) of a file under `/dev/shm`
+    /// that is unlinked as soon as it is mapped, so nothing is left behind
+    /// even when the job is killed, and another process could map the same
+    /// pages while it lives. Falls back to anonymous memory where
+    /// `/dev/shm` does not exist.
+    pub fn shared(len: usize, tag: &str) -> io::Result<Mapping> {
+        let dir = std::path::Path::new("/dev/shm");
+        if !dir.is_dir() {
+            return Self::anonymous(len);
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = dir.join(format!("gex-{tag}-{}-{nanos:08x}", std::process::id()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let mapped = file.set_len(len as u64).and_then(|_| {
+            use std::os::fd::AsRawFd;
+            Self::map(len, libc::MAP_SHARED, file.as_raw_fd())
+        });
+        let _ = std::fs::remove_file(&path);
+        mapped
+    }
+
+    fn map(len: usize, flags: libc::c_int, fd: libc::c_int) -> io::Result<Mapping> {
+        let len = len.max(1).div_ceil(page_size()) * page_size();
+        // SAFETY: a fresh mapping chosen by the kernel (NULL hint); no
+        // existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// The first byte.
+    #[inline]
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Bytes mapped (a multiple of the page size).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Never true (a mapping has at least one page).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A pointer to `offset..offset+len`, or `None` when the range is not
+    /// inside the mapping.
+    #[inline]
+    pub fn range(&self, offset: usize, len: usize) -> Option<*mut u8> {
+        let end = offset.checked_add(len)?;
+        if end > self.len {
+            return None;
+        }
+        // SAFETY: offset <= len of the mapping (checked above), so the
+        // result stays inside (or one past) the allocation.
+        Some(unsafe { self.as_ptr().add(offset) })
+    }
+
+    /// Whether `p..p+len` lies inside the mapping; its offset if so.
+    #[inline]
+    pub fn offset_of(&self, p: *const u8, len: usize) -> Option<usize> {
+        let start = self.as_ptr() as usize;
+        let a = p as usize;
+        let off = a.checked_sub(start)?;
+        (off.checked_add(len)? <= self.len).then_some(off)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len describe a mapping this value created and owns;
+        // whoever handed its bytes to the network keeps this value alive
+        // until the network is done with them (module documentation).
+        let rc = unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+        if rc != 0 {
+            tracing::warn!("munmap: {}", io::Error::last_os_error());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mappings_are_page_aligned_zeroed_and_bounded() {
+        let page = page_size();
+        for m in [Mapping::anonymous(10).unwrap(), Mapping::shared(3 * page, "test").unwrap()] {
+            assert_eq!(m.as_ptr() as usize % page, 0);
+            assert_eq!(m.len() % page, 0);
+            let p = m.range(m.len() - 8, 8).unwrap();
+            // SAFETY: inside the mapping, which this test owns.
+            unsafe {
+                assert_eq!(*p, 0);
+                *p = 7;
+                assert_eq!(*p, 7);
+            }
+            assert!(m.range(m.len() - 8, 9).is_none());
+            assert!(m.range(usize::MAX, 2).is_none());
+            assert_eq!(m.offset_of(p, 8), Some(m.len() - 8));
+            assert_eq!(m.offset_of(p, 9), None);
+            assert_eq!(m.offset_of(m.as_ptr().wrapping_sub(1), 1), None);
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The one boundary between the conduit's protocol logic and the network.
+//!
+//! The client engine (`crate::client`) decides what to post and what a
+//! completion means, with the help of the sans-IO `am` and `rma` crates;
+//! a [`Transport`] only posts and reports. Two implement it:
+//!
+//! * [`ofi::OfiTransport`]: libfabric, through the safe wrapper
+//!   [`crate::ofi`];
+//! * `sim::SimTransport` (cargo feature `sim`, used by the tests): a
+//!   deterministic in-memory network whose ranks are threads of one
+//!   process, which can answer any post with `-FI_EAGAIN`, reorder and
+//!   delay completions, and fail operations with error completions.
+//!
+//! A rank has one or more *endpoint sets*: each is a request, a reply and an
+//! RMA endpoint with their completion queues, as in GASNet's ofi-conduit.
+//! Set `i` of one rank talks to set `i` of every other rank.
+//!
+//! Completion contexts are a [`Context`] encoded into the pointer-sized
+//! value libfabric carries; the conduit never dereferences it (providers
+//! that need `FI_CONTEXT` are refused at start-up).
+
+pub mod ofi;
+#[cfg(feature = "sim")]
+pub mod sim;
+
+use crate::client::Error;
+use crate::mem::Mapping;
+use crate::ofi::OfiError;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+/// Which endpoint of a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ep {
+    /// AM requests.
+    Request,
+    /// AM replies.
+    Reply,
+    /// RMA (with `FI_DELIVERY_COMPLETE`).
+    Rma,
+}
+
+/// Which side of the AM protocol a receive buffer or send buffer serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Requests.
+    Request,
+    /// Replies.
+    Reply,
+}
+
+impl Side {
+    /// The endpoint of this side.
+    pub fn ep(self) -> Ep {
+        match self {
+            Side::Request => Ep::Request,
+            Side::Reply => Ep::Reply,
+        }
+    }
+    /// 0 for requests, 1 for replies.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Which completion queue of a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cq {
+    /// Sends and RMA (one queue, or one per endpoint on multi-CQ providers:
+    /// the transport reads them all).
+    Tx,
+    /// Receives of one side.
+    Rx(Side),
+}
+
+/// What a completion belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Receive buffer `buf` (of the side whose queue reported it).
+    Recv {
+        /// Buffer index.
+        buf: u32,
+    },
+    /// Send buffer `buf` of `side`'s pool.
+    Send {
+        /// Pool.
+        side: Side,
+        /// Buffer index.
+        buf: u32,
+    },
+    /// A transfer of the RMA operation in slot `slot`.
+    Rma {
+        /// Operation slot.
+        slot: u32,
+    },
+}
+
+const TAG_BITS: u32 = 3;
+const TAG_RECV: usize = 1;
+const TAG_SEND_REQ: usize = 2;
+const TAG_SEND_REP: usize = 3;
+const TAG_RMA: usize = 4;
+
+impl Context {
+    /// The pointer-sized value (never 0).
+    #[inline]
+    pub fn encode(self) -> usize {
+        let (tag, v) = match self {
+            Context::Recv { buf } => (TAG_RECV, buf),
+            Context::Send {
+                side: Side::Request,
+                buf,
+            } => (TAG_SEND_REQ, buf),
+            Context::Send {
+                side: Side::Reply,
+                buf,
+            } => (TAG_SEND_REP, buf),
+            Context::Rma { slot } => (TAG_RMA, slot),
+        };
+        ((v as usize) << TAG_BITS) | tag
+    }
+
+    /// The context a value of [`Context::encode`] stands for; `None` for any
+    /// other value.
+    #[inline]
+    pub fn decode(x: usize) -> Option<Context> {
+        let v = u32::try_from(x >> TAG_BITS).ok()?;
+        match x & ((1 << TAG_BITS) - 1) {
+            TAG_RECV => Some(Context::Recv { buf: v }),
+            TAG_SEND_REQ => Some(Context::Send {
+                side: Side::Request,
+                buf: v,
+            }),
+            TAG_SEND_REP => Some(Context::Send {
+                side: Side::Reply,
+                buf: v,
+            }),
+            TAG_RMA => Some(Context::Rma { slot: v }),
+            _ => None,
+        }
+    }
+}
+
+/// A successful completion.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// What it belongs to.
+    pub ctx: Context,
+    /// Bytes received (receives).
+    pub len: usize,
+    /// Where a received message starts (multi-receive buffers), else null.
+    pub buf: *const u8,
+    /// `FI_MULTI_RECV`: the provider released the receive buffer.
+    pub released: bool,
+}
+
+/// A failed operation (`fi_cq_readerr`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCompletion {
+    /// What it belongs to (`None` if the provider reported a context the
+    /// conduit never posted).
+    pub ctx: Option<Context>,
+    /// libfabric error number (positive `FI_E*`).
+    pub err: i32,
+    /// The provider's error number.
+    pub prov_errno: i32,
+    /// `fi_cq_strerror`'s text.
+    pub text: String,
+    /// `FI_MULTI_RECV` was set: the receive buffer was released.
+    pub released: bool,
+}
+
+impl ErrorCompletion {
+    /// The failure as an RMA transfer error.
+    pub fn transfer_error(&self) -> rma::ops::TransferError {
+        rma::ops::TransferError {
+            err: self.err,
+            prov_errno: self.prov_errno,
+            text: self.text.clone(),
+        }
+    }
+}
+
+/// What one poll of a queue found.
+#[derive(Debug)]
+pub enum Polled {
+    /// Nothing.
+    Empty,
+    /// This many completions were written to the front of the buffer.
+    Completions(usize),
+    /// An operation failed.
+    Error(ErrorCompletion),
+}
+
+/// Why a post did not happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostError {
+    /// `-FI_EAGAIN`: retry after progress.
+    Again,
+    /// `-FI_ENOMEM` from a receive post: no receive entry is free.
+    NoMemory,
+    /// Anything else.
+    Failed(OfiError),
+}
+
+/// The facts about the network that the protocol logic needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// Provider name (`shm`, `tcp;ofi_rxm`, `sim`).
+    pub provider: String,
+    /// Largest message one operation moves.
+    pub max_msg_size: usize,
+    /// Remote addresses are virtual addresses (else offsets).
+    pub mr_virt_addr: bool,
+    /// Memory regions are bound to an endpoint (one registration per set).
+    pub mr_endpoint: bool,
+}
+
+/// What the engine asks for when it opens the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPlan {
+    /// This rank and the job size.
+    pub rank: usize,
+    /// Ranks.
+    pub size: usize,
+    /// Endpoint sets.
+    pub sets: usize,
+    /// Receive buffers are posted with `FI_MULTI_RECV`, released when less
+    /// than `min_multi_recv` bytes remain.
+    pub multi_recv: bool,
+    /// The largest AM (`FI_OPT_MIN_MULTI_RECV`).
+    pub min_multi_recv: usize,
+}
+
+/// A memory region: registered memory that a region owns (an `Arc` of the
+/// mapping), with its key and local descriptor.
+pub trait Region: Send + Sync {
+    /// The local descriptor type.
+    type Desc: Copy;
+    /// The remote key.
+    fn key(&self) -> u64;
+    /// The local descriptor, for operations whose local buffer lies here.
+    fn desc(&self) -> Self::Desc;
+    /// The memory.
+    fn memory(&self) -> &Arc<Mapping>;
+}
+
+/// Access a registration grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Local source of writes (bounce buffers).
+    LocalRead,
+    /// Remote reads and writes, and local use (segments).
+    Remote,
+}
+
+/// A network: endpoint sets, their queues, and memory registration.
+///
+/// Threading: a transport used by one thread only may be `!Sync`; a
+/// multi-threaded client needs `Transport + Sync`, whose implementations
+/// either run on a thread-safe provider or serialise calls themselves.
+pub trait Transport: Send + 'static {
+    /// The local memory descriptor (`fi_mr_desc`).
+    type Desc: Copy;
+    /// A memory region.
+    type Region: Region<Desc = Self::Desc>;
+
+    /// Facts fixed at start-up.
+    fn facts(&self) -> &Facts;
+
+    /// Insert every rank's endpoint names (as [`Network::open`] produced
+    /// them, indexed by rank).
+    fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error>;
+
+    /// Keep `mem` alive at least as long as set `set`'s endpoints: buffers
+    /// in it will be posted there.
+    fn keep_alive(&mut self, set: usize, mem: Arc<Mapping>);
+
+    /// Register `mem`: one region, or one per set when regions are bound to
+    /// endpoints.
+    fn register(&self, mem: &Arc<Mapping>, access: Access) -> Result<Vec<Self::Region>, Error>;
+
+    /// Send `bytes` (copied before return, no completion) from `ep` of set
+    /// `set` to the same endpoint of `dest`'s set.
+    fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError>;
+
+    /// Send `len` bytes at `buf` to the same endpoint of `dest`'s set.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the completion
+    /// carrying `ctx` has been read from the TX queue.
+    unsafe fn send(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: Context,
+    ) -> Result<(), PostError>;
+
+    /// Post a receive buffer on `ep` (with `FI_MULTI_RECV` when `multi`).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must lie in memory given to [`Transport::keep_alive`]
+    /// for this set, and nothing may read or write it until the provider
+    /// has released it (every completion of the post has been read).
+    unsafe fn post_recv(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *mut u8,
+        len: usize,
+        ctx: Context,
+        multi: bool,
+    ) -> Result<(), PostError>;
+
+    /// RMA write of `len` bytes at `src` to `remote` at `dest` (delivery
+    /// complete; with `inject`, `src` may be reused at return).
+    ///
+    /// # Safety
+    /// Without `inject`, `src..src+len` must stay valid and unchanged until
+    /// the completion carrying `ctx` has been read. `desc` must be the
+    /// descriptor of a region holding the source, or `None`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn write(
+        &self,
+        set: usize,
+        dest: usize,
+        src: *const u8,
+        len: usize,
+        desc: Option<Self::Desc>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+        inject: bool,
+    ) -> Result<(), PostError>;
+
+    /// RMA read of `len` bytes at `remote` of `from` into `dst`.
+    ///
+    /// # Safety
+    /// `dst..dst+len` must stay valid, and be neither read nor written by
+    /// anyone else, until the completion carrying `ctx` has been read.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn read(
+        &self,
+        set: usize,
+        from: usize,
+        dst: *mut u8,
+        len: usize,
+        desc: Option<Self::Desc>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+    ) -> Result<(), PostError>;
+
+    /// Read up to `out.len()` completions of queue `cq` of set `set`.
+    fn poll(&self, set: usize, cq: Cq, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error>;
+}
+
+/// Something that opens a [`Transport`] for one rank.
+pub trait Network {
+    /// What it opens.
+    type Transport: Transport;
+    /// Open the endpoint sets; returns the transport and this rank's
+    /// endpoint names, to be gathered from every rank and given to
+    /// [`Transport::connect`].
+    fn open(self, plan: &OpenPlan) -> Result<(Self::Transport, Vec<u8>), Error>;
+}
+
+/// The first `n` completions of a buffer filled by [`Transport::poll`].
+#[inline]
+pub fn filled(out: &[MaybeUninit<Completion>], n: usize) -> impl Iterator<Item = Completion> + '_ {
+    // `MaybeUninit::assume_init_read` needs unsafe; the transports only
+    // report `n` after writing the first `n` entries, which `init` below
+    // relies on through the `Completions` contract, checked here by never
+    // reading past `n`.
+    out[..n].iter().map(|c| {
+        // SAFETY: Transport::poll wrote the first `n` entries before
+        // returning Polled::Completions(n) (its contract).
+        unsafe { c.assume_init_read() }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_round_trip_and_never_encode_to_zero() {
+        let all = [
+            Context::Recv { buf: 0 },
+            Context::Recv { buf: u32::MAX },
+            Context::Send {
+                side: Side::Request,
+                buf: 7,
+            },
+            Context::Send {
+                side: Side::Reply,
+                buf: 0,
+            },
+            Context::Rma { slot: 123_456 },
+        ];
+        for c in all {
+            let v = c.encode();
+            assert_ne!(v, 0);
+            assert_eq!(Context::decode(v), Some(c));
+        }
+        assert_eq!(Context::decode(0), None);
+        assert_eq!(Context::decode(0x5000), None);
+        assert_eq!(Context::decode(7), None);
+    }
+}

@@ -1,0 +1,614 @@
+//! The libfabric transport: endpoint sets of three RDM endpoints (request,
+//! reply, RMA) with a TX queue (one per endpoint on multi-CQ providers) and
+//! a receive queue per AM side, one address vector, memory registration.
+//!
+//! Threading follows the [`DomainLock`]: [`Unsynced`] for the
+//! single-threaded client (the transport is then not `Sync`, so calls can
+//! never overlap), [`Synced`] for the multi-threaded one (FI_THREAD_SAFE
+//! providers take no lock; providers whose profile asks for FI_THREAD_DOMAIN
+//! in multi-threaded mode, psm2, get one lock around every call).
+
+use super::{
+    Access, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Network, OpenPlan, Polled,
+    PostError, Region, Transport,
+};
+use crate::client::Error;
+use crate::mem::Mapping;
+use crate::ofi::{
+    AddressVector, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, InfoList,
+    MemoryRegion, OfiError,
+};
+use crate::profile::Capabilities;
+use ofi_sys as sys;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How libfabric calls are serialised.
+pub trait DomainLock: Send + 'static {
+    /// What is held for the duration of a call.
+    type Guard<'a>;
+    /// Build it; `big_lock` asks for one lock around every call.
+    fn new(big_lock: bool) -> Self;
+    /// Enter a call.
+    fn enter(&self) -> Self::Guard<'_>;
+}
+
+/// Single-threaded: no lock, and the transport is not `Sync`.
+#[derive(Debug, Default)]
+pub struct Unsynced(PhantomData<Cell<()>>);
+
+impl DomainLock for Unsynced {
+    type Guard<'a> = ();
+    fn new(_big_lock: bool) -> Self {
+        Unsynced(PhantomData)
+    }
+    #[inline]
+    fn enter(&self) {}
+}
+
+/// Multi-threaded: FI_THREAD_SAFE (no lock), or FI_THREAD_DOMAIN with one
+/// lock around every call.
+#[derive(Debug, Default)]
+pub struct Synced(Option<Mutex<()>>);
+
+impl DomainLock for Synced {
+    type Guard<'a> = Option<std::sync::MutexGuard<'a, ()>>;
+    fn new(big_lock: bool) -> Self {
+        Synced(big_lock.then(|| Mutex::new(())))
+    }
+    #[inline]
+    fn enter(&self) -> Self::Guard<'_> {
+        self.0
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// What opening the libfabric transport needs (from provider selection and
+/// the configuration).
+#[derive(Debug)]
+pub struct OfiNetwork<L: DomainLock = Unsynced> {
+    /// A one-entry copy of the chosen `fi_info`.
+    pub info: InfoList,
+    /// Its capabilities.
+    pub caps: Capabilities,
+    /// TX queue entries (0: provider default).
+    pub tx_cq_size: usize,
+    /// Receive queue entries.
+    pub rx_cq_size: usize,
+    /// AM sends with FI_DELIVERY_COMPLETE (else FI_INJECT_COMPLETE).
+    pub msg_delivery_complete: bool,
+    /// One lock around every call (multi-threaded FI_THREAD_DOMAIN).
+    pub big_lock: bool,
+    /// The threading of the transport it opens.
+    pub lock: PhantomData<L>,
+}
+
+struct OfiSet {
+    eps: [Endpoint; 3],
+    tx: Vec<CompletionQueue>,
+    rx: [CompletionQueue; 2],
+    /// An error completion read from one TX queue while completions of
+    /// another were being reported (multi-CQ providers): reported next.
+    deferred: Mutex<Option<ErrorCompletion>>,
+    has_deferred: std::sync::atomic::AtomicBool,
+}
+
+/// The libfabric transport.
+pub struct OfiTransport<L: DomainLock = Unsynced> {
+    facts: Facts,
+    sets: Vec<OfiSet>,
+    nsets: usize,
+    addrs: Vec<FiAddr>,
+    av: AddressVector,
+    domain: Domain,
+    next_key: AtomicU64,
+    lock: L,
+}
+
+impl<L: DomainLock> std::fmt::Debug for OfiTransport<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfiTransport")
+            .field("provider", &self.facts.provider)
+            .field("sets", &self.nsets)
+            .finish()
+    }
+}
+
+/// A libfabric memory region over a mapping.
+pub type OfiRegion = MemoryRegion<Arc<Mapping>>;
+
+/// A local descriptor (`fi_mr_desc`).
+#[derive(Debug, Clone, Copy)]
+pub struct Desc(*mut libc::c_void);
+
+// SAFETY: a descriptor is an opaque value the provider gave; it is only
+// passed back to the provider.
+unsafe impl Send for Desc {}
+// SAFETY: as above.
+unsafe impl Sync for Desc {}
+
+impl Region for OfiRegion {
+    type Desc = Desc;
+    fn key(&self) -> u64 {
+        MemoryRegion::key(self)
+    }
+    fn desc(&self) -> Desc {
+        Desc(MemoryRegion::desc(self))
+    }
+    fn memory(&self) -> &Arc<Mapping> {
+        self.owner()
+    }
+}
+
+fn pack_names(names: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for n in names {
+        out.extend_from_slice(&(n.len() as u16).to_le_bytes());
+        out.extend_from_slice(n);
+    }
+    out
+}
+
+fn unpack_names(rank: usize, want: usize, b: &[u8]) -> Result<Vec<&[u8]>, Error> {
+    let mut out = Vec::with_capacity(want);
+    let mut at = 0;
+    while at + 2 <= b.len() {
+        let len = u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+        at += 2;
+        let Some(n) = b.get(at..at + len) else { break };
+        out.push(n);
+        at += len;
+    }
+    if out.len() != want || at != b.len() {
+        return Err(Error::Published {
+            rank,
+            what: "set of endpoint names",
+        });
+    }
+    Ok(out)
+}
+
+fn post_error(e: OfiError) -> PostError {
+    if e.is_again() {
+        PostError::Again
+    } else if e.code == -(sys::FI_ENOMEM as i64) {
+        PostError::NoMemory
+    } else {
+        PostError::Failed(e)
+    }
+}
+
+fn ep_index(ep: Ep) -> usize {
+    match ep {
+        Ep::Request => 0,
+        Ep::Reply => 1,
+        Ep::Rma => 2,
+    }
+}
+
+/// Most completions read per queue per call.
+pub const MAX_BATCH: usize = 64;
+
+impl<L: DomainLock> OfiNetwork<L> {
+    fn open_set(
+        &self,
+        domain: &Domain,
+        av: &AddressVector,
+        plan: &OpenPlan,
+    ) -> Result<OfiSet, Error> {
+        let entry = self
+            .info
+            .first()
+            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
+        let msg_flags = if self.msg_delivery_complete {
+            sys::FI_DELIVERY_COMPLETE
+        } else {
+            sys::FI_INJECT_COMPLETE
+        } as u64;
+        let mut msg_info = InfoList::dup(&entry);
+        msg_info.set_tx_op_flags(msg_flags);
+        let mut rma_info = InfoList::dup(&entry);
+        rma_info.set_tx_op_flags(sys::FI_DELIVERY_COMPLETE as u64);
+        let shared_tx = CompletionQueue::open(domain, self.tx_cq_size)?;
+        let rx = [
+            CompletionQueue::open(domain, self.rx_cq_size)?,
+            CompletionQueue::open(domain, self.rx_cq_size)?,
+        ];
+        let mut tx = Vec::new();
+        let tx_for = |tx: &mut Vec<CompletionQueue>| -> Result<CompletionQueue, Error> {
+            if self.caps.multi_cq {
+                let q = CompletionQueue::open(domain, self.tx_cq_size)?;
+                tx.push(q.clone());
+                Ok(q)
+            } else {
+                if tx.is_empty() {
+                    tx.push(shared_tx.clone());
+                }
+                Ok(shared_tx.clone())
+            }
+        };
+        // Before fi_enable on libfabric 2.x (whose shm ignores a later
+        // setting), after it on 1.x (whose shm crashes on an earlier one).
+        let early = crate::ofi::runtime_version().0 >= 2;
+        let msg_ep = |rx: &CompletionQueue, tx: &mut Vec<CompletionQueue>| -> Result<Endpoint, Error> {
+            let q = tx_for(tx)?;
+            let b = Endpoint::open_with(domain, Some(&msg_info))?
+                .bind_cq(&q, sys::FI_TRANSMIT as u64)?
+                .bind_cq(rx, sys::FI_RECV as u64)?
+                .bind_av(av)?;
+            if plan.multi_recv && early {
+                b.set_min_multi_recv(plan.min_multi_recv)?;
+            }
+            let ep = b.enable()?;
+            if plan.multi_recv {
+                if !early {
+                    ep.set_min_multi_recv(plan.min_multi_recv)?;
+                }
+                check_min_multi_recv(&ep, plan.min_multi_recv)?;
+            }
+            Ok(ep)
+        };
+        let req = msg_ep(&rx[0], &mut tx)?;
+        let rep = msg_ep(&rx[1], &mut tx)?;
+        let q = tx_for(&mut tx)?;
+        let rma = Endpoint::open_with(domain, Some(&rma_info))?
+            .bind_cq(&q, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
+            .bind_av(av)?
+            .enable()?;
+        Ok(OfiSet {
+            eps: [req, rep, rma],
+            tx,
+            rx,
+            deferred: Mutex::new(None),
+            has_deferred: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// The provider must report the FI_OPT_MIN_MULTI_RECV it was given: a
+/// smaller value lets a message overrun the end of a receive buffer.
+fn check_min_multi_recv(ep: &Endpoint, want: usize) -> Result<(), Error> {
+    match ep.min_multi_recv() {
+        Ok(got) if got < want => Err(Error::Threading(format!(
+            "the provider kept FI_OPT_MIN_MULTI_RECV at {got} bytes after it was set to {want}; \
+             set GASNET_OFI_RECEIVE_BUFF_SIZE=recv to receive without FI_MULTI_RECV"
+        ))),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            tracing::debug!("cannot read FI_OPT_MIN_MULTI_RECV back: {e}");
+            Ok(())
+        }
+    }
+}
+
+impl<L: DomainLock> OfiTransport<L> {
+    #[inline]
+    fn addr(&self, rank: usize, set: usize, ep: Ep) -> FiAddr {
+        self.addrs[(rank * self.nsets + set) * 3 + ep_index(ep)]
+    }
+
+    #[inline]
+    fn ep(&self, set: usize, ep: Ep) -> &Endpoint {
+        &self.sets[set].eps[ep_index(ep)]
+    }
+
+    /// The domain.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    fn convert(raw: &CqEntry, rx: bool) -> Result<Completion, Error> {
+        let v = raw.context() as usize;
+        let ctx = Context::decode(v).ok_or(Error::UnknownContext { value: v })?;
+        Ok(Completion {
+            ctx,
+            len: if rx { raw.len() } else { 0 },
+            buf: if rx {
+                raw.buf() as *const u8
+            } else {
+                std::ptr::null()
+            },
+            released: rx && raw.flags() & sys::FI_MULTI_RECV as u64 != 0,
+        })
+    }
+
+    fn read_queue(
+        &self,
+        q: &CompletionQueue,
+        rx: bool,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
+        let mut raw = [MaybeUninit::<CqEntry>::uninit(); MAX_BATCH];
+        let n = out.len().min(MAX_BATCH);
+        let _g = self.lock.enter();
+        // SAFETY: the domain lock serialises calls where the provider needs
+        // it (FI_THREAD_DOMAIN); the client polls each queue from one
+        // thread at a time (its per-queue try-lock).
+        match unsafe { q.read_uninit(&mut raw[..n]) }? {
+            CqRead::Empty => Ok(Polled::Empty),
+            CqRead::Entries(k) => {
+                // SAFETY: k is what read_uninit reported.
+                let got = unsafe { CompletionQueue::entries(&raw, k) };
+                for (o, e) in out.iter_mut().zip(got) {
+                    o.write(Self::convert(e, rx)?);
+                }
+                Ok(Polled::Completions(k))
+            }
+            CqRead::Error => {
+                // SAFETY: as above.
+                match unsafe { q.read_error() }? {
+                    None => Ok(Polled::Empty),
+                    Some(e) => Ok(Polled::Error(ErrorCompletion {
+                        ctx: Context::decode(e.context as usize),
+                        err: e.err,
+                        prov_errno: e.prov_errno,
+                        text: e.text,
+                        released: e.flags & sys::FI_MULTI_RECV as u64 != 0,
+                    })),
+                }
+            }
+        }
+    }
+}
+
+impl<L: DomainLock> Network for OfiNetwork<L> {
+    type Transport = OfiTransport<L>;
+
+    fn open(self, plan: &OpenPlan) -> Result<(OfiTransport<L>, Vec<u8>), Error> {
+        let net = self;
+        let entry = net
+            .info
+            .first()
+            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
+        let domain = Domain::open_entry(&entry)?;
+        let av = AddressVector::open(&domain, net.caps.av_type, 3 * plan.sets * plan.size)?;
+        let mut sets = Vec::with_capacity(plan.sets);
+        let mut names = Vec::with_capacity(3 * plan.sets);
+        for _ in 0..plan.sets {
+            let s = net.open_set(&domain, &av, plan)?;
+            for ep in &s.eps {
+                names.push(ep.name()?);
+            }
+            sets.push(s);
+        }
+        let facts = Facts {
+            provider: net.caps.provider.clone(),
+            max_msg_size: net.caps.max_msg_size,
+            mr_virt_addr: net.caps.mr_virt_addr,
+            mr_endpoint: net.caps.mr_endpoint,
+        };
+        Ok((
+            OfiTransport {
+                facts,
+                sets,
+                nsets: plan.sets,
+                addrs: Vec::new(),
+                av,
+                domain,
+                // Requested keys (providers without FI_MR_PROV_KEY) must be
+                // unique in the domain.
+                next_key: AtomicU64::new(1),
+                lock: L::new(net.big_lock),
+            },
+            pack_names(&names),
+        ))
+    }
+}
+
+impl<L: DomainLock> Transport for OfiTransport<L> {
+    type Desc = Desc;
+    type Region = OfiRegion;
+
+    fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
+        let mut all: Vec<&[u8]> = Vec::with_capacity(names.len() * 3 * self.nsets);
+        for (r, b) in names.iter().enumerate() {
+            all.extend(unpack_names(r, 3 * self.nsets, b)?);
+        }
+        let _g = self.lock.enter();
+        self.addrs = self.av.insert(&all)?;
+        Ok(())
+    }
+
+    fn keep_alive(&mut self, set: usize, mem: Arc<Mapping>) {
+        for ep in &self.sets[set].eps {
+            ep.hold(mem.clone());
+        }
+    }
+
+    fn register(&self, mem: &Arc<Mapping>, access: Access) -> Result<Vec<OfiRegion>, Error> {
+        let bits = match access {
+            Access::LocalRead => sys::FI_WRITE | sys::FI_READ,
+            Access::Remote => sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE | sys::FI_READ | sys::FI_WRITE,
+        } as u64;
+        let _g = self.lock.enter();
+        let mut out = Vec::new();
+        let bound: Vec<Option<&Endpoint>> = if self.facts.mr_endpoint {
+            self.sets.iter().map(|s| Some(&s.eps[2])).collect()
+        } else {
+            vec![None]
+        };
+        for ep in bound {
+            let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+            out.push(MemoryRegion::register(&self.domain, mem.clone(), bits, key, ep)?);
+        }
+        Ok(out)
+    }
+
+    #[inline]
+    fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError> {
+        let to = self.addr(dest, set, ep);
+        let _g = self.lock.enter();
+        // SAFETY: calls are serialised as the domain's threading level
+        // requires (the lock, or a transport that is not Sync); inject copies
+        // the bytes before returning.
+        unsafe { self.ep(set, ep).inject(bytes, to) }.map_err(post_error)
+    }
+
+    #[inline]
+    unsafe fn send(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let to = self.addr(dest, set, ep);
+        let _g = self.lock.enter();
+        // SAFETY: buffer lifetime per this function's contract; threading
+        // as in inject.
+        unsafe {
+            self.ep(set, ep)
+                .send(buf, len, to, ctx.encode() as *mut libc::c_void)
+        }
+        .map_err(post_error)
+    }
+
+    #[inline]
+    unsafe fn post_recv(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *mut u8,
+        len: usize,
+        ctx: Context,
+        multi: bool,
+    ) -> Result<(), PostError> {
+        let flags = if multi { sys::FI_MULTI_RECV as u64 } else { 0 };
+        let _g = self.lock.enter();
+        // SAFETY: buffer lifetime and exclusivity per this function's
+        // contract (the memory is held by the endpoint); threading as in
+        // inject.
+        unsafe {
+            self.ep(set, ep)
+                .recv_msg(buf, len, ctx.encode() as *mut libc::c_void, flags)
+        }
+        .map_err(post_error)
+    }
+
+    #[inline]
+    unsafe fn write(
+        &self,
+        set: usize,
+        dest: usize,
+        src: *const u8,
+        len: usize,
+        desc: Option<Desc>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+        inject: bool,
+    ) -> Result<(), PostError> {
+        let to = self.addr(dest, set, Ep::Rma);
+        let mut flags = (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64;
+        if inject {
+            flags |= sys::FI_INJECT as u64;
+        }
+        let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
+        let _g = self.lock.enter();
+        // SAFETY: source lifetime per this function's contract (FI_INJECT
+        // copies it now); the remote range was checked against the target's
+        // segment by the caller; threading as in inject.
+        unsafe {
+            self.ep(set, Ep::Rma).write_msg(
+                src,
+                len,
+                desc,
+                to,
+                remote.addr,
+                remote.key,
+                ctx.encode() as *mut libc::c_void,
+                0,
+                flags,
+            )
+        }
+        .map_err(post_error)
+    }
+
+    #[inline]
+    unsafe fn read(
+        &self,
+        set: usize,
+        from: usize,
+        dst: *mut u8,
+        len: usize,
+        desc: Option<Desc>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let src = self.addr(from, set, Ep::Rma);
+        let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
+        let _g = self.lock.enter();
+        // SAFETY: destination lifetime per this function's contract;
+        // threading as in inject.
+        unsafe {
+            self.ep(set, Ep::Rma).read(
+                dst,
+                len,
+                desc,
+                src,
+                remote.addr,
+                remote.key,
+                ctx.encode() as *mut libc::c_void,
+            )
+        }
+        .map_err(post_error)
+    }
+
+    fn poll(
+        &self,
+        set: usize,
+        cq: Cq,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
+        let s = &self.sets[set];
+        match cq {
+            Cq::Rx(side) => self.read_queue(&s.rx[side.index()], true, out),
+            Cq::Tx => {
+                if s.tx.len() == 1 {
+                    return self.read_queue(&s.tx[0], false, out);
+                }
+                // One queue per endpoint: gather from each.
+                if s.has_deferred.load(Ordering::Acquire) {
+                    let mut d = s.deferred.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(e) = d.take() {
+                        s.has_deferred.store(false, Ordering::Release);
+                        return Ok(Polled::Error(e));
+                    }
+                }
+                let mut n = 0;
+                for q in &s.tx {
+                    if n == out.len() {
+                        break;
+                    }
+                    match self.read_queue(q, false, &mut out[n..])? {
+                        Polled::Empty => {}
+                        Polled::Completions(k) => n += k,
+                        Polled::Error(e) if n == 0 => return Ok(Polled::Error(e)),
+                        Polled::Error(e) => {
+                            // Report the completions first; the error comes
+                            // with the next poll.
+                            *s.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            s.has_deferred.store(true, Ordering::Release);
+                            return Ok(Polled::Completions(n));
+                        }
+                    }
+                }
+                Ok(if n == 0 {
+                    Polled::Empty
+                } else {
+                    Polled::Completions(n)
+                })
+            }
+        }
+    }
+}
+
