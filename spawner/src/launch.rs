@@ -18,15 +18,14 @@
 //!   (a second one sends SIGKILL); the job then exits `128 + signal`.
 
 use crate::agent::AgentJob;
-use crate::hostmap::block_placement;
-use crate::proc::{own_group_and_pdeathsig, signal_group, spawn_rank, spawn_reaper, this_host};
-use crate::tcp::{tree_children, tree_parent};
-use crate::template;
-use crate::wire::{
-    new_secret, read_frame, secret_eq, secret_to_hex, write_frame, Msg, RankEnd, Secret, MAX_HELLO,
+use crate::proc::{own_group_and_pdeathsig, signal_group, spawn_rank, spawn_reaper};
+use crate::{new_secret, template, SpawnError};
+use bootstrap::tcp::{tree_children, tree_parent};
+use bootstrap::wire::{
+    read_frame, secret_eq, secret_to_hex, write_frame, Msg, RankEnd, Secret, MAX_HELLO,
 };
-use crate::{
-    SpawnError, ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_HOST, ENV_BOOTSTRAP_RADIX, ENV_BOOTSTRAP_SECRET,
+use bootstrap::{
+    this_host, ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_HOST, ENV_BOOTSTRAP_RADIX, ENV_BOOTSTRAP_SECRET,
     ENV_RANK, ENV_SIZE, ENV_SPAWNER,
 };
 use gex_env::{EnvError, EnvReader, EnvSource, ExitTimeout};
@@ -343,6 +342,23 @@ fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, SpawnError> {
         env: propagated_env(env.source(), &spec.extra_env),
         verbose,
     })
+}
+
+/// Block placement of `n` ranks on `nodes` hosts: the first `n % nodes`
+/// hosts get one rank more; ranks of a host are contiguous. Returns the
+/// host index of every rank.
+pub fn block_placement(n: usize, nodes: usize) -> Vec<usize> {
+    if nodes == 0 {
+        return Vec::new();
+    }
+    let base = n / nodes;
+    let extra = n % nodes;
+    let mut v = Vec::with_capacity(n);
+    for h in 0..nodes {
+        let k = base + usize::from(h < extra);
+        v.extend(std::iter::repeat_n(h, k));
+    }
+    v
 }
 
 fn ranks_text(rs: &[usize]) -> String {
@@ -1191,6 +1207,14 @@ impl Job {
 mod tests {
     use super::*;
     use gex_env::MapEnv;
+
+    #[test]
+    fn placement_is_contiguous_and_balanced() {
+        assert_eq!(block_placement(4, 2), vec![0, 0, 1, 1]);
+        assert_eq!(block_placement(5, 2), vec![0, 0, 0, 1, 1]);
+        assert_eq!(block_placement(3, 3), vec![0, 1, 2]);
+        assert_eq!(block_placement(2, 1), vec![0, 0]);
+    }
 
     /// A job of two ranks on one ssh host whose agent is connected (the
     /// stream is a real loopback connection, only written to on teardown).

@@ -66,9 +66,9 @@ use am::exit::ExitState;
 use am::handlers::HandlerTable;
 use am::pool::Pool;
 use am::wire::{self, Kind};
+use bootstrap::{Bootstrap, HostMap};
 use gex_env::{EnvReader, ProcessEnv};
 use ofi_sys as sys;
-use spawner::{Bootstrap, HostMap};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,7 +96,7 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn boot_err(e: spawner::SpawnError) -> AmError {
+fn boot_err(e: bootstrap::BootstrapError) -> AmError {
     AmError::Bootstrap(e.to_string())
 }
 
@@ -140,8 +140,9 @@ impl Client {
     /// configuration, select the provider, open the endpoints, exchange
     /// names, post receive buffers, and end with a barrier.
     pub fn init() -> Result<Client, AmError> {
-        spawner::drop_inherited_signal_handlers();
-        let boot: Arc<dyn Bootstrap> = Arc::from(spawner::bootstrap_from_env().map_err(boot_err)?);
+        bootstrap::drop_inherited_signal_handlers();
+        let boot: Arc<dyn Bootstrap> =
+            Arc::from(bootstrap::bootstrap_from_env().map_err(boot_err)?);
         let env = ProcessEnv;
         let reader = EnvReader::quiet(&env);
         let cfg = Config::from_env(&reader)?;

@@ -55,8 +55,8 @@ fn main() {
         Ok(o) => {
             eprintln!("{}", String::from_utf8_lossy(&o.stderr));
             eprintln!(
-                "error: the installed pmix.h does not match spawner/src/pmix.rs \
-                 (see the static assertions in spawner/src/pmix_layout.c): \
+                "error: the installed pmix.h does not match bootstrap/src/pmix.rs \
+                 (see the static assertions in bootstrap/src/pmix_layout.c): \
                  this PMIx version is not supported; PMIx 4.x is"
             );
             std::process::exit(1);

@@ -1,4 +1,4 @@
-/* Compiled by spawner/build.rs against the installed pmix.h: every
+/* Compiled by bootstrap/build.rs against the installed pmix.h: every
  * assertion states a fact that the hand-written declarations in pmix.rs
  * rely on. Nothing here is linked into the crate. */
 #include <pmix.h>
