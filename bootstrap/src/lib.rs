@@ -19,8 +19,9 @@
 //! The launcher itself lives in the `spawner` crate, which speaks the
 //! protocol of [`wire`] with the ranks; applications do not link it.
 //!
-//! [`drop_inherited_signal_handlers`] undoes the signal handlers that
-//! libraries installed before `main` (see its documentation).
+//! [`reset_provider_signal_handlers`] undoes the signal handlers that a
+//! fabric library installs when it is loaded, and only those (see its
+//! documentation).
 
 #![warn(missing_docs)]
 
@@ -35,7 +36,7 @@ pub mod wire;
 
 pub use error::BootstrapError;
 pub use hostmap::{this_host, HostMap};
-pub use signals::drop_inherited_signal_handlers;
+pub use signals::reset_provider_signal_handlers;
 
 use gex_env::{EnvReader, ProcessEnv};
 

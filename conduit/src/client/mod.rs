@@ -140,7 +140,7 @@ impl Client {
     /// configuration, select the provider, open the endpoints, exchange
     /// names, post receive buffers, and end with a barrier.
     pub fn init() -> Result<Client, AmError> {
-        bootstrap::drop_inherited_signal_handlers();
+        bootstrap::reset_provider_signal_handlers();
         let boot: Arc<dyn Bootstrap> =
             Arc::from(bootstrap::bootstrap_from_env().map_err(boot_err)?);
         let env = ProcessEnv;
