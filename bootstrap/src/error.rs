@@ -19,10 +19,12 @@ pub enum BootstrapError {
         #[source]
         source: io::Error,
     },
-    /// A peer (the launcher, a parent or a child in the tree) went away.
+    /// A peer (the launcher, a parent or a child in the tree, or another
+    /// rank of a [`crate::local`] group) went away.
     #[error("bootstrap peer lost: {0}")]
     PeerLost(String),
-    /// A peer sent something that does not follow the protocol.
+    /// A peer sent something that does not follow the protocol, or the
+    /// ranks do not call the collectives in the same order.
     #[error("bootstrap protocol error: {0}")]
     Protocol(String),
     /// The PMIx client library reported an error (pmi and mpi spawners).

@@ -14,7 +14,8 @@
 //! `gasnetrun-ofi -spawner=pmi|mpi`, which run one of these) the bootstrap
 //! goes through the PMIx server ([`pmix`]), or through MPI with the cargo
 //! feature `mpi`. A program started directly (none of these set) is a job
-//! of one rank ([`SingleBootstrap`]).
+//! of one rank ([`SingleBootstrap`]). Tests that run several ranks as
+//! threads of one process use [`local::LocalBootstrap`].
 //!
 //! The launcher itself lives in the `spawner` crate, which speaks the
 //! protocol of [`wire`] with the ranks; applications do not link it.
@@ -27,6 +28,7 @@
 
 mod error;
 pub mod hostmap;
+pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi_boot;
 pub mod pmix;
@@ -86,7 +88,7 @@ pub trait Bootstrap: Send + Sync {
     /// Orderly end: report this rank's exit code to the launcher. The caller
     /// then exits with `code`.
     fn finalize(&self, code: i32) -> Result<(), BootstrapError>;
-    /// Which bootstrap this is: `single`, `tcp`, `pmix` or `mpi`.
+    /// Which bootstrap this is: `single`, `tcp`, `pmix`, `mpi` or `local`.
     fn name(&self) -> &'static str {
         "unknown"
     }
