@@ -17,7 +17,7 @@
 //!   `mpi`).
 //! * `bench`: one barrier (launch-time measurement).
 
-use spawner::{bootstrap_from_env, Bootstrap};
+use bootstrap::{bootstrap_from_env, Bootstrap};
 use std::time::Duration;
 
 extern "C" fn on_term(_: libc::c_int) {

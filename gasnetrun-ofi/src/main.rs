@@ -1,5 +1,7 @@
 //! `gasnetrun-ofi`: launch an ofi-conduit program on `-n` ranks.
 
+#![forbid(unsafe_code)]
+
 mod providers;
 
 use clap::error::ErrorKind;

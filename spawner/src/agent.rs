@@ -13,8 +13,9 @@
 //!   or the control connection closes).
 
 use crate::proc::{signal_group, spawn_rank, spawn_reaper};
-use crate::wire::{read_frame, write_frame, Dec, Enc, Msg, RankEnd, Secret, MAX_FRAME};
-use crate::{SpawnError, ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
+use crate::SpawnError;
+use bootstrap::wire::{self, read_frame, write_frame, Dec, Enc, Msg, RankEnd, Secret, MAX_FRAME};
+use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
 use nix::sys::signal::Signal;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -134,7 +135,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         .map_err(|e| SpawnError::io("cloning the control socket", e))?;
     let tx2 = tx.clone();
     thread::spawn(move || loop {
-        match read_frame(&mut ctl_r, crate::wire::MAX_HELLO).map(|f| Msg::decode(&f)) {
+        match read_frame(&mut ctl_r, wire::MAX_HELLO).map(|f| Msg::decode(&f)) {
             Ok(Ok(Msg::Kill { signal })) => {
                 let _ = tx2.send(Ev::Kill(signal));
             }
@@ -146,7 +147,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         }
     });
 
-    let secret_hex = crate::wire::secret_to_hex(&job.secret);
+    let secret_hex = wire::secret_to_hex(&job.secret);
     let mut pids: HashMap<u32, u32> = HashMap::new(); // pid -> rank
     let mut forwarders = Vec::new();
     for &r in &job.ranks {

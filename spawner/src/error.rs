@@ -1,10 +1,11 @@
 //! The one error type of the spawner crate.
 
+use bootstrap::BootstrapError;
 use std::io;
 
-/// Everything that can go wrong while launching a job or running the
-/// bootstrap. Library code returns this; only the launcher binary turns it
-/// into a process exit code (see [`SpawnError::exit_code`]).
+/// Everything that can go wrong while launching a job. Library code
+/// returns this; only the launcher binary turns it into a process exit
+/// code (see [`SpawnError::exit_code`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
     /// A variable held a value that is not accepted.
@@ -29,28 +30,22 @@ pub enum SpawnError {
     /// An I/O error on a bootstrap socket or pipe.
     #[error("bootstrap I/O error while {context}: {source}")]
     Io {
-        /// What the bootstrap was doing.
+        /// What the launcher was doing.
         context: String,
         /// The operating system's reason.
         #[source]
         source: io::Error,
     },
-    /// A peer (the launcher, a parent or a child in the tree) went away.
-    #[error("bootstrap peer lost: {0}")]
-    PeerLost(String),
     /// A peer sent something that does not follow the protocol.
     #[error("bootstrap protocol error: {0}")]
     Protocol(String),
-    /// The PMIx client library reported an error (pmi and mpi spawners).
-    #[error("PMIx: {0}")]
-    Pmix(String),
-    /// MPI could not be used for the bootstrap (cargo feature `mpi`).
-    #[error("MPI: {0}")]
-    Mpi(String),
-    /// A caller passed an argument that cannot be honoured (e.g. a
-    /// broadcast root that is not a rank).
+    /// A caller passed an argument that cannot be honoured.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An error of the bootstrap protocol (decoding a message, the host
+    /// map, ...), shown as it is.
+    #[error(transparent)]
+    Bootstrap(#[from] BootstrapError),
 }
 
 impl SpawnError {
@@ -67,7 +62,10 @@ impl SpawnError {
     /// program cannot be started, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            SpawnError::Usage(_) | SpawnError::Env(_) | SpawnError::Unsupported(_) => 2,
+            SpawnError::Usage(_)
+            | SpawnError::Env(_)
+            | SpawnError::Unsupported(_)
+            | SpawnError::Bootstrap(BootstrapError::Env(_)) => 2,
             SpawnError::Spawn { .. } => 127,
             _ => 1,
         }

@@ -1,10 +1,10 @@
 //! Starting, watching and killing rank processes (shared by the launcher's
 //! local spawner and the ssh agent).
 
-use crate::wire::RankEnd;
 use crate::SpawnError;
+use bootstrap::wire::RankEnd;
 use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::waitpid;
+use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -12,13 +12,6 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Sender;
 use std::thread::{self, JoinHandle};
-
-/// This machine's host name.
-pub(crate) fn this_host() -> String {
-    nix::unistd::gethostname()
-        .map(|h| h.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "localhost".into())
-}
 
 /// Make `cmd` start in its own process group and die with its parent.
 pub(crate) fn own_group_and_pdeathsig(cmd: &mut Command) {
@@ -115,6 +108,15 @@ fn forward_lines(
         .ok()
 }
 
+/// How a child ended, from a `waitpid` status (`None`: it did not end).
+pub(crate) fn rank_end(st: WaitStatus) -> Option<RankEnd> {
+    match st {
+        WaitStatus::Exited(_, c) => Some(RankEnd::Code(c)),
+        WaitStatus::Signaled(_, s, _) => Some(RankEnd::Signal(s as i32)),
+        _ => None,
+    }
+}
+
 /// Send `sig` to the process group led by `pid`.
 pub(crate) fn signal_group(pid: u32, sig: Signal) {
     let _ = killpg(Pid::from_raw(pid as i32), sig);
@@ -133,7 +135,7 @@ pub(crate) fn spawn_reaper<E: Send + 'static>(
         .spawn(move || loop {
             match waitpid(None, None) {
                 Ok(st) => {
-                    if let (Some(pid), Some(end)) = (st.pid(), RankEnd::from_wait(st)) {
+                    if let (Some(pid), Some(end)) = (st.pid(), rank_end(st)) {
                         if tx.send(wrap(pid.as_raw() as u32, end)).is_err() {
                             break;
                         }

@@ -24,9 +24,8 @@
 
 use crate::launch::{propagated_env, JobSpec, SpawnerKind};
 use crate::proc::own_group_and_pdeathsig_with;
-use crate::{
-    SpawnError, ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE, ENV_SPAWNER,
-};
+use crate::SpawnError;
+use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE, ENV_SPAWNER};
 use gex_env::{EnvError, EnvReader};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;

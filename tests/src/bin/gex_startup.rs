@@ -49,7 +49,7 @@ fn retry(
 }
 
 fn run() -> Result<(), String> {
-    let boot = spawner::bootstrap_from_env().map_err(|e| e.to_string())?;
+    let boot = bootstrap::bootstrap_from_env().map_err(|e| e.to_string())?;
     let (rank, size) = (boot.rank(), boot.size());
     let env = ProcessEnv;
     let reader = EnvReader::quiet(&env);

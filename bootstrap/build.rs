@@ -1,5 +1,5 @@
 //! Links the PMIx client library (the pmi spawner's bootstrap) and checks
-//! that the hand-written declarations in `src/pmix.rs` match the installed
+//! that the hand-written declarations in `src/pmix/ffi.rs` match the installed
 //! `pmix.h`.
 //!
 //! The library is found with `pkg-config pmix` (Debian's libpmix-dev keeps
@@ -55,8 +55,8 @@ fn main() {
         Ok(o) => {
             eprintln!("{}", String::from_utf8_lossy(&o.stderr));
             eprintln!(
-                "error: the installed pmix.h does not match spawner/src/pmix.rs \
-                 (see the static assertions in spawner/src/pmix_layout.c): \
+                "error: the installed pmix.h does not match bootstrap/src/pmix/ffi.rs \
+                 (see the static assertions in bootstrap/src/pmix_layout.c): \
                  this PMIx version is not supported; PMIx 4.x is"
             );
             std::process::exit(1);

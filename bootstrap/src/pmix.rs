@@ -21,7 +21,7 @@
 //! installed `pmix.h` (`pmix_layout.c`).
 
 use crate::hostmap::HostMap;
-use crate::{Bootstrap, SpawnError};
+use crate::{Bootstrap, BootstrapError};
 use gex_env::EnvReader;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
@@ -36,96 +36,7 @@ pub const ENV_PMIX_RANK: &str = "PMIX_RANK";
 /// which a PMIx client finds its server.
 pub const ENV_PMIX_SERVER_URI_PREFIX: &str = "PMIX_SERVER_URI";
 
-/// Hand-written declarations of the parts of `pmix.h` (PMIx 4.x) used here.
-/// `pmix_layout.c` asserts every size, offset and constant at build time.
-#[allow(non_camel_case_types)]
-mod ffi {
-    use std::os::raw::{c_char, c_int};
-
-    pub type pmix_status_t = c_int;
-    pub type pmix_rank_t = u32;
-    pub type pmix_scope_t = u8;
-    pub type pmix_data_type_t = u16;
-
-    pub const PMIX_SUCCESS: pmix_status_t = 0;
-    pub const PMIX_ERR_NOT_FOUND: pmix_status_t = -46;
-    pub const PMIX_BOOL: pmix_data_type_t = 1;
-    pub const PMIX_STRING: pmix_data_type_t = 3;
-    pub const PMIX_UINT32: pmix_data_type_t = 14;
-    pub const PMIX_BYTE_OBJECT: pmix_data_type_t = 27;
-    pub const PMIX_PROC_RANK: pmix_data_type_t = 40;
-    pub const PMIX_GLOBAL: pmix_scope_t = 3;
-    pub const PMIX_RANK_WILDCARD: pmix_rank_t = u32::MAX - 1;
-
-    pub const PMIX_JOB_SIZE: &std::ffi::CStr = c"pmix.job.size";
-    pub const PMIX_HOSTNAME: &std::ffi::CStr = c"pmix.hname";
-    pub const PMIX_COLLECT_DATA: &std::ffi::CStr = c"pmix.collect";
-
-    /// `pmix_proc_t`: namespace (`PMIX_MAX_NSLEN + 1` bytes) and rank.
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    pub struct pmix_proc_t {
-        pub nspace: [c_char; 256],
-        pub rank: pmix_rank_t,
-    }
-
-    /// `pmix_value_t`: a type tag and a 24-byte union at offset 8. Only the
-    /// members used here are read: `bo` (pointer, size), `string`
-    /// (pointer), `uint32`/`rank` (4 bytes) and `flag` (1 byte), all at the
-    /// union's start.
-    #[repr(C, align(8))]
-    pub struct pmix_value_t {
-        pub type_: pmix_data_type_t,
-        pub _pad: [u8; 6],
-        pub data: [u64; 3],
-    }
-
-    /// `pmix_info_t`: key (`PMIX_MAX_KEYLEN + 1` bytes), directives, value.
-    #[repr(C)]
-    pub struct pmix_info_t {
-        pub key: [c_char; 512],
-        pub flags: u32,
-        pub _pad: u32,
-        pub value: pmix_value_t,
-    }
-
-    #[link(name = "pmix")]
-    extern "C" {
-        pub fn PMIx_Init(
-            proc_: *mut pmix_proc_t,
-            info: *mut pmix_info_t,
-            ninfo: usize,
-        ) -> pmix_status_t;
-        pub fn PMIx_Finalize(info: *const pmix_info_t, ninfo: usize) -> pmix_status_t;
-        pub fn PMIx_Abort(
-            status: c_int,
-            msg: *const c_char,
-            procs: *mut pmix_proc_t,
-            nprocs: usize,
-        ) -> pmix_status_t;
-        pub fn PMIx_Put(
-            scope: pmix_scope_t,
-            key: *const c_char,
-            val: *mut pmix_value_t,
-        ) -> pmix_status_t;
-        pub fn PMIx_Commit() -> pmix_status_t;
-        pub fn PMIx_Fence(
-            procs: *const pmix_proc_t,
-            nprocs: usize,
-            info: *const pmix_info_t,
-            ninfo: usize,
-        ) -> pmix_status_t;
-        pub fn PMIx_Get(
-            proc_: *const pmix_proc_t,
-            key: *const c_char,
-            info: *const pmix_info_t,
-            ninfo: usize,
-            val: *mut *mut pmix_value_t,
-        ) -> pmix_status_t;
-        pub fn PMIx_Value_destruct(val: *mut pmix_value_t);
-        pub fn PMIx_Error_string(status: pmix_status_t) -> *const c_char;
-    }
-}
+mod ffi;
 
 /// Tag byte in front of every blob this module puts, so that no value is
 /// empty (PMIx servers differ in how they store empty byte objects).
@@ -156,11 +67,11 @@ fn status_text(rc: ffi::pmix_status_t) -> String {
     format!("{s} ({rc})")
 }
 
-fn check(what: &str, rc: ffi::pmix_status_t) -> Result<(), SpawnError> {
+fn check(what: &str, rc: ffi::pmix_status_t) -> Result<(), BootstrapError> {
     if rc == ffi::PMIX_SUCCESS {
         Ok(())
     } else {
-        Err(SpawnError::Pmix(format!(
+        Err(BootstrapError::Pmix(format!(
             "{what} failed: {}",
             status_text(rc)
         )))
@@ -207,12 +118,12 @@ fn proc_of(me: &ffi::pmix_proc_t, rank: ffi::pmix_rank_t) -> ffi::pmix_proc_t {
     }
 }
 
-fn cstring(s: &str) -> Result<CString, SpawnError> {
-    CString::new(s).map_err(|_| SpawnError::InvalidArgument(format!("NUL in PMIx key {s:?}")))
+fn cstring(s: &str) -> Result<CString, BootstrapError> {
+    CString::new(s).map_err(|_| BootstrapError::InvalidArgument(format!("NUL in PMIx key {s:?}")))
 }
 
 /// `PMIx_Get(proc, key)`; `None` when the server has no such key.
-fn get(proc_: &ffi::pmix_proc_t, key: &CStr) -> Result<Option<Value>, SpawnError> {
+fn get(proc_: &ffi::pmix_proc_t, key: &CStr) -> Result<Option<Value>, BootstrapError> {
     let mut val: *mut ffi::pmix_value_t = std::ptr::null_mut();
     // SAFETY: proc_ and key are valid for the call; no info array; `val`
     // receives a value allocated by the library (or stays NULL).
@@ -261,7 +172,7 @@ fn get(proc_: &ffi::pmix_proc_t, key: &CStr) -> Result<Option<Value>, SpawnError
 }
 
 /// `PMIx_Put(PMIX_GLOBAL, key, bytes)`; the library copies the value.
-fn put_bytes(key: &CStr, data: &[u8]) -> Result<(), SpawnError> {
+fn put_bytes(key: &CStr, data: &[u8]) -> Result<(), BootstrapError> {
     let mut blob = Vec::with_capacity(data.len() + 1);
     blob.push(BLOB_TAG);
     blob.extend_from_slice(data);
@@ -276,13 +187,13 @@ fn put_bytes(key: &CStr, data: &[u8]) -> Result<(), SpawnError> {
     check("PMIx_Put", rc)
 }
 
-fn commit() -> Result<(), SpawnError> {
+fn commit() -> Result<(), BootstrapError> {
     // SAFETY: no arguments; valid between PMIx_Init and PMIx_Finalize.
     check("PMIx_Commit", unsafe { ffi::PMIx_Commit() })
 }
 
 /// `PMIx_Fence` over the whole namespace, with or without data collection.
-fn fence(collect: bool) -> Result<(), SpawnError> {
+fn fence(collect: bool) -> Result<(), BootstrapError> {
     if !collect {
         // SAFETY: NULL/0 procs means every process of our namespace; no info.
         let rc = unsafe { ffi::PMIx_Fence(std::ptr::null(), 0, std::ptr::null(), 0) };
@@ -309,10 +220,10 @@ fn fence(collect: bool) -> Result<(), SpawnError> {
     check("PMIx_Fence(collect)", rc)
 }
 
-fn unwrap_blob(v: Option<Value>, what: &str) -> Result<Vec<u8>, SpawnError> {
+fn unwrap_blob(v: Option<Value>, what: &str) -> Result<Vec<u8>, BootstrapError> {
     match v {
         Some(Value::Bytes(b)) if b.first() == Some(&BLOB_TAG) => Ok(b[1..].to_vec()),
-        other => Err(SpawnError::Protocol(format!(
+        other => Err(BootstrapError::Protocol(format!(
             "PMIx value {what} is {other:?}, expected a tagged byte object"
         ))),
     }
@@ -321,7 +232,7 @@ fn unwrap_blob(v: Option<Value>, what: &str) -> Result<Vec<u8>, SpawnError> {
 impl PmixBootstrap {
     /// Connect to the PMIx server named in the environment (`PMIx_Init`),
     /// read rank and job size, and build the host map (one allgather).
-    pub fn init() -> Result<PmixBootstrap, SpawnError> {
+    pub fn init() -> Result<PmixBootstrap, BootstrapError> {
         let mut me = ffi::pmix_proc_t {
             nspace: [0; 256],
             rank: 0,
@@ -343,25 +254,25 @@ impl PmixBootstrap {
         }
     }
 
-    fn after_init(me: ffi::pmix_proc_t) -> Result<PmixBootstrap, SpawnError> {
+    fn after_init(me: ffi::pmix_proc_t) -> Result<PmixBootstrap, BootstrapError> {
         let job = proc_of(&me, ffi::PMIX_RANK_WILDCARD);
         let size = match get(&job, ffi::PMIX_JOB_SIZE)? {
             Some(Value::U32(n)) if n > 0 => n as usize,
             other => {
-                return Err(SpawnError::Pmix(format!(
+                return Err(BootstrapError::Pmix(format!(
                     "the PMIx server gave no usable job size (PMIX_JOB_SIZE = {other:?})"
                 )))
             }
         };
         let rank = me.rank as usize;
         if rank >= size {
-            return Err(SpawnError::Pmix(format!(
+            return Err(BootstrapError::Pmix(format!(
                 "PMIx rank {rank} outside a job of {size}"
             )));
         }
         let host = match get(&me, ffi::PMIX_HOSTNAME) {
             Ok(Some(Value::Str(h))) if !h.is_empty() => h,
-            _ => crate::proc::this_host(),
+            _ => crate::this_host(),
         };
         let mut b = PmixBootstrap {
             me,
@@ -396,10 +307,13 @@ impl PmixBootstrap {
 
     /// Run `f` with the next sequence number, serialized with every other
     /// collective of this process.
-    fn collective<T>(&self, f: impl FnOnce(u64) -> Result<T, SpawnError>) -> Result<T, SpawnError> {
+    fn collective<T>(
+        &self,
+        f: impl FnOnce(u64) -> Result<T, BootstrapError>,
+    ) -> Result<T, BootstrapError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.finalized {
-            return Err(SpawnError::InvalidArgument(
+            return Err(BootstrapError::InvalidArgument(
                 "bootstrap collective after finalize".into(),
             ));
         }
@@ -437,7 +351,7 @@ impl Bootstrap for PmixBootstrap {
     fn hosts(&self) -> &HostMap {
         &self.hosts
     }
-    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {
         self.collective(|seq| {
             let key = cstring(&format!("gex.ag.{seq}"))?;
             put_bytes(&key, mine)?;
@@ -454,12 +368,12 @@ impl Bootstrap for PmixBootstrap {
                 .collect()
         })
     }
-    fn barrier(&self) -> Result<(), SpawnError> {
+    fn barrier(&self) -> Result<(), BootstrapError> {
         self.collective(|_| fence(false))
     }
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError> {
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, BootstrapError> {
         if root >= self.size {
-            return Err(SpawnError::InvalidArgument(format!(
+            return Err(BootstrapError::InvalidArgument(format!(
                 "broadcast root {root} is not a rank of a job of {}",
                 self.size
             )));
@@ -488,7 +402,7 @@ impl Bootstrap for PmixBootstrap {
     fn name(&self) -> &'static str {
         "pmix"
     }
-    fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
+    fn finalize(&self, _code: i32) -> Result<(), BootstrapError> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.finalized {
             return Ok(());

@@ -1,37 +1,32 @@
-//! Framing and messages of the bootstrap protocol.
+//! Framing and messages of the bootstrap protocol between `gasnetrun-ofi`
+//! (crate `spawner`), its ssh agents and the ranks' TCP bootstrap
+//! ([`crate::tcp`]). Public so that the launcher speaks the very same
+//! protocol; applications have no use for it.
 //!
 //! Every message is a frame: a big-endian `u32` length, then that many
 //! bytes. Integers inside are big-endian; byte strings are a `u32` length
 //! then the bytes.
 
-use crate::SpawnError;
+use crate::BootstrapError;
 use std::io::{self, Read, Write};
 
 /// Length of the per-job secret, bytes.
-pub(crate) const SECRET_LEN: usize = 32;
+pub const SECRET_LEN: usize = 32;
 /// Largest frame accepted before a peer has proved it knows the secret.
-pub(crate) const MAX_HELLO: u32 = 64 * 1024;
+pub const MAX_HELLO: u32 = 64 * 1024;
 /// Largest frame accepted from an authenticated peer.
-pub(crate) const MAX_FRAME: u32 = u32::MAX;
+pub const MAX_FRAME: u32 = u32::MAX;
 
 /// The per-job secret.
-pub(crate) type Secret = [u8; SECRET_LEN];
-
-/// A fresh random secret.
-pub(crate) fn new_secret() -> Result<Secret, SpawnError> {
-    let mut s = [0u8; SECRET_LEN];
-    getrandom::fill(&mut s)
-        .map_err(|e| SpawnError::io("drawing the job secret", io::Error::other(e.to_string())))?;
-    Ok(s)
-}
+pub type Secret = [u8; SECRET_LEN];
 
 /// Hex text of a secret (what goes in the environment).
-pub(crate) fn secret_to_hex(s: &Secret) -> String {
+pub fn secret_to_hex(s: &Secret) -> String {
     s.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Parse the hex text of a secret.
-pub(crate) fn secret_from_hex(t: &str) -> Option<Secret> {
+pub fn secret_from_hex(t: &str) -> Option<Secret> {
     let t = t.trim();
     if t.len() != 2 * SECRET_LEN || !t.is_ascii() {
         return None;
@@ -44,7 +39,7 @@ pub(crate) fn secret_from_hex(t: &str) -> Option<Secret> {
 }
 
 /// Compare secrets in time independent of where they differ.
-pub(crate) fn secret_eq(a: &Secret, b: &Secret) -> bool {
+pub fn secret_eq(a: &Secret, b: &Secret) -> bool {
     a.iter()
         .zip(b.iter())
         .fold(0u8, |acc, (x, y)| acc | (x ^ y))
@@ -52,7 +47,7 @@ pub(crate) fn secret_eq(a: &Secret, b: &Secret) -> bool {
 }
 
 /// Write one frame.
-pub(crate) fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
+pub fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
     let len = u32::try_from(payload.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame larger than 4 GiB"))?;
     let mut buf = Vec::with_capacity(4 + payload.len());
@@ -63,7 +58,7 @@ pub(crate) fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> 
 }
 
 /// Read one frame of at most `max` bytes.
-pub(crate) fn read_frame(r: &mut impl Read, max: u32) -> io::Result<Vec<u8>> {
+pub fn read_frame(r: &mut impl Read, max: u32) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len);
@@ -78,88 +73,104 @@ pub(crate) fn read_frame(r: &mut impl Read, max: u32) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Encoder for message bodies.
+/// Encoder for message bodies: `Enc::new().u8(1).str("x").done()`.
 #[derive(Default)]
-pub(crate) struct Enc(pub Vec<u8>);
+pub struct Enc(pub Vec<u8>);
 
 impl Enc {
+    /// An empty body.
     pub fn new() -> Self {
         Enc(Vec::new())
     }
+    /// Append one byte.
     pub fn u8(mut self, v: u8) -> Self {
         self.0.push(v);
         self
     }
+    /// Append a big-endian `u32`.
     pub fn u32(mut self, v: u32) -> Self {
         self.0.extend_from_slice(&v.to_be_bytes());
         self
     }
+    /// Append a big-endian `i32`.
     pub fn i32(self, v: i32) -> Self {
         self.u32(v as u32)
     }
+    /// Append a byte string: its `u32` length, then the bytes.
     pub fn bytes(self, v: &[u8]) -> Self {
         let mut s = self.u32(v.len() as u32);
         s.0.extend_from_slice(v);
         s
     }
+    /// Append bytes without a length (fixed-size fields such as the secret).
     pub fn raw(mut self, v: &[u8]) -> Self {
         self.0.extend_from_slice(v);
         self
     }
+    /// Append a string as a byte string of its UTF-8.
     pub fn str(self, v: &str) -> Self {
         self.bytes(v.as_bytes())
     }
+    /// The encoded body.
     pub fn done(self) -> Vec<u8> {
         self.0
     }
 }
 
-/// Decoder for message bodies; every failure is a [`SpawnError::Protocol`].
-pub(crate) struct Dec<'a> {
+/// Decoder for message bodies; every failure is a [`BootstrapError::Protocol`].
+pub struct Dec<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Dec<'a> {
+    /// Decode `buf` from its start.
     pub fn new(buf: &'a [u8]) -> Self {
         Dec { buf, pos: 0 }
     }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], SpawnError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], BootstrapError> {
         if self.buf.len() - self.pos < n {
-            return Err(SpawnError::Protocol("truncated message".into()));
+            return Err(BootstrapError::Protocol("truncated message".into()));
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
-    pub fn u8(&mut self) -> Result<u8, SpawnError> {
+    /// One byte.
+    pub fn u8(&mut self) -> Result<u8, BootstrapError> {
         Ok(self.take(1)?[0])
     }
-    pub fn u32(&mut self) -> Result<u32, SpawnError> {
+    /// A big-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, BootstrapError> {
         let b = self.take(4)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    pub fn i32(&mut self) -> Result<i32, SpawnError> {
+    /// A big-endian `i32`.
+    pub fn i32(&mut self) -> Result<i32, BootstrapError> {
         Ok(self.u32()? as i32)
     }
-    pub fn bytes(&mut self) -> Result<&'a [u8], SpawnError> {
+    /// A byte string (`u32` length, then the bytes).
+    pub fn bytes(&mut self) -> Result<&'a [u8], BootstrapError> {
         let n = self.u32()? as usize;
         self.take(n)
     }
-    pub fn str(&mut self) -> Result<String, SpawnError> {
+    /// A byte string that must be UTF-8.
+    pub fn str(&mut self) -> Result<String, BootstrapError> {
         String::from_utf8(self.bytes()?.to_vec())
-            .map_err(|_| SpawnError::Protocol("string is not UTF-8".into()))
+            .map_err(|_| BootstrapError::Protocol("string is not UTF-8".into()))
     }
-    pub fn secret(&mut self) -> Result<Secret, SpawnError> {
+    /// A job secret ([`SECRET_LEN`] bytes, no length).
+    pub fn secret(&mut self) -> Result<Secret, BootstrapError> {
         let mut s = [0u8; SECRET_LEN];
         s.copy_from_slice(self.take(SECRET_LEN)?);
         Ok(s)
     }
-    pub fn finish(&self) -> Result<(), SpawnError> {
+    /// Succeeds only when every byte has been read.
+    pub fn finish(&self) -> Result<(), BootstrapError> {
         if self.pos == self.buf.len() {
             Ok(())
         } else {
-            Err(SpawnError::Protocol("trailing bytes in message".into()))
+            Err(BootstrapError::Protocol("trailing bytes in message".into()))
         }
     }
 }
@@ -174,15 +185,6 @@ pub enum RankEnd {
 }
 
 impl RankEnd {
-    /// From a `waitpid` status.
-    pub(crate) fn from_wait(st: nix::sys::wait::WaitStatus) -> Option<RankEnd> {
-        use nix::sys::wait::WaitStatus;
-        match st {
-            WaitStatus::Exited(_, c) => Some(RankEnd::Code(c)),
-            WaitStatus::Signaled(_, s, _) => Some(RankEnd::Signal(s as i32)),
-            _ => None,
-        }
-    }
     /// The shell convention: the code, or 128 + the signal.
     pub fn shell_code(self) -> i32 {
         match self {
@@ -213,37 +215,70 @@ pub fn signal_name(s: i32) -> String {
 
 /// Messages on the launcher's control connections (and the agent's stdin).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Msg {
+pub enum Msg {
     /// rank -> launcher: first message of a rank.
     RankHello {
+        /// The job secret.
         secret: Secret,
+        /// The rank saying hello.
         rank: u32,
+        /// The job size it was told.
         size: u32,
+        /// Where it accepts its tree children (`ip:port`).
         listen: String,
     },
     /// ssh agent -> launcher: first message of an agent.
-    AgentHello { secret: Secret, host: u32 },
+    AgentHello {
+        /// The job secret.
+        secret: Secret,
+        /// The agent's host index.
+        host: u32,
+    },
     /// launcher -> rank: where the tree parent listens, and the rank's host.
     Welcome {
+        /// Radix of the tree.
         radix: u32,
+        /// Where the rank's tree parent listens (`None` for rank 0).
         parent: Option<String>,
+        /// The rank's host index.
         host_index: u32,
+        /// The rank's host name.
         host_name: String,
     },
     /// child -> parent in the tree.
-    ChildHello { secret: Secret, rank: u32 },
+    ChildHello {
+        /// The job secret.
+        secret: Secret,
+        /// The child's rank.
+        rank: u32,
+    },
     /// rank -> launcher: end the whole job with this code.
-    Abort { code: i32 },
+    Abort {
+        /// The job's exit code.
+        code: i32,
+    },
     /// rank -> launcher: this rank is about to exit with this code.
-    Finalize { code: i32 },
+    Finalize {
+        /// The rank's exit code.
+        code: i32,
+    },
     /// agent -> launcher: a rank on the agent's host ended.
-    RankExit { rank: u32, end: RankEnd },
+    RankExit {
+        /// The rank.
+        rank: u32,
+        /// How it ended.
+        end: RankEnd,
+    },
     /// launcher -> agent: send this signal to every rank (SIGKILL ends the agent too).
-    Kill { signal: i32 },
+    Kill {
+        /// The signal number.
+        signal: i32,
+    },
 }
 
 impl Msg {
-    pub(crate) fn encode(&self) -> Vec<u8> {
+    /// The frame payload of this message.
+    pub fn encode(&self) -> Vec<u8> {
         match self {
             Msg::RankHello {
                 secret,
@@ -284,7 +319,9 @@ impl Msg {
         }
     }
 
-    pub(crate) fn decode(b: &[u8]) -> Result<Msg, SpawnError> {
+    /// Parse a frame payload; anything malformed is a
+    /// [`BootstrapError::Protocol`].
+    pub fn decode(b: &[u8]) -> Result<Msg, BootstrapError> {
         let mut d = Dec::new(b);
         let m = match d.u8()? {
             1 => Msg::RankHello {
@@ -316,12 +353,12 @@ impl Msg {
                 let end = match k {
                     0 => RankEnd::Code(v),
                     1 => RankEnd::Signal(v),
-                    _ => return Err(SpawnError::Protocol("bad exit kind".into())),
+                    _ => return Err(BootstrapError::Protocol("bad exit kind".into())),
                 };
                 Msg::RankExit { rank, end }
             }
             8 => Msg::Kill { signal: d.i32()? },
-            t => return Err(SpawnError::Protocol(format!("unknown message tag {t}"))),
+            t => return Err(BootstrapError::Protocol(format!("unknown message tag {t}"))),
         };
         d.finish()?;
         Ok(m)
@@ -334,7 +371,10 @@ mod tests {
 
     #[test]
     fn secret_hex_roundtrip() {
-        let s = new_secret().unwrap();
+        let mut s = [0u8; SECRET_LEN];
+        for (i, b) in s.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) ^ 0xa5;
+        }
         let h = secret_to_hex(&s);
         assert_eq!(h.len(), 64);
         assert_eq!(secret_from_hex(&h), Some(s));

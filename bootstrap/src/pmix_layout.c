@@ -1,5 +1,5 @@
-/* Compiled by spawner/build.rs against the installed pmix.h: every
- * assertion states a fact that the hand-written declarations in pmix.rs
+/* Compiled by bootstrap/build.rs against the installed pmix.h: every
+ * assertion states a fact that the hand-written declarations in pmix/ffi.rs
  * rely on. Nothing here is linked into the crate. */
 #include <pmix.h>
 #include <stddef.h>

@@ -15,7 +15,7 @@
 
 use crate::hostmap::HostMap;
 use crate::wire::{self, read_frame, secret_eq, write_frame, Msg, Secret, MAX_FRAME, MAX_HELLO};
-use crate::{Bootstrap, SpawnError};
+use crate::{Bootstrap, BootstrapError};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -33,12 +33,12 @@ const OP_ALLGATHER: u8 = 2;
 const OP_BROADCAST: u8 = 3;
 
 /// Parent of `rank` in a `radix`-ary tree rooted at rank 0.
-pub(crate) fn tree_parent(rank: usize, radix: usize) -> Option<usize> {
+pub fn tree_parent(rank: usize, radix: usize) -> Option<usize> {
     (rank > 0).then(|| (rank - 1) / radix)
 }
 
 /// Children of `rank` in a `radix`-ary tree of `size` ranks.
-pub(crate) fn tree_children(rank: usize, size: usize, radix: usize) -> Vec<usize> {
+pub fn tree_children(rank: usize, size: usize, radix: usize) -> Vec<usize> {
     let first = rank.saturating_mul(radix).saturating_add(1);
     (first..first.saturating_add(radix).min(size)).collect()
 }
@@ -68,8 +68,8 @@ impl std::fmt::Debug for TcpBootstrap {
     }
 }
 
-fn lost(what: String) -> impl FnOnce(std::io::Error) -> SpawnError {
-    move |e| SpawnError::PeerLost(format!("{what}: {e}"))
+fn lost(what: String) -> impl FnOnce(std::io::Error) -> BootstrapError {
+    move |e| BootstrapError::PeerLost(format!("{what}: {e}"))
 }
 
 impl TcpBootstrap {
@@ -79,31 +79,31 @@ impl TcpBootstrap {
         secret: Secret,
         rank: usize,
         size: usize,
-    ) -> Result<TcpBootstrap, SpawnError> {
+    ) -> Result<TcpBootstrap, BootstrapError> {
         if rank >= size {
-            return Err(SpawnError::InvalidArgument(format!(
+            return Err(BootstrapError::InvalidArgument(format!(
                 "rank {rank} outside a job of {size} ranks"
             )));
         }
         let sa: SocketAddr = addr
             .to_socket_addrs()
-            .map_err(|e| SpawnError::io(format!("resolving the launcher address {addr}"), e))?
+            .map_err(|e| BootstrapError::io(format!("resolving the launcher address {addr}"), e))?
             .next()
             .ok_or_else(|| {
-                SpawnError::Protocol(format!("launcher address {addr} resolves to nothing"))
+                BootstrapError::Protocol(format!("launcher address {addr} resolves to nothing"))
             })?;
         let mut ctl = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT)
-            .map_err(|e| SpawnError::io(format!("connecting to the launcher at {sa}"), e))?;
+            .map_err(|e| BootstrapError::io(format!("connecting to the launcher at {sa}"), e))?;
         let _ = ctl.set_nodelay(true);
         let my_ip = ctl
             .local_addr()
-            .map_err(|e| SpawnError::io("reading the local address", e))?
+            .map_err(|e| BootstrapError::io("reading the local address", e))?
             .ip();
         let listener = TcpListener::bind((my_ip, 0))
-            .map_err(|e| SpawnError::io(format!("binding the tree listener on {my_ip}"), e))?;
+            .map_err(|e| BootstrapError::io(format!("binding the tree listener on {my_ip}"), e))?;
         let listen = listener
             .local_addr()
-            .map_err(|e| SpawnError::io("reading the listener address", e))?;
+            .map_err(|e| BootstrapError::io("reading the listener address", e))?;
         let hello = Msg::RankHello {
             secret,
             rank: rank as u32,
@@ -120,19 +120,19 @@ impl TcpBootstrap {
                 host_name,
             } => (radix as usize, parent, host_index as usize, host_name),
             m => {
-                return Err(SpawnError::Protocol(format!(
+                return Err(BootstrapError::Protocol(format!(
                     "expected a welcome from the launcher, got {m:?}"
                 )))
             }
         };
         if radix < 2 {
-            return Err(SpawnError::Protocol(format!("tree radix {radix} < 2")));
+            return Err(BootstrapError::Protocol(format!("tree radix {radix} < 2")));
         }
         let parent = match (tree_parent(rank, radix), parent_addr) {
             (None, _) => None,
             (Some(p), Some(a)) => {
                 let mut s = TcpStream::connect(a.as_str()).map_err(|e| {
-                    SpawnError::io(format!("connecting to parent rank {p} at {a}"), e)
+                    BootstrapError::io(format!("connecting to parent rank {p} at {a}"), e)
                 })?;
                 let _ = s.set_nodelay(true);
                 let m = Msg::ChildHello {
@@ -143,7 +143,7 @@ impl TcpBootstrap {
                 Some((p, s))
             }
             (Some(p), None) => {
-                return Err(SpawnError::Protocol(format!(
+                return Err(BootstrapError::Protocol(format!(
                     "the launcher gave no address for parent rank {p}"
                 )))
             }
@@ -170,7 +170,7 @@ impl TcpBootstrap {
             .iter()
             .map(|b| {
                 if b.len() < 4 {
-                    return Err(SpawnError::Protocol("short host-map entry".into()));
+                    return Err(BootstrapError::Protocol("short host-map entry".into()));
                 }
                 let h = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
                 Ok((h, String::from_utf8_lossy(&b[4..]).into_owned()))
@@ -182,14 +182,14 @@ impl TcpBootstrap {
 
     fn with_tree<T>(
         &self,
-        f: impl FnOnce(&mut Tree, u64) -> Result<T, SpawnError>,
-    ) -> Result<T, SpawnError> {
+        f: impl FnOnce(&mut Tree, u64) -> Result<T, BootstrapError>,
+    ) -> Result<T, BootstrapError> {
         let mut t = self
             .tree
             .lock()
-            .map_err(|_| SpawnError::Protocol("bootstrap lock poisoned".into()))?;
+            .map_err(|_| BootstrapError::Protocol("bootstrap lock poisoned".into()))?;
         if let Some(why) = &t.broken {
-            return Err(SpawnError::PeerLost(format!(
+            return Err(BootstrapError::PeerLost(format!(
                 "an earlier collective failed: {why}"
             )));
         }
@@ -211,17 +211,23 @@ fn header(op: u8, seq: u64) -> Vec<u8> {
 }
 
 /// Send `payload` tagged with `op` and `seq`.
-fn send(s: &mut TcpStream, who: &str, op: u8, seq: u64, payload: &[u8]) -> Result<(), SpawnError> {
+fn send(
+    s: &mut TcpStream,
+    who: &str,
+    op: u8,
+    seq: u64,
+    payload: &[u8],
+) -> Result<(), BootstrapError> {
     let mut f = header(op, seq);
     f.extend_from_slice(payload);
     write_frame(s, &f).map_err(lost(who.to_string()))
 }
 
 /// Receive a whole frame, check its tag; returns the frame (header included).
-fn recv(s: &mut TcpStream, who: &str, op: u8, seq: u64) -> Result<Vec<u8>, SpawnError> {
+fn recv(s: &mut TcpStream, who: &str, op: u8, seq: u64) -> Result<Vec<u8>, BootstrapError> {
     let f = read_frame(s, MAX_FRAME).map_err(lost(who.to_string()))?;
     if f.len() < 9 || f[0] != op || f[1..9] != seq.to_be_bytes() {
-        return Err(SpawnError::Protocol(format!(
+        return Err(BootstrapError::Protocol(format!(
             "{who} is out of step: expected collective {op} #{seq}, got a different message \
              (do all ranks call the bootstrap collectives in the same order?)"
         )));
@@ -233,13 +239,13 @@ fn accept_children(
     listener: TcpListener,
     secret: Secret,
     expected: &[usize],
-) -> Result<Vec<(usize, TcpStream)>, SpawnError> {
+) -> Result<Vec<(usize, TcpStream)>, BootstrapError> {
     if expected.is_empty() {
         return Ok(Vec::new());
     }
     let laddr = listener
         .local_addr()
-        .map_err(|e| SpawnError::io("reading the listener address", e))?;
+        .map_err(|e| BootstrapError::io("reading the listener address", e))?;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<(usize, TcpStream)>();
     let stop2 = stop.clone();
@@ -279,12 +285,12 @@ fn accept_children(
                     });
             }
         })
-        .map_err(|e| SpawnError::io("starting the accept thread", e))?;
+        .map_err(|e| BootstrapError::io("starting the accept thread", e))?;
     let mut got: Vec<(usize, TcpStream)> = Vec::with_capacity(expected.len());
     while got.len() < expected.len() {
         let (r, s) = rx
             .recv()
-            .map_err(|_| SpawnError::PeerLost("the accept thread ended".into()))?;
+            .map_err(|_| BootstrapError::PeerLost("the accept thread ended".into()))?;
         if !expected.contains(&r) || got.iter().any(|(g, _)| *g == r) {
             tracing::warn!(
                 "bootstrap: dropped a connection claiming to be rank {r}: not an expected child"
@@ -324,7 +330,7 @@ impl Bootstrap for TcpBootstrap {
         &self.hosts
     }
 
-    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {
         let (rank, size) = (self.rank, self.size);
         self.with_tree(|t, seq| {
             // Up: my subtree's contributions, as (u32 rank, bytes) pairs.
@@ -350,7 +356,7 @@ impl Bootstrap for TcpBootstrap {
                         match slots.get_mut(r) {
                             Some(slot @ None) => *slot = Some(b),
                             _ => {
-                                return Err(SpawnError::Protocol(format!(
+                                return Err(BootstrapError::Protocol(format!(
                                     "allgather: rank {r} contributed twice or is out of range"
                                 )))
                             }
@@ -359,7 +365,7 @@ impl Bootstrap for TcpBootstrap {
                     let mut e = wire::Enc(header(OP_ALLGATHER, seq)).u32(size as u32);
                     for (r, s) in slots.iter().enumerate() {
                         let b = s.ok_or_else(|| {
-                            SpawnError::Protocol(format!("allgather: rank {r} missing"))
+                            BootstrapError::Protocol(format!("allgather: rank {r} missing"))
                         })?;
                         e = e.bytes(b);
                     }
@@ -372,7 +378,7 @@ impl Bootstrap for TcpBootstrap {
             let mut d = wire::Dec::new(&down[9..]);
             let n = d.u32()? as usize;
             if n != size {
-                return Err(SpawnError::Protocol(format!(
+                return Err(BootstrapError::Protocol(format!(
                     "allgather result has {n} entries for {size} ranks"
                 )));
             }
@@ -384,7 +390,7 @@ impl Bootstrap for TcpBootstrap {
         })
     }
 
-    fn barrier(&self) -> Result<(), SpawnError> {
+    fn barrier(&self) -> Result<(), BootstrapError> {
         self.with_tree(|t, seq| {
             for (c, s) in t.children.iter_mut() {
                 recv(s, &format!("child rank {c}"), OP_BARRIER, seq)?;
@@ -401,9 +407,9 @@ impl Bootstrap for TcpBootstrap {
         })
     }
 
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError> {
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, BootstrapError> {
         if root >= self.size {
-            return Err(SpawnError::InvalidArgument(format!(
+            return Err(BootstrapError::InvalidArgument(format!(
                 "broadcast root {root} is not a rank of a job of {} ranks",
                 self.size
             )));
@@ -429,7 +435,9 @@ impl Bootstrap for TcpBootstrap {
                     recv(s, &who, OP_BROADCAST, seq)?[9..].to_vec()
                 }
                 None => have.ok_or_else(|| {
-                    SpawnError::Protocol(format!("broadcast: data of root {root} never arrived"))
+                    BootstrapError::Protocol(format!(
+                        "broadcast: data of root {root} never arrived"
+                    ))
                 })?,
             };
             for (c, s) in t.children.iter_mut() {
@@ -455,11 +463,11 @@ impl Bootstrap for TcpBootstrap {
         "tcp"
     }
 
-    fn finalize(&self, code: i32) -> Result<(), SpawnError> {
+    fn finalize(&self, code: i32) -> Result<(), BootstrapError> {
         let mut c = self
             .control
             .lock()
-            .map_err(|_| SpawnError::Protocol("bootstrap lock poisoned".into()))?;
+            .map_err(|_| BootstrapError::Protocol("bootstrap lock poisoned".into()))?;
         write_frame(&mut *c, &Msg::Finalize { code }.encode()).map_err(lost("launcher".into()))?;
         // Wait (briefly) for the launcher's acknowledgement: once it has
         // recorded the finalize, this rank's exit counts as orderly.

@@ -1,6 +1,6 @@
 //! Which ranks share a host.
 
-use crate::SpawnError;
+use crate::BootstrapError;
 
 /// The host map of a job: the host index of every rank, the host names,
 /// and the ranks of each host. Host indices follow the launcher's host
@@ -22,9 +22,9 @@ impl HostMap {
     /// Build the map from each rank's `(host index, host name)`, indexed by
     /// rank, as seen by `rank`. Host indices must be `0..H`, each used, each
     /// with one name.
-    pub fn new(rank: usize, entries: &[(usize, String)]) -> Result<HostMap, SpawnError> {
+    pub fn new(rank: usize, entries: &[(usize, String)]) -> Result<HostMap, BootstrapError> {
         if rank >= entries.len() {
-            return Err(SpawnError::InvalidArgument(format!(
+            return Err(BootstrapError::InvalidArgument(format!(
                 "rank {rank} outside a job of {} ranks",
                 entries.len()
             )));
@@ -35,7 +35,7 @@ impl HostMap {
         for (r, (h, name)) in entries.iter().enumerate() {
             match &names[*h] {
                 Some(n) if n != name => {
-                    return Err(SpawnError::Protocol(format!(
+                    return Err(BootstrapError::Protocol(format!(
                         "host {h} is named both {n:?} and {name:?}"
                     )))
                 }
@@ -46,7 +46,9 @@ impl HostMap {
         let names = names
             .into_iter()
             .enumerate()
-            .map(|(h, n)| n.ok_or_else(|| SpawnError::Protocol(format!("host {h} has no rank"))))
+            .map(|(h, n)| {
+                n.ok_or_else(|| BootstrapError::Protocol(format!("host {h} has no rank")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(HostMap {
             rank,
@@ -120,21 +122,11 @@ impl HostMap {
     }
 }
 
-/// Block placement of `n` ranks on `nodes` hosts: the first `n % nodes`
-/// hosts get one rank more; ranks of a host are contiguous. Returns the
-/// host index of every rank.
-pub fn block_placement(n: usize, nodes: usize) -> Vec<usize> {
-    if nodes == 0 {
-        return Vec::new();
-    }
-    let base = n / nodes;
-    let extra = n % nodes;
-    let mut v = Vec::with_capacity(n);
-    for h in 0..nodes {
-        let k = base + usize::from(h < extra);
-        v.extend(std::iter::repeat_n(h, k));
-    }
-    v
+/// This machine's host name (`localhost` when it cannot be read).
+pub fn this_host() -> String {
+    nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 #[cfg(test)]
@@ -142,16 +134,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placement_is_contiguous_and_balanced() {
-        assert_eq!(block_placement(4, 2), vec![0, 0, 1, 1]);
-        assert_eq!(block_placement(5, 2), vec![0, 0, 0, 1, 1]);
-        assert_eq!(block_placement(3, 3), vec![0, 1, 2]);
-        assert_eq!(block_placement(2, 1), vec![0, 0]);
-    }
-
-    #[test]
     fn map_queries() {
-        let e: Vec<(usize, String)> = block_placement(5, 2)
+        // Block placement of 5 ranks on 2 hosts.
+        let e: Vec<(usize, String)> = [0, 0, 0, 1, 1]
             .into_iter()
             .map(|h| (h, format!("h{h}")))
             .collect();

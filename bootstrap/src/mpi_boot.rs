@@ -13,7 +13,7 @@
 //! failure ends the job through MPI, as `abort` would.
 
 use crate::hostmap::HostMap;
-use crate::{Bootstrap, SpawnError};
+use crate::{Bootstrap, BootstrapError};
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -39,9 +39,9 @@ impl std::fmt::Debug for MpiBootstrap {
     }
 }
 
-fn allgather_world(w: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+fn allgather_world(w: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {
     let n = i32::try_from(mine.len()).map_err(|_| {
-        SpawnError::InvalidArgument(format!(
+        BootstrapError::InvalidArgument(format!(
             "allgather contribution of {} bytes is over MPI's 2 GiB count limit",
             mine.len()
         ))
@@ -56,7 +56,7 @@ fn allgather_world(w: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<Vec<u8>>, 
     }
     // Every rank sees the same counts, so every rank takes this branch.
     if total > i32::MAX as i64 {
-        return Err(SpawnError::InvalidArgument(format!(
+        return Err(BootstrapError::InvalidArgument(format!(
             "allgather of {total} bytes in all is over MPI's 2 GiB displacement limit"
         )));
     }
@@ -75,11 +75,13 @@ fn allgather_world(w: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<Vec<u8>>, 
 impl MpiBootstrap {
     /// `MPI_Init_thread`, rank and size of the world communicator, and the
     /// host map (one allgather).
-    pub fn init() -> Result<MpiBootstrap, SpawnError> {
+    pub fn init() -> Result<MpiBootstrap, BootstrapError> {
         let (universe, provided) = mpi::initialize_with_threading(Threading::Serialized)
-            .ok_or_else(|| SpawnError::Mpi("MPI was initialized before the bootstrap".into()))?;
+            .ok_or_else(|| {
+                BootstrapError::Mpi("MPI was initialized before the bootstrap".into())
+            })?;
         if matches!(provided, Threading::Single | Threading::Funneled) {
-            return Err(SpawnError::Mpi(format!(
+            return Err(BootstrapError::Mpi(format!(
                 "this MPI provides only {provided:?} threading; the bootstrap needs Serialized"
             )));
         }
@@ -88,7 +90,7 @@ impl MpiBootstrap {
         let host = mpi::environment::processor_name()
             .ok()
             .filter(|h| !h.is_empty())
-            .unwrap_or_else(crate::proc::this_host);
+            .unwrap_or_else(crate::this_host);
         let names: Vec<String> = allgather_world(&w, host.as_bytes())?
             .into_iter()
             .map(|n| String::from_utf8_lossy(&n).into_owned())
@@ -104,11 +106,11 @@ impl MpiBootstrap {
 
     fn with_world<T>(
         &self,
-        f: impl FnOnce(&SimpleCommunicator) -> Result<T, SpawnError>,
-    ) -> Result<T, SpawnError> {
+        f: impl FnOnce(&SimpleCommunicator) -> Result<T, BootstrapError>,
+    ) -> Result<T, BootstrapError> {
         let g = self.universe.lock().unwrap_or_else(|e| e.into_inner());
         let u = g.as_ref().ok_or_else(|| {
-            SpawnError::InvalidArgument("bootstrap collective after finalize".into())
+            BootstrapError::InvalidArgument("bootstrap collective after finalize".into())
         })?;
         f(&u.world())
     }
@@ -124,18 +126,18 @@ impl Bootstrap for MpiBootstrap {
     fn hosts(&self) -> &HostMap {
         &self.hosts
     }
-    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, SpawnError> {
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, BootstrapError> {
         self.with_world(|w| allgather_world(w, mine))
     }
-    fn barrier(&self) -> Result<(), SpawnError> {
+    fn barrier(&self) -> Result<(), BootstrapError> {
         self.with_world(|w| {
             w.barrier();
             Ok(())
         })
     }
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, SpawnError> {
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, BootstrapError> {
         if root >= self.size {
-            return Err(SpawnError::InvalidArgument(format!(
+            return Err(BootstrapError::InvalidArgument(format!(
                 "broadcast root {root} is not a rank of a job of {}",
                 self.size
             )));
@@ -167,7 +169,7 @@ impl Bootstrap for MpiBootstrap {
     fn name(&self) -> &'static str {
         "mpi"
     }
-    fn finalize(&self, _code: i32) -> Result<(), SpawnError> {
+    fn finalize(&self, _code: i32) -> Result<(), BootstrapError> {
         // Dropping the universe calls MPI_Finalize.
         let u = self
             .universe

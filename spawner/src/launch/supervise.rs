@@ -1,0 +1,469 @@
+//! Supervision of a local or ssh job: one loop over the events of the
+//! bootstrap listener, the reaper and the signal thread decides the job's
+//! exit code and tears it down (see the module documentation of
+//! [`crate::launch`]).
+
+mod spawn;
+
+use super::accept::Ev;
+use super::plan::{ranks_of_host, ranks_text, Plan};
+use crate::proc::signal_group;
+use bootstrap::tcp::{tree_children, tree_parent};
+use bootstrap::wire::{write_frame, Msg, RankEnd};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::TcpStream;
+use std::process::ChildStdin;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest wait between SIGTERM and SIGKILL in a teardown.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+/// How long the launcher waits for ssh sessions and agents after SIGKILL.
+const HARD_GRACE: Duration = Duration::from_secs(5);
+/// How long the launcher waits, after an ssh session ended, for its agent's
+/// last reports still in flight on the control stream.
+const AGENT_DRAIN: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Copy)]
+enum Proc {
+    Rank(usize),
+    Ssh(usize),
+}
+
+struct Teardown {
+    kill_at: Instant,
+    hard_at: Instant,
+    killed: bool,
+}
+
+/// A local or ssh job under supervision: its processes, each rank's
+/// bootstrap state and end, and the teardown in progress.
+pub(super) struct Job {
+    n: usize,
+    radix: usize,
+    timeout: Duration,
+    verbose: bool,
+    hosts: Vec<String>,
+    host_of: Vec<usize>,
+    procs: HashMap<u32, Proc>,
+    rank_pid: Vec<Option<u32>>,
+    ends: Vec<Option<RankEnd>>,
+    running: usize,
+    listen: Vec<Option<String>>,
+    ctl: Vec<Option<TcpStream>>,
+    welcomed: Vec<bool>,
+    finalized: Vec<Option<i32>>,
+    ssh_pid: Vec<Option<u32>>,
+    ssh_running: usize,
+    ssh_stdin: Arc<Mutex<Vec<ChildStdin>>>,
+    agents: Vec<Option<TcpStream>>,
+    /// Hosts whose agent's control stream is still open (connected, no
+    /// end of stream read yet).
+    agent_open: Vec<bool>,
+    /// An ssh session that ended while its agent's stream was still open:
+    /// its end and the time after which ranks not yet reported are lost.
+    ssh_ended_early: Vec<Option<(RankEnd, Instant)>>,
+    pub(super) code: Option<i32>,
+    grace: Option<(usize, Instant)>,
+    teardown: Option<Teardown>,
+    signals: usize,
+    ranks_done_at: Option<Instant>,
+    forwarders: Vec<thread::JoinHandle<()>>,
+}
+
+impl Job {
+    pub(super) fn new(plan: &Plan) -> Job {
+        let n = plan.n;
+        let h = plan.hosts.len();
+        Job {
+            n,
+            radix: plan.radix,
+            timeout: plan.timeout,
+            verbose: plan.verbose,
+            hosts: plan.hosts.clone(),
+            host_of: plan.host_of.clone(),
+            procs: HashMap::new(),
+            rank_pid: vec![None; n],
+            ends: vec![None; n],
+            running: n,
+            listen: vec![None; n],
+            ctl: (0..n).map(|_| None).collect(),
+            welcomed: vec![false; n],
+            finalized: vec![None; n],
+            ssh_pid: vec![None; h],
+            ssh_running: 0,
+            ssh_stdin: Arc::new(Mutex::new(Vec::new())),
+            agents: (0..h).map(|_| None).collect(),
+            agent_open: vec![false; h],
+            ssh_ended_early: vec![None; h],
+            code: None,
+            grace: None,
+            teardown: None,
+            signals: 0,
+            ranks_done_at: None,
+            forwarders: Vec::new(),
+        }
+    }
+
+    fn host_name(&self, rank: usize) -> &str {
+        &self.hosts[self.host_of[rank]]
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let mut d: Vec<Instant> = Vec::new();
+        if let (Some((_, at)), None) = (self.grace, &self.teardown) {
+            d.push(at);
+        }
+        if let Some(t) = &self.teardown {
+            d.push(if t.killed { t.hard_at } else { t.kill_at });
+        }
+        if let Some(at) = self.ranks_done_at {
+            d.push(at + HARD_GRACE);
+        }
+        d.extend(self.ssh_ended_early.iter().flatten().map(|&(_, at)| at));
+        d.into_iter().min()
+    }
+
+    pub(super) fn run(&mut self, rx: mpsc::Receiver<Ev>) {
+        loop {
+            if self.running == 0 {
+                if self.ssh_running == 0 {
+                    return;
+                }
+                self.ranks_done_at.get_or_insert_with(Instant::now);
+            }
+            let now = Instant::now();
+            for host in 0..self.hosts.len() {
+                if let Some((end, at)) = self.ssh_ended_early[host] {
+                    if now >= at {
+                        self.ssh_ended_early[host] = None;
+                        self.ranks_lost_with_ssh(host, end);
+                    }
+                }
+            }
+            if let Some((r, at)) = self.grace {
+                if now >= at && self.teardown.is_none() && self.running > 0 {
+                    let code = match self.ends[r] {
+                        Some(e) => e.describe(),
+                        None => "exited".into(),
+                    };
+                    eprintln!(
+                        "gasnetrun-ofi: rank {r} on host {} {code} but {} rank(s) still ran \
+                         after the exit timeout of {:.1}s; terminating the job",
+                        self.host_name(r),
+                        self.running,
+                        self.timeout.as_secs_f64()
+                    );
+                    self.code.get_or_insert(1);
+                    self.start_teardown(Signal::SIGTERM);
+                }
+            }
+            if let Some(t) = &self.teardown {
+                if !t.killed && now >= t.kill_at {
+                    self.kill_all(Signal::SIGKILL);
+                    if let Some(t) = &mut self.teardown {
+                        t.killed = true;
+                    }
+                } else if t.killed && now >= t.hard_at {
+                    self.give_up();
+                    return;
+                }
+            }
+            if let Some(at) = self.ranks_done_at {
+                if now >= at + HARD_GRACE {
+                    self.give_up();
+                    return;
+                }
+            }
+            let wait = self
+                .next_deadline()
+                .map(|d| d.saturating_duration_since(now))
+                .unwrap_or(Duration::from_secs(1))
+                .min(Duration::from_secs(1));
+            match rx.recv_timeout(wait) {
+                Ok(ev) => self.handle(ev),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// The hard deadline passed: kill what is left and stop waiting.
+    fn give_up(&mut self) {
+        for &pid in self.ssh_pid.iter().flatten() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+        self.kill_all(Signal::SIGKILL);
+        if self.running > 0 {
+            eprintln!(
+                "gasnetrun-ofi: {} rank(s) did not report their end; giving up on them",
+                self.running
+            );
+            self.code.get_or_insert(1);
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Hello {
+                rank,
+                listen,
+                stream,
+            } => {
+                if self.ctl[rank].is_some() {
+                    tracing::warn!("bootstrap: dropped a second hello from rank {rank}");
+                    return;
+                }
+                self.listen[rank] = Some(listen);
+                self.ctl[rank] = Some(stream);
+                self.try_welcome(rank);
+                for c in tree_children(rank, self.n, self.radix) {
+                    self.try_welcome(c);
+                }
+            }
+            Ev::RankMsg { rank, msg } => match msg {
+                Msg::Abort { code } => {
+                    if self.teardown.is_none() && self.code.is_none() {
+                        eprintln!(
+                            "gasnetrun-ofi: rank {rank} on host {} called abort({code}); terminating the job",
+                            self.host_name(rank)
+                        );
+                        self.code = Some(code);
+                        self.start_teardown(Signal::SIGTERM);
+                    }
+                    if let Some(s) = &mut self.ctl[rank] {
+                        let _ = write_frame(s, &Msg::Abort { code }.encode());
+                    }
+                }
+                Msg::Finalize { code } => {
+                    // Recorded before the acknowledgement, so the rank's
+                    // exit (which follows the ack) is seen as orderly.
+                    self.finalized[rank] = Some(code);
+                    if let Some(s) = &mut self.ctl[rank] {
+                        let _ = write_frame(s, &Msg::Finalize { code }.encode());
+                    }
+                }
+                m => tracing::warn!("bootstrap: unexpected message from rank {rank}: {m:?}"),
+            },
+            Ev::Agent { host, stream } => {
+                self.agents[host] = Some(stream);
+                self.agent_open[host] = true;
+                if self.teardown.is_some() {
+                    self.kill_host(host, Signal::SIGTERM);
+                }
+            }
+            Ev::AgentMsg { host, msg } => {
+                if let Msg::RankExit { rank, end } = msg {
+                    let rank = rank as usize;
+                    if rank < self.n && self.host_of[rank] == host {
+                        self.rank_ended(rank, end);
+                    }
+                }
+            }
+            Ev::AgentGone { host } => {
+                self.agent_open[host] = false;
+                if let Some((end, _)) = self.ssh_ended_early[host].take() {
+                    self.ranks_lost_with_ssh(host, end);
+                }
+            }
+            Ev::Child { pid, end } => match self.procs.get(&pid).copied() {
+                Some(Proc::Rank(r)) => self.rank_ended(r, end),
+                Some(Proc::Ssh(h)) => self.ssh_ended(h, end),
+                None => {}
+            },
+            Ev::Signal(sig) => {
+                self.signals += 1;
+                let s = Signal::try_from(sig).unwrap_or(Signal::SIGTERM);
+                if self.signals == 1 {
+                    if self.verbose {
+                        eprintln!(
+                            "gasnetrun-ofi: received {}; passing it to every rank",
+                            s.as_str()
+                        );
+                    }
+                    self.code.get_or_insert(128 + sig);
+                    self.start_teardown(s);
+                } else {
+                    self.kill_all(Signal::SIGKILL);
+                }
+            }
+        }
+    }
+
+    fn try_welcome(&mut self, rank: usize) {
+        if self.welcomed[rank] || self.ctl[rank].is_none() {
+            return;
+        }
+        let parent = match tree_parent(rank, self.radix) {
+            None => None,
+            Some(p) => match &self.listen[p] {
+                Some(a) => Some(a.clone()),
+                None => return,
+            },
+        };
+        let m = Msg::Welcome {
+            radix: self.radix as u32,
+            parent,
+            host_index: self.host_of[rank] as u32,
+            host_name: self.hosts[self.host_of[rank]].clone(),
+        };
+        if let Some(s) = &mut self.ctl[rank] {
+            if write_frame(s, &m.encode()).is_ok() {
+                self.welcomed[rank] = true;
+            }
+        }
+    }
+
+    fn rank_ended(&mut self, rank: usize, end: RankEnd) {
+        if self.ends[rank].is_some() {
+            return;
+        }
+        self.ends[rank] = Some(end);
+        self.running -= 1;
+        if self.verbose {
+            eprintln!(
+                "gasnetrun-ofi: rank {rank} on host {} {}",
+                self.host_name(rank),
+                end.describe()
+            );
+        }
+        if self.teardown.is_some() {
+            return; // ended by the teardown: not the job's verdict
+        }
+        // A rank that reported `finalize(code)` and then exited with that
+        // code took part in an orderly, collective exit: its peers are
+        // exiting too. Its code is the job's (the first non-zero one wins);
+        // the others get the exit timeout to follow, as after a success.
+        let orderly = matches!((self.finalized[rank], end), (Some(c), RankEnd::Code(e)) if c == e);
+        if orderly && !end.is_success() {
+            self.code.get_or_insert(end.shell_code());
+        }
+        if end.is_success() || orderly {
+            if self.running > 0 && self.grace.is_none() {
+                self.grace = Some((rank, Instant::now() + self.timeout));
+            }
+            return;
+        }
+        self.code.get_or_insert(end.shell_code());
+        if self.running > 0 {
+            eprintln!(
+                "gasnetrun-ofi: rank {rank} on host {} {} while {} other rank(s) were running; terminating the job",
+                self.host_name(rank),
+                end.describe(),
+                self.running
+            );
+            self.start_teardown(Signal::SIGTERM);
+        } else if let RankEnd::Signal(_) = end {
+            eprintln!(
+                "gasnetrun-ofi: rank {rank} on host {} {}",
+                self.host_name(rank),
+                end.describe()
+            );
+        }
+    }
+
+    fn ssh_ended(&mut self, host: usize, end: RankEnd) {
+        self.ssh_running = self.ssh_running.saturating_sub(1);
+        self.ssh_pid[host] = None;
+        if self.agent_open[host] {
+            // The agent's last reports (its ranks' exits) may still be in
+            // its stream's reader: the child's end can overtake them. Judge
+            // the host once the stream ends, or after a short wait.
+            self.ssh_ended_early[host] = Some((end, Instant::now() + AGENT_DRAIN));
+            return;
+        }
+        self.ranks_lost_with_ssh(host, end);
+    }
+
+    /// Ranks of `host` that never reported their end when its ssh session
+    /// (and agent) ended are lost: the job is torn down unless it already is.
+    fn ranks_lost_with_ssh(&mut self, host: usize, end: RankEnd) {
+        let lost: Vec<usize> = ranks_of_host(&self.host_of, host)
+            .into_iter()
+            .filter(|&r| self.ends[r].is_none())
+            .collect();
+        if lost.is_empty() {
+            return;
+        }
+        for &r in &lost {
+            self.ends[r] = Some(end);
+            self.running -= 1;
+        }
+        if self.teardown.is_none() {
+            eprintln!(
+                "gasnetrun-ofi: the ssh session to host {host} ({}) {} while {} were running; terminating the job",
+                self.hosts[host],
+                end.describe(),
+                ranks_text(&lost)
+            );
+            self.code.get_or_insert(match end.shell_code() {
+                0 => 1,
+                c => c,
+            });
+            self.start_teardown(Signal::SIGTERM);
+        }
+    }
+
+    fn start_teardown(&mut self, sig: Signal) {
+        let now = Instant::now();
+        let kill_at = now + TERM_GRACE.min(self.timeout);
+        self.teardown = Some(Teardown {
+            kill_at,
+            hard_at: kill_at + HARD_GRACE,
+            killed: false,
+        });
+        self.kill_all(sig);
+    }
+
+    fn kill_host(&mut self, host: usize, sig: Signal) {
+        if let Some(s) = &mut self.agents[host] {
+            let _ = write_frame(s, &Msg::Kill { signal: sig as i32 }.encode());
+        } else if let Some(pid) = self.ssh_pid[host] {
+            // No agent yet: ending ssh closes the agent's stdin, which
+            // makes it kill its ranks.
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGTERM);
+        }
+    }
+
+    fn kill_all(&mut self, sig: Signal) {
+        for r in 0..self.n {
+            if self.ends[r].is_none() {
+                if let Some(pid) = self.rank_pid[r] {
+                    signal_group(pid, sig);
+                }
+            }
+        }
+        for h in 0..self.hosts.len() {
+            let busy = ranks_of_host(&self.host_of, h)
+                .iter()
+                .any(|&r| self.ends[r].is_none() && self.rank_pid[r].is_none());
+            if busy {
+                self.kill_host(h, sig);
+            }
+        }
+    }
+
+    pub(super) fn finish_output(&mut self) {
+        let fw = std::mem::take(&mut self.forwarders);
+        if fw.is_empty() {
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for f in fw {
+                let _ = f.join();
+            }
+            let _ = tx.send(());
+        });
+        let _ = rx.recv_timeout(Duration::from_secs(2));
+        let _ = std::io::stdout().flush();
+    }
+}
+
+#[cfg(test)]
+mod tests;
