@@ -1,30 +1,34 @@
 //! A ring of AM Mediums: a token travels `laps` times around the ranks;
 //! every rank appends its rank to the payload as it passes, and rank 0
-//! checks the whole trail at the end.
+//! checks the whole trail at the end. The handler leaves the token in the
+//! client's typed state, where the main loop picks it up.
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/am_ring [laps]`
 
-use conduit::client::{AmError, Client, Handler};
-use std::sync::{Arc, Mutex};
+use conduit::client::Client;
+use gex_examples::Outcome;
+use std::cell::RefCell;
 
 const H_TOKEN: u8 = 200;
 
-fn run(c: &mut Client, laps: usize) -> Result<Option<String>, AmError> {
+/// The client's state: the token, once it arrived.
+#[derive(Default)]
+struct Ring {
+    inbox: RefCell<Option<Vec<u8>>>,
+}
+
+fn run(c: &Client<Ring>, laps: usize) -> Outcome {
     let (me, n) = (c.rank(), c.size());
     if laps * n + 1 > c.max_medium() {
-        return Err(AmError::BadArgument(format!(
+        return Err(format!(
             "{laps} laps of {n} ranks do not fit in one Medium of {} bytes",
             c.max_medium()
-        )));
+        )
+        .into());
     }
-    let inbox: Arc<Mutex<Option<Vec<u8>>>> = Arc::new(Mutex::new(None));
-    let ib = inbox.clone();
-    c.register(
-        H_TOKEN,
-        Handler::request_medium(0, move |_, _, p| {
-            *ib.lock().expect("inbox lock") = Some(p.to_vec());
-        }),
-    )?;
+    c.on_request_medium(H_TOKEN, 0, |tok, _, p| {
+        tok.state().inbox.replace(Some(p.to_vec()));
+    })?;
     c.barrier()?;
     let next = (me + 1) % n;
     if me == 0 {
@@ -32,17 +36,17 @@ fn run(c: &mut Client, laps: usize) -> Result<Option<String>, AmError> {
     }
     let mut summary = None;
     for lap in 0..laps {
-        let ib = inbox.clone();
-        c.block_until(|| ib.lock().expect("inbox lock").is_some())?;
-        let mut trail = inbox.lock().expect("inbox lock").take().unwrap_or_default();
+        c.block_until(|| c.state().inbox.borrow().is_some())?;
+        let mut trail = c.state().inbox.take().unwrap_or_default();
         trail.push(me as u8);
         if me == 0 && lap + 1 == laps {
             let want: Vec<u8> = (0..laps * n + 1).map(|i| (i % n) as u8).collect();
             if trail != want {
-                return Err(AmError::BadArgument(format!(
+                return Err(format!(
                     "the token's trail is wrong: {:?}...",
                     &trail[..trail.len().min(16)]
-                )));
+                )
+                .into());
             }
             summary = Some(format!(
                 "am_ring: ok: {laps} laps around {n} ranks, {} hops, trail checked",
@@ -59,6 +63,7 @@ fn main() {
     gex_examples::run_example(
         "am_ring",
         || gex_examples::count_arg("am_ring", 1, "laps", 100, 1),
+        Ring::default(),
         run,
     )
 }

@@ -9,9 +9,9 @@
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/gups [updates-per-rank]`
 
-use conduit::client::{AmError, Client, Handler};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use conduit::client::Client;
+use gex_examples::Outcome;
+use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
 const PER_RANK: usize = 1 << 14;
@@ -32,59 +32,52 @@ impl Rng {
     }
 }
 
-fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
-    let (me, n) = (c.rank(), c.size());
-    let table: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(
-        (0..PER_RANK).map(|i| (me * PER_RANK + i) as u64).collect(),
-    ));
-    let counters: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![0; PER_RANK]));
-    let acks = Arc::new(AtomicU64::new(0));
-    let fadd_replies = Arc::new(AtomicU64::new(0));
-    let sums = Arc::new(Mutex::new(Vec::<u64>::new()));
+/// The client's state, which the handlers update (single-threaded client:
+/// cells are enough).
+#[derive(Default)]
+struct Gups {
+    table: RefCell<Vec<u64>>,
+    counters: RefCell<Vec<u64>>,
+    acks: Cell<u64>,
+    fadd_replies: Cell<u64>,
+    sums: RefCell<Vec<u64>>,
+}
 
-    let t = table.clone();
-    c.register(
-        H_XOR,
-        Handler::request_short(3, move |tok, a| {
-            let v = a[1] as u64 | (a[2] as u64) << 32;
-            t.lock().expect("table")[a[0] as usize] ^= v;
-            let _ = tok.reply_short(H_ACK, &[]);
-        }),
-    )?;
-    let k = acks.clone();
-    c.register(
-        H_ACK,
-        Handler::reply_short(0, move |_, _| {
-            k.fetch_add(1, Ordering::Relaxed);
-        }),
-    )?;
-    let ctr = counters.clone();
-    c.register(
-        H_FADD,
-        Handler::request_short(2, move |tok, a| {
-            let mut cs = ctr.lock().expect("counters");
+fn run(c: &Client<Gups>, updates: usize) -> Outcome {
+    let (me, n) = (c.rank(), c.size());
+    let st = c.state();
+    st.table
+        .replace((0..PER_RANK).map(|i| (me * PER_RANK + i) as u64).collect());
+    st.counters.replace(vec![0; PER_RANK]);
+
+    c.on_request_short(H_XOR, 3, |tok, a| {
+        let v = a[1] as u64 | (a[2] as u64) << 32;
+        tok.state().table.borrow_mut()[a[0] as usize] ^= v;
+        let _ = tok.reply_short(H_ACK, &[]);
+    })?;
+    c.on_reply_short(H_ACK, 0, |tok, _| {
+        let a = &tok.state().acks;
+        a.set(a.get() + 1);
+    })?;
+    c.on_request_short(H_FADD, 2, |tok, a| {
+        let old = {
+            let mut cs = tok.state().counters.borrow_mut();
             let old = cs[a[0] as usize];
             cs[a[0] as usize] = old + a[1] as u64;
-            drop(cs);
-            let _ = tok.reply_short(H_FADD_REP, &[old as u32, (old >> 32) as u32]);
-        }),
-    )?;
-    let fr = fadd_replies.clone();
-    c.register(
-        H_FADD_REP,
-        Handler::reply_short(2, move |_, _old| {
-            fr.fetch_add(1, Ordering::Relaxed);
-        }),
-    )?;
-    let s = sums.clone();
-    c.register(
-        H_SUM,
-        Handler::request_short(2, move |_, a| {
-            s.lock()
-                .expect("sums")
-                .push(a[0] as u64 | (a[1] as u64) << 32);
-        }),
-    )?;
+            old
+        };
+        let _ = tok.reply_short(H_FADD_REP, &[old as u32, (old >> 32) as u32]);
+    })?;
+    c.on_reply_short(H_FADD_REP, 2, |tok, _old| {
+        let f = &tok.state().fadd_replies;
+        f.set(f.get() + 1);
+    })?;
+    c.on_request_short(H_SUM, 2, |tok, a| {
+        tok.state()
+            .sums
+            .borrow_mut()
+            .push(a[0] as u64 | (a[1] as u64) << 32);
+    })?;
     c.barrier()?;
 
     // 1. XOR updates, the same stream twice; up to 64 unacknowledged.
@@ -102,18 +95,16 @@ fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
                 &[(g % PER_RANK) as u32, v as u32, (v >> 32) as u32],
             )?;
             let sent = (i + 1) as u64 + if _pass == 1 { updates as u64 } else { 0 };
-            let k = acks.clone();
-            c.block_until(|| k.load(Ordering::Relaxed) + 64 >= sent)?;
+            c.block_until(|| st.acks.get() + 64 >= sent)?;
         }
     }
-    let k = acks.clone();
     let want = 2 * updates as u64;
-    c.block_until(|| k.load(Ordering::Relaxed) == want)?;
+    c.block_until(|| st.acks.get() == want)?;
     let secs = t0.elapsed().as_secs_f64();
     c.barrier()?;
-    let restored = table
-        .lock()
-        .expect("table")
+    let restored = st
+        .table
+        .borrow()
         .iter()
         .enumerate()
         .all(|(i, v)| *v == (me * PER_RANK + i) as u64);
@@ -123,22 +114,21 @@ fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
     for i in 0..updates {
         let g = (rng.next() % total) as usize;
         c.request_short(g / PER_RANK, H_FADD, &[(g % PER_RANK) as u32, 1])?;
-        let fr = fadd_replies.clone();
-        c.block_until(|| fr.load(Ordering::Relaxed) == (i + 1) as u64)?;
+        c.block_until(|| st.fadd_replies.get() == (i + 1) as u64)?;
     }
     c.barrier()?;
-    let local: u64 = counters.lock().expect("counters").iter().sum();
+    let local: u64 = st.counters.borrow().iter().sum();
     c.request_short(0, H_SUM, &[local as u32, (local >> 32) as u32])?;
     let mut line = None;
     if me == 0 {
-        let s = sums.clone();
-        c.block_until(|| s.lock().expect("sums").len() == n)?;
-        let sum: u64 = sums.lock().expect("sums").iter().sum();
+        c.block_until(|| st.sums.borrow().len() == n)?;
+        let sum: u64 = st.sums.borrow().iter().sum();
         if sum != (updates * n) as u64 {
-            return Err(AmError::BadArgument(format!(
+            return Err(format!(
                 "fetch-and-add counters sum to {sum}, expected {}",
                 updates * n
-            )));
+            )
+            .into());
         }
         line = Some(format!(
             "gups: ok: {} XOR updates by AM ({:.3} M updates/s over {n} ranks) restored the table; {} fetch-and-adds by AM sum correctly",
@@ -148,9 +138,7 @@ fn run(c: &mut Client, updates: usize) -> Result<Option<String>, AmError> {
         ));
     }
     if !restored {
-        return Err(AmError::BadArgument(
-            "XOR updates applied twice did not restore the table".into(),
-        ));
+        return Err("XOR updates applied twice did not restore the table".into());
     }
     Ok(line)
 }
@@ -159,6 +147,7 @@ fn main() {
     gex_examples::run_example(
         "gups",
         || gex_examples::count_arg("gups", 1, "updates-per-rank", 20_000, 1),
+        Gups::default(),
         run,
     )
 }

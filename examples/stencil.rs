@@ -6,7 +6,8 @@
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/stencil [cells] [steps]`
 
-use conduit::client::{AmError, Client, NbiSync};
+use conduit::client::{Client, Error, NbiSync};
+use gex_examples::Outcome;
 
 /// Segment layout (f64 each): [left halo][cells...][right halo].
 fn off(i: usize) -> usize {
@@ -33,13 +34,14 @@ fn step_serial(u: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn read(c: &mut Client, i: usize) -> Result<f64, AmError> {
-    let mut b = [0u8; 8];
-    c.segment_read(off(i), &mut b)?;
-    Ok(f64::from_ne_bytes(b))
+/// Cell `i` of this rank's segment (halos are written by the neighbours'
+/// puts, read after the barrier that follows them).
+fn read(c: &Client, i: usize) -> Result<f64, Error> {
+    let seg = c.segment()?;
+    Ok(f64::from_bits(seg.read_volatile_u64(off(i))?))
 }
 
-fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmError> {
+fn run(c: &Client, cells: usize, steps: usize) -> Outcome {
     let (me, n) = (c.rank(), c.size());
     let total = cells * n;
     let page = conduit::config::host_page_size();
@@ -100,9 +102,7 @@ fn run(c: &mut Client, cells: usize, steps: usize) -> Result<Option<String>, AmE
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f64, f64::max);
         if err > 1e-9 {
-            return Err(AmError::BadArgument(format!(
-                "distributed result differs from the serial one by {err}"
-            )));
+            return Err(format!("distributed result differs from the serial one by {err}").into());
         }
         let heat: f64 = all.iter().sum();
         summary = Some(format!(
@@ -121,6 +121,7 @@ fn main() {
                 gex_examples::count_arg("stencil", 2, "steps", 200, 0)?,
             ))
         },
+        (),
         |c, (cells, steps)| run(c, cells, steps),
     )
 }

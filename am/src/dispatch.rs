@@ -122,10 +122,7 @@ pub fn classify<'a, F>(
         handler,
         msg,
         signature: got,
-        args: Args {
-            words,
-            n: h.nargs,
-        },
+        args: Args { words, n: h.nargs },
         long,
     }))
 }
@@ -135,7 +132,14 @@ mod tests {
     use super::*;
     use crate::wire::{encode, Header};
 
-    fn msg(kind: Kind, is_request: bool, handler: u8, nargs: u8, dest: Option<u64>, plen: usize) -> Vec<u8> {
+    fn msg(
+        kind: Kind,
+        is_request: bool,
+        handler: u8,
+        nargs: u8,
+        dest: Option<u64>,
+        plen: usize,
+    ) -> Vec<u8> {
         let h = Header {
             kind,
             nargs,

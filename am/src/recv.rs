@@ -373,7 +373,13 @@ mod tests {
         let a = r.arrived(0, Some(0), 16, false).unwrap().unwrap();
         assert!(!r.consumed(0, a));
         let b = r.arrived(0, Some(16), 24, true).unwrap().unwrap();
-        assert_eq!(b, Arrival { offset: 16, len: 24 });
+        assert_eq!(
+            b,
+            Arrival {
+                offset: 16,
+                len: 24
+            }
+        );
         assert!(r.consumed(0, b));
         assert_eq!(r.next_post(), Some((0, PostAs::Multi)));
     }
@@ -389,7 +395,10 @@ mod tests {
         // A 2048-byte message was carved at 16 and is still arriving; the
         // next one, at 2064, ends the buffer and arrives first.
         let last = r.arrived(0, Some(2064), 2032, true).unwrap().unwrap();
-        assert!(!r.consumed(0, last), "reposted while bytes 16..2064 were pending");
+        assert!(
+            !r.consumed(0, last),
+            "reposted while bytes 16..2064 were pending"
+        );
         assert_eq!(r.next_post(), None);
         assert_eq!(r.counts().early_releases, 1);
         let late = r.arrived(0, Some(16), 2048, false).unwrap().unwrap();

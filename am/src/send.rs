@@ -209,11 +209,17 @@ mod tests {
         assert_eq!(p.route, Route::Loopback);
         // Long: inline up to the limit, by RMA above; always inline to self.
         let p = L.plan(&req(2, Category::Long, 0, 8256)).unwrap();
-        assert_eq!((p.header.kind, p.long), (Kind::LongInline, Some(LongPath::Inline)));
+        assert_eq!(
+            (p.header.kind, p.long),
+            (Kind::LongInline, Some(LongPath::Inline))
+        );
         assert_eq!(p.len, 8280);
         let p = L.plan(&req(2, Category::Long, 0, 8257)).unwrap();
         assert_eq!((p.header.kind, p.long), (Kind::Long, Some(LongPath::Rma)));
-        assert_eq!((p.route, p.len, p.payload_inline), (Route::Inject, 24, false));
+        assert_eq!(
+            (p.route, p.len, p.payload_inline),
+            (Route::Inject, 24, false)
+        );
         let p = L.plan(&req(1, Category::Long, 0, 100_000)).unwrap();
         assert_eq!((p.route, p.long), (Route::Loopback, Some(LongPath::Inline)));
     }

@@ -71,10 +71,10 @@ fn main() {
             );
         }
     }
-    let mut c = match Client::init() {
+    let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-bench: {e}");
+            eprintln!("gex-bench: {}", e.report());
             std::process::exit(1);
         }
     };
@@ -85,10 +85,16 @@ fn main() {
             c.exit(1);
         }
     }
-    let report = match run::run(&mut c, &opts) {
+    let report = match run::run(&c, &opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("gex-bench: rank {}: {e}", c.rank());
+            let mut text = e.to_string();
+            let mut cur = e.source();
+            while let Some(x) = cur {
+                text.push_str(&format!(": {x}"));
+                cur = x.source();
+            }
+            eprintln!("gex-bench: rank {}: {text}", c.rank());
             c.exit(1);
         }
     };

@@ -6,7 +6,14 @@ use crate::cli::{Opts, TestKind};
 use crate::pingpong::Pingpong;
 use crate::report::{Memory, RawInfo, Report, Row, RssParts};
 use crate::stats::Summary;
-use conduit::client::{AmError, AmStats, Client, Handler, PutCounts};
+use conduit::client::{AmStats, Client, Handler, PutCounts};
+
+/// A benchmark step's outcome: a conduit error or a failed check.
+pub type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn fail(why: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
+    why.into().into()
+}
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -178,7 +185,7 @@ fn put_path(before: &PutCounts, after: &PutCounts) -> String {
 }
 
 struct Bench<'a> {
-    c: &'a mut Client,
+    c: &'a Client,
     o: &'a Opts,
     sh: Arc<Shared>,
     step: u32,
@@ -203,7 +210,7 @@ impl Bench<'_> {
     /// End of a step. Rank 0 releases the others; they wait, polling
     /// continuously (`sleepy == false`) or once per millisecond with sleeps
     /// in between (`sleepy`: leaves the cores to fi_pingpong).
-    fn step_end(&mut self, sleepy: bool) -> Result<(), AmError> {
+    fn step_end(&mut self, sleepy: bool) -> Fallible<()> {
         self.step += 1;
         let s = self.step;
         if self.rank0() {
@@ -220,12 +227,12 @@ impl Bench<'_> {
             }
             Ok(())
         } else {
-            self.c.block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)
+            Ok(self.c.block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)?)
         }
     }
 
     /// AM Short round trips: `n` pings, each waiting for its pong.
-    fn round_trips(&mut self, n: usize) -> Result<f64, AmError> {
+    fn round_trips(&mut self, n: usize) -> Fallible<f64> {
         let sh = self.sh.clone();
         let t = Instant::now();
         for i in 0..n {
@@ -237,7 +244,7 @@ impl Bench<'_> {
         Ok(t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
     }
 
-    fn am_short(&mut self) -> Result<(), AmError> {
+    fn am_short(&mut self) -> Fallible<()> {
         self.c.barrier()?;
         if self.rank0() {
             let warm = (self.o.iters / 10).clamp(10, 1000);
@@ -255,7 +262,7 @@ impl Bench<'_> {
 
     /// One flood of `n` messages of `size` bytes, acknowledged by the last
     /// one's handler; returns MB/s (10^6 B/s) over the whole flood.
-    fn flood(&mut self, long: bool, size: usize, n: usize, payload: &[u8]) -> Result<f64, AmError> {
+    fn flood(&mut self, long: bool, size: usize, n: usize, payload: &[u8]) -> Fallible<f64> {
         let sh = self.sh.clone();
         let want = sh.acks.load(Ordering::Relaxed) + 1;
         let t = Instant::now();
@@ -273,7 +280,7 @@ impl Bench<'_> {
         Ok((n * size) as f64 / t.elapsed().as_secs_f64() / 1e6)
     }
 
-    fn am_floods(&mut self, long: bool) -> Result<(), AmError> {
+    fn am_floods(&mut self, long: bool) -> Fallible<()> {
         let sizes: Vec<usize> = self
             .o
             .sizes
@@ -308,7 +315,7 @@ impl Bench<'_> {
 
     /// Blocking put and get latency by size (each returns at remote
     /// completion, i.e. after at least a round trip), with the put path.
-    fn rma_latency(&mut self) -> Result<(), AmError> {
+    fn rma_latency(&mut self) -> Fallible<()> {
         let sizes = self.o.sizes.clone();
         let largest = sizes.iter().copied().max().unwrap_or(0);
         let mut buf: Vec<u8> = (0..largest).map(|i| (i * 11) as u8).collect();
@@ -356,7 +363,7 @@ impl Bench<'_> {
 
     /// NBI put and get bandwidth: `flood_count(size)` operations in flight,
     /// one sync; MB/s (10^6 B/s).
-    fn rma_bandwidth(&mut self) -> Result<(), AmError> {
+    fn rma_bandwidth(&mut self) -> Fallible<()> {
         let sizes = self.o.sizes.clone();
         let largest = sizes.iter().copied().max().unwrap_or(0);
         let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
@@ -402,7 +409,7 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn barriers(&mut self) -> Result<(), AmError> {
+    fn barriers(&mut self) -> Fallible<()> {
         let n = self.o.iters;
         for _ in 0..(n / 10).clamp(10, 1000) {
             self.c.barrier()?;
@@ -420,7 +427,7 @@ impl Bench<'_> {
 
     /// Rank 0 runs fi_pingpong for every figure's size while the other
     /// ranks sleep; they poll again when released.
-    fn raw(&mut self, pp: Option<&Pingpong>, errors: &mut Vec<String>) -> Result<(), AmError> {
+    fn raw(&mut self, pp: Option<&Pingpong>, errors: &mut Vec<String>) -> Fallible<()> {
         if let (true, Some(pp)) = (self.rank0(), pp) {
             let deadline = Duration::from_secs(300);
             // One fi_pingpong run per size, with as many iterations as
@@ -473,7 +480,7 @@ impl Bench<'_> {
         self.step_end(true)
     }
 
-    fn rss_gather(&mut self, start: RssParts, ticks: u64) -> Result<Vec<Memory>, AmError> {
+    fn rss_gather(&mut self, start: RssParts, ticks: u64) -> Fallible<Vec<Memory>> {
         let end_kib = vm_rss_kib();
         let me = self.c.rank();
         let mine = Memory {
@@ -488,7 +495,7 @@ impl Bench<'_> {
                 memory: mine,
                 ticks,
             })
-            .map_err(|e| AmError::BadArgument(format!("memory report: {e}")))?;
+            .map_err(|e| fail(format!("memory report: {e}")))?;
             self.c.request_medium(0, H_RSS, &[me as u32], &b)?;
             return Ok(Vec::new());
         }
@@ -511,7 +518,7 @@ struct ServerReport {
     ticks: u64,
 }
 
-fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
+fn register(c: &Client, sh: &Arc<Shared>) -> Fallible<()> {
     let s = sh.clone();
     c.register(
         H_CTRL,
@@ -535,11 +542,12 @@ fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
         }),
     )?;
     for (h, long) in [(H_MED, false), (H_LONG, true)] {
-        let mut got = 0u64;
-        let mut count = move |t: &mut conduit::client::Token<'_>, a: &[u32]| {
-            got += 1;
-            if got == a[0] as u64 {
-                got = 0;
+        // Handlers are Fn (a multi-threaded client runs them on any
+        // thread): the count lives in an atomic.
+        let got = std::sync::atomic::AtomicU64::new(0);
+        let count = move |t: &mut conduit::client::Token<'_>, a: &[u32]| {
+            if got.fetch_add(1, Ordering::Relaxed) + 1 == a[0] as u64 {
+                got.store(0, Ordering::Relaxed);
                 let _ = t.reply_short(H_ACK, &[a[0]]);
             }
         };
@@ -577,10 +585,10 @@ fn register(c: &mut Client, sh: &Arc<Shared>) -> Result<(), AmError> {
 
 /// Run the benchmark on this rank. Rank 0 returns the report; the others
 /// return `None`.
-pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
+pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
     if c.size() < 2 {
-        return Err(AmError::BadArgument(
-            "gex-bench needs at least 2 ranks (gasnetrun-ofi -n 2 gex-bench)".into(),
+        return Err(fail(
+            "gex-bench needs at least 2 ranks (gasnetrun-ofi -n 2 gex-bench)",
         ));
     }
     let load_start = loadavg();
@@ -597,7 +605,7 @@ pub fn run(c: &mut Client, o: &Opts) -> Result<Option<Report>, AmError> {
     let (busy0, total0) = cpu_ticks();
     let own0 = own_ticks();
 
-    let provider = c.capabilities().provider.clone();
+    let provider = c.provider().to_string();
     let (pp, how) = if o.no_pingpong {
         (None, "--no-pingpong".to_string())
     } else {

@@ -93,7 +93,8 @@ impl Mapping {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        let ptr =
+            NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
         Ok(Mapping { ptr, len })
     }
 
@@ -156,7 +157,10 @@ mod tests {
     #[test]
     fn mappings_are_page_aligned_zeroed_and_bounded() {
         let page = page_size();
-        for m in [Mapping::anonymous(10).unwrap(), Mapping::shared(3 * page, "test").unwrap()] {
+        for m in [
+            Mapping::anonymous(10).unwrap(),
+            Mapping::shared(3 * page, "test").unwrap(),
+        ] {
             assert_eq!(m.as_ptr() as usize % page, 0);
             assert_eq!(m.len() % page, 0);
             let p = m.range(m.len() - 8, 8).unwrap();

@@ -11,7 +11,11 @@
 //! with `gasnetrun-ofi -n 4 target/release/examples/<name> [args]`.
 //! `tests/examples.rs` runs each under 4 ranks on shm and tcp;ofi_rxm.
 
-use conduit::client::{AmError, Client};
+use conduit::client::{Client, Options};
+
+/// What an example's body returns: a summary line, or an error (a conduit
+/// error or a failed check).
+pub type Outcome = Result<Option<String>, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Positional argument `index` (1 is the first after the program name) as
 /// a whole number of at least `min`, or `default` when it is absent. The
@@ -42,37 +46,44 @@ fn count_from(
     }
 }
 
-/// Parse the arguments with `args`, start the conduit, run `body`, and end
-/// the job collectively. When `body` succeeds, the summary line it returns
+/// Parse the arguments with `args`, start the conduit with the handler
+/// state `state`, run `body`, and end the job collectively. When `body` succeeds, the summary line it returns
 /// (rank 0's, typically) is printed, every rank meets at a last barrier and
 /// exits 0; otherwise `<prog>: rank R: <error>` is printed and the job
 /// exits 1. Bad arguments print their error and exit 2 on every rank before
 /// the conduit starts.
-pub fn run_example<A>(
+pub fn run_example<A, S: Send>(
     prog: &str,
     args: impl FnOnce() -> Result<A, String>,
-    body: impl FnOnce(&mut Client, A) -> Result<Option<String>, AmError>,
+    state: S,
+    body: impl FnOnce(&Client<S>, A) -> Outcome,
 ) -> ! {
     let a = args().unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });
-    let mut c = Client::init().unwrap_or_else(|e| {
-        eprintln!("{prog}: {e}");
+    let c = Client::init_with(Options::new(state)).unwrap_or_else(|e| {
+        eprintln!("{prog}: {}", e.report());
         std::process::exit(1)
     });
     // The summary is printed before the last barrier: once a peer leaves
     // it, its exit ends this process too (collective exit).
-    let done = body(&mut c, a).and_then(|summary| {
+    let done = body(&c, a).and_then(|summary| {
         if let Some(l) = summary {
             println!("{l}");
         }
-        c.barrier()
+        Ok(c.barrier()?)
     });
     match done {
         Ok(()) => c.exit(0),
         Err(e) => {
-            eprintln!("{prog}: rank {}: {e}", c.rank());
+            let mut text = e.to_string();
+            let mut cur = e.source();
+            while let Some(x) = cur {
+                text.push_str(&format!(": {x}"));
+                cur = x.source();
+            }
+            eprintln!("{prog}: rank {}: {text}", c.rank());
             c.exit(1)
         }
     }

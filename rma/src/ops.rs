@@ -246,7 +246,10 @@ mod tests {
         t.complete_transfer(c.index, Err(err("remote access error")));
         t.complete_transfer(c.index, Err(err("second")));
         let e = t.retire(c).unwrap().unwrap_err();
-        assert_eq!(e.to_string(), "remote access error (err 5, provider errno 7)");
+        assert_eq!(
+            e.to_string(),
+            "remote access error (err 5, provider errno 7)"
+        );
     }
 
     #[test]

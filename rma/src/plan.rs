@@ -160,7 +160,10 @@ mod tests {
         };
         assert_eq!(
             s.remote(2, 8, 56, true).unwrap(),
-            Remote { addr: 0x1008, key: 9 }
+            Remote {
+                addr: 0x1008,
+                key: 9
+            }
         );
         assert_eq!(s.remote(2, 8, 56, false).unwrap().addr, 8);
         assert_eq!(

@@ -10,7 +10,6 @@
 //!
 //! `NB_PUT_INJECT`, `NB_PUT_BOUNCE` and `NB_PUT_BLOCK` count each path.
 
-
 /// The path a "now" put takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PutPath {

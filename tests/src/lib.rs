@@ -230,3 +230,28 @@ pub fn assert_no_survivors(program: &str) {
         "processes of {program} survived the job: {alive:?}"
     );
 }
+
+/// An error and its sources, joined with ": " (what the conformance
+/// programs print).
+pub fn report(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(x) = cur {
+        let t = x.to_string();
+        if !s.ends_with(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = x.source();
+    }
+    s
+}
+
+/// What the conformance programs return: a conduit error or a failed
+/// check, as text.
+pub type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// A failed check as an error.
+pub fn fail(why: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
+    why.into().into()
+}

@@ -121,7 +121,9 @@ pub enum Error {
         what: &'static str,
     },
     /// A segment offset not aligned for an atomic or volatile access.
-    #[error("segment offset {offset} is not a multiple of {align} (needed for a {bits}-bit access)")]
+    #[error(
+        "segment offset {offset} is not a multiple of {align} (needed for a {bits}-bit access)"
+    )]
     Misaligned {
         /// Offset given.
         offset: usize,
@@ -137,7 +139,9 @@ pub enum Error {
     #[error("a reply handler cannot reply")]
     ReplyFromReply,
     /// A call that is not allowed inside a handler.
-    #[error("{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)")]
+    #[error(
+        "{0} is not allowed inside an AM handler (handlers may not poll, block or send requests)"
+    )]
     InHandler(&'static str),
     /// Named barriers with different ids met.
     #[error("barrier mismatch: ranks entered named barriers with different ids")]

@@ -88,7 +88,9 @@ fn bootstrap_and_config<S>(o: &mut Options<S>) -> Result<(Arc<dyn Bootstrap>, Co
     Ok((boot, cfg))
 }
 
-fn open_ofi<M: Mode, L: DomainLock, S>(mut o: Options<S>) -> Result<ClientOf<M, S, OfiTransport<L>>, Error> {
+fn open_ofi<M: Mode, L: DomainLock, S>(
+    mut o: Options<S>,
+) -> Result<ClientOf<M, S, OfiTransport<L>>, Error> {
     boot::reset_provider_signal_handlers();
     let (boot, mut cfg) = bootstrap_and_config(&mut o)?;
     let env = ProcessEnv;
@@ -184,5 +186,39 @@ impl<S: Send + Sync> ClientOf<Par, S, OfiTransport<Synced>> {
     /// [`Options`].
     pub fn init_with(o: Options<S>) -> Result<Self, Error> {
         open_ofi(o)
+    }
+}
+
+#[cfg(feature = "sim")]
+impl<M: Mode, S> ClientOf<M, S, crate::transport::sim::SimTransport> {
+    /// Start a rank over the in-memory network simulator (tests). The
+    /// options must carry the rank's bootstrap (e.g. one of
+    /// `bootstrap::local::LocalBootstrap::group`); the configuration
+    /// defaults to that of an empty environment.
+    pub fn init_sim(net: crate::transport::sim::SimNetwork, mut o: Options<S>) -> Result<Self, Error> {
+        let boot = o.boot.take().ok_or_else(|| {
+            Error::Threading("init_sim needs a bootstrap in its options".into())
+        })?;
+        let cfg = match o.config.take() {
+            Some(c) => c,
+            None => Config::from_env(&EnvReader::quiet(&gex_env::MapEnv::new()))?,
+        };
+        // The simulator injects up to 64 bytes, like tcp;ofi_rxm's RMA.
+        let (am_inject_limit, _) = cfg.am.resolve_inject_limit(64);
+        let (rma_inject_limit, _) = cfg.rma.resolve_inject_limit(64);
+        start(
+            net,
+            Params {
+                boot,
+                wait_mode: WaitMode::Yield,
+                cfg,
+                caps: None,
+                sets: o.endpoints,
+                state: o.state,
+                am_inject_limit,
+                rma_inject_limit,
+                end: o.end,
+            },
+        )
     }
 }

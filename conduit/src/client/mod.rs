@@ -2,7 +2,7 @@
 //! Messages, move data with RMA, synchronise and exit.
 //!
 //! ```no_run
-//! use conduit::client::{Client, Handler, Options};
+//! use conduit::client::{Client, Options};
 //! use std::sync::atomic::{AtomicU64, Ordering};
 //!
 //! // Typed per-client state that handlers reach through their token.
@@ -12,9 +12,9 @@
 //! }
 //!
 //! let c = Client::init_with(Options::new(Counts::default())).expect("init");
-//! c.register(200, Handler::request_short(1, |tok, args| {
+//! c.on_request_short(200, 1, |tok, args| {
 //!     tok.state().got.fetch_add(args[0] as u64, Ordering::Relaxed);
-//! })).unwrap();
+//! }).unwrap();
 //! c.barrier().unwrap();
 //! let next = (c.rank() + 1) % c.size();
 //! c.request_short(next, 200, &[1]).unwrap();
@@ -232,6 +232,67 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// space.
     pub fn register(&self, index: u8, handler: Handler<S>) -> Result<u8, Error> {
         Ok(self.core.handlers.register(index, handler.sig, handler.f)?)
+    }
+
+    /// Register a Short request handler (`register` with
+    /// [`Handler::request_short`], where the closure's state type is known).
+    pub fn on_request_short(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::request_short(nargs, f))
+    }
+
+    /// Register a Short reply handler.
+    pub fn on_reply_short(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::reply_short(nargs, f))
+    }
+
+    /// Register a Medium request handler.
+    pub fn on_request_medium(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::request_medium(nargs, f))
+    }
+
+    /// Register a Medium reply handler.
+    pub fn on_reply_medium(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::reply_medium(nargs, f))
+    }
+
+    /// Register a Long request handler.
+    pub fn on_request_long(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::request_long(nargs, f))
+    }
+
+    /// Register a Long reply handler.
+    pub fn on_reply_long(
+        &self,
+        index: u8,
+        nargs: u8,
+        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+    ) -> Result<u8, Error> {
+        self.register(index, Handler::reply_long(nargs, f))
     }
 
     /// Start a barrier: named with `Some(id)`, anonymous with `None`.

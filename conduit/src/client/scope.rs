@@ -127,7 +127,9 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
     /// Non-blocking put whose source may be reused when this returns
     /// (`lc_opt` "now"): the put hierarchy.
     pub fn put_nb(&mut self, rank: usize, offset: usize, src: &[u8]) -> Result<Event<'env>, Error> {
-        let op = self.core.put_now(self.set, rank, offset, src, Implicit::No)?;
+        let op = self
+            .core
+            .put_now(self.set, rank, offset, src, Implicit::No)?;
         Ok(self.event(op, "put", rank))
     }
 
@@ -192,19 +194,31 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
     }
 
     /// Non-blocking put of one value (injected when the provider allows).
-    pub fn put_nb_u64(&mut self, rank: usize, offset: usize, value: u64) -> Result<Event<'env>, Error> {
+    pub fn put_nb_u64(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        value: u64,
+    ) -> Result<Event<'env>, Error> {
         self.put_nb(rank, offset, &value.to_ne_bytes())
     }
 
     /// Implicit put, source reusable on return (the put hierarchy).
     pub fn put_nbi(&mut self, rank: usize, offset: usize, src: &[u8]) -> Result<(), Error> {
-        let op = self.core.put_now(self.set, rank, offset, src, Implicit::Put)?;
+        let op = self
+            .core
+            .put_now(self.set, rank, offset, src, Implicit::Put)?;
         self.track(op, "put", rank);
         Ok(())
     }
 
     /// Implicit put reading `src` until synced (borrowed for the scope).
-    pub fn put_nbi_deferred(&mut self, rank: usize, offset: usize, src: &'env [u8]) -> Result<(), Error> {
+    pub fn put_nbi_deferred(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        src: &'env [u8],
+    ) -> Result<(), Error> {
         let op = self.core.start_transfer(
             self.set,
             rank,
@@ -220,7 +234,12 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
     }
 
     /// Implicit get into `dst` (borrowed for the scope).
-    pub fn get_nbi(&mut self, rank: usize, offset: usize, dst: &'env mut [u8]) -> Result<(), Error> {
+    pub fn get_nbi(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        dst: &'env mut [u8],
+    ) -> Result<(), Error> {
         let op = self.core.start_transfer(
             self.set,
             rank,

@@ -66,14 +66,24 @@ impl<S> Handler<S> {
         nargs: u8,
         f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
     ) -> Self {
-        Self::new(Category::Medium, true, nargs, HandlerFn::Medium(Box::new(f)))
+        Self::new(
+            Category::Medium,
+            true,
+            nargs,
+            HandlerFn::Medium(Box::new(f)),
+        )
     }
     /// A Medium reply handler.
     pub fn reply_medium(
         nargs: u8,
         f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
     ) -> Self {
-        Self::new(Category::Medium, false, nargs, HandlerFn::Medium(Box::new(f)))
+        Self::new(
+            Category::Medium,
+            false,
+            nargs,
+            HandlerFn::Medium(Box::new(f)),
+        )
     }
     /// A Long request handler.
     pub fn request_long(

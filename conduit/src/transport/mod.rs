@@ -353,7 +353,12 @@ pub trait Transport: Send + 'static {
     ) -> Result<(), PostError>;
 
     /// Read up to `out.len()` completions of queue `cq` of set `set`.
-    fn poll(&self, set: usize, cq: Cq, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error>;
+    fn poll(
+        &self,
+        set: usize,
+        cq: Cq,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error>;
 }
 
 /// Something that opens a [`Transport`] for one rank.

@@ -234,24 +234,25 @@ impl<L: DomainLock> OfiNetwork<L> {
         // Before fi_enable on libfabric 2.x (whose shm ignores a later
         // setting), after it on 1.x (whose shm crashes on an earlier one).
         let early = crate::ofi::runtime_version().0 >= 2;
-        let msg_ep = |rx: &CompletionQueue, tx: &mut Vec<CompletionQueue>| -> Result<Endpoint, Error> {
-            let q = tx_for(tx)?;
-            let b = Endpoint::open_with(domain, Some(&msg_info))?
-                .bind_cq(&q, sys::FI_TRANSMIT as u64)?
-                .bind_cq(rx, sys::FI_RECV as u64)?
-                .bind_av(av)?;
-            if plan.multi_recv && early {
-                b.set_min_multi_recv(plan.min_multi_recv)?;
-            }
-            let ep = b.enable()?;
-            if plan.multi_recv {
-                if !early {
-                    ep.set_min_multi_recv(plan.min_multi_recv)?;
+        let msg_ep =
+            |rx: &CompletionQueue, tx: &mut Vec<CompletionQueue>| -> Result<Endpoint, Error> {
+                let q = tx_for(tx)?;
+                let b = Endpoint::open_with(domain, Some(&msg_info))?
+                    .bind_cq(&q, sys::FI_TRANSMIT as u64)?
+                    .bind_cq(rx, sys::FI_RECV as u64)?
+                    .bind_av(av)?;
+                if plan.multi_recv && early {
+                    b.set_min_multi_recv(plan.min_multi_recv)?;
                 }
-                check_min_multi_recv(&ep, plan.min_multi_recv)?;
-            }
-            Ok(ep)
-        };
+                let ep = b.enable()?;
+                if plan.multi_recv {
+                    if !early {
+                        ep.set_min_multi_recv(plan.min_multi_recv)?;
+                    }
+                    check_min_multi_recv(&ep, plan.min_multi_recv)?;
+                }
+                Ok(ep)
+            };
         let req = msg_ep(&rx[0], &mut tx)?;
         let rep = msg_ep(&rx[1], &mut tx)?;
         let q = tx_for(&mut tx)?;
@@ -426,7 +427,9 @@ impl<L: DomainLock> Transport for OfiTransport<L> {
     fn register(&self, mem: &Arc<Mapping>, access: Access) -> Result<Vec<OfiRegion>, Error> {
         let bits = match access {
             Access::LocalRead => sys::FI_WRITE | sys::FI_READ,
-            Access::Remote => sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE | sys::FI_READ | sys::FI_WRITE,
+            Access::Remote => {
+                sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE | sys::FI_READ | sys::FI_WRITE
+            }
         } as u64;
         let _g = self.lock.enter();
         let mut out = Vec::new();
@@ -437,7 +440,13 @@ impl<L: DomainLock> Transport for OfiTransport<L> {
         };
         for ep in bound {
             let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-            out.push(MemoryRegion::register(&self.domain, mem.clone(), bits, key, ep)?);
+            out.push(MemoryRegion::register(
+                &self.domain,
+                mem.clone(),
+                bits,
+                key,
+                ep,
+            )?);
         }
         Ok(out)
     }
@@ -611,4 +620,3 @@ impl<L: DomainLock> Transport for OfiTransport<L> {
         }
     }
 }
-

@@ -20,9 +20,10 @@
 //! Rank 0 prints one summary line; errors print `gex-am: rank R: ...` and
 //! end the job with code 1.
 
-use conduit::client::{AmError, Client, Handler};
+use conduit::client::{Client, Error, Handler};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tests::{fail, report, Fallible};
 
 type Errors = Arc<Mutex<Vec<String>>>;
 
@@ -90,7 +91,7 @@ fn check_payload(errs: &Errors, what: &str, seed: usize, p: &[u8], len: usize) {
 }
 
 /// testcore: every kind, argument count and a range of payload sizes.
-fn core(c: &mut Client) -> Result<String, AmError> {
+fn core(c: &Client) -> Fallible<String> {
     let errs: Errors = Arc::new(Mutex::new(Vec::new()));
     let replies = Arc::new(AtomicUsize::new(0));
     let me = c.rank();
@@ -166,7 +167,7 @@ fn core(c: &mut Client) -> Result<String, AmError> {
     c.barrier()?;
     let peer = (me + 1) % c.size();
     let mut expected = 0usize;
-    let mut one = |c: &mut Client, kind: usize, nargs: usize, len: usize| -> Result<(), AmError> {
+    let mut one = |c: &Client, kind: usize, nargs: usize, len: usize| -> Fallible<()> {
         let args: Vec<u32> = (0..nargs).map(|i| arg_value(me, kind, nargs, i)).collect();
         let payload: Vec<u8> = (0..len).map(|j| byte(me + len, j)).collect();
         match kind {
@@ -182,7 +183,7 @@ fn core(c: &mut Client) -> Result<String, AmError> {
         }
         expected += 1;
         let r = replies.clone();
-        c.block_until(|| r.load(Ordering::Relaxed) == expected)
+        Ok(c.block_until(|| r.load(Ordering::Relaxed) == expected)?)
     };
     // Every kind x argument count.
     for kind in 0..3 {
@@ -218,7 +219,7 @@ fn core(c: &mut Client) -> Result<String, AmError> {
     }
     let e = errs.lock().unwrap();
     if !e.is_empty() {
-        return Err(AmError::BadArgument(format!(
+        return Err(fail(format!(
             "{} check(s) failed, first: {}",
             e.len(),
             e[0]
@@ -232,7 +233,7 @@ fn core(c: &mut Client) -> Result<String, AmError> {
 }
 
 /// testam-style flood to rank 0.
-fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
+fn flood(c: &Client, shorts: u64, mediums: u64) -> Fallible<String> {
     let size = c.size();
     let max = c.max_medium();
     let seen_s: Arc<Mutex<Vec<Vec<u64>>>> =
@@ -347,7 +348,7 @@ fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
         ),
     ];
     if let Some((_, why)) = problems.iter().find(|(bad, _)| *bad) {
-        return Err(AmError::BadArgument(format!("flood check failed: {why}")));
+        return Err(fail(format!("flood check failed: {why}")));
     }
     let s = c.stats();
     Ok(format!(
@@ -360,7 +361,7 @@ fn flood(c: &mut Client, shorts: u64, mediums: u64) -> Result<String, AmError> {
     ))
 }
 
-fn exit_mode(c: &mut Client, how: &str, code: i32) -> Result<String, AmError> {
+fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
     let flag = Arc::new(AtomicUsize::new(0));
     c.register(
         210,
@@ -381,7 +382,7 @@ fn exit_mode(c: &mut Client, how: &str, code: i32) -> Result<String, AmError> {
             return Ok("return".into());
         }
         "rank0" | "rank1" | "handler" => {}
-        _ => return Err(AmError::BadArgument(format!("unknown exit mode {how}"))),
+        _ => return Err(fail(format!("unknown exit mode {how}"))),
     }
     // Everyone else waits for the exit to reach them.
     let f = flag.clone();
@@ -389,22 +390,20 @@ fn exit_mode(c: &mut Client, how: &str, code: i32) -> Result<String, AmError> {
     Ok(String::new())
 }
 
-fn bad(c: &mut Client) -> Result<String, AmError> {
+fn bad(c: &Client) -> Fallible<String> {
     c.register(220, Handler::request_medium(0, |_, _, _| {}))?;
     c.register(221, Handler::request_short(0, |_, _| {}))?;
     c.register(222, Handler::request_long(0, |_, _, _| {}))?;
     c.attach_segment(1 << 16)?;
     let max = c.max_medium();
     let mut lines = Vec::new();
-    let mut expect = |r: Result<(), AmError>, want: String| -> Result<(), AmError> {
+    let mut expect = |r: Result<(), Error>, want: String| -> Fallible<()> {
         match r {
             Err(e) if e.to_string() == want => {
                 lines.push(want);
                 Ok(())
             }
-            other => Err(AmError::BadArgument(format!(
-                "expected error {want:?}, got {other:?}"
-            ))),
+            other => Err(fail(format!("expected error {want:?}, got {other:?}"))),
         }
     };
     let big = vec![0u8; max + 1];
@@ -438,7 +437,7 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
     Ok(format!("ok: {} bad inputs refused", lines.len()))
 }
 
-fn unregistered(c: &mut Client) -> Result<String, AmError> {
+fn unregistered(c: &Client) -> Fallible<String> {
     c.barrier()?;
     if c.rank() == 1 % c.size() {
         c.request_short(0, 250, &[1, 2])?;
@@ -449,7 +448,7 @@ fn unregistered(c: &mut Client) -> Result<String, AmError> {
     }
 }
 
-fn barrier(c: &mut Client) -> Result<String, AmError> {
+fn barrier(c: &Client) -> Fallible<String> {
     for i in 0..50u32 {
         c.barrier_notify(Some(i))?;
         c.barrier_wait()?;
@@ -459,11 +458,9 @@ fn barrier(c: &mut Client) -> Result<String, AmError> {
     c.barrier_wait()?;
     // Different names: every rank sees the mismatch.
     c.barrier_notify(Some(c.rank() as u32))?;
-    let mismatch = matches!(c.barrier_wait(), Err(AmError::BarrierMismatch));
+    let mismatch = matches!(c.barrier_wait(), Err(Error::BarrierMismatch));
     if c.size() > 1 && !mismatch {
-        return Err(AmError::BadArgument(
-            "mismatched named barrier was not reported".into(),
-        ));
+        return Err(fail("mismatched named barrier was not reported"));
     }
     // Split phase: work between notify and wait, try until done.
     c.barrier_notify(None)?;
@@ -479,22 +476,22 @@ fn barrier(c: &mut Client) -> Result<String, AmError> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
-    let mut c = match Client::init() {
+    let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-am: {e}");
+            eprintln!("gex-am: {}", e.report());
             std::process::exit(1);
         }
     };
     let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     let r = match mode.as_str() {
-        "core" => core(&mut c),
-        "flood" => flood(&mut c, num(2, 200_000), num(3, 20_000)),
-        "exit" => exit_mode(&mut c, args.get(2).map_or("rank0", |s| s.as_str()), num(3, 3) as i32),
-        "bad" => bad(&mut c),
-        "unregistered" => unregistered(&mut c),
-        "barrier" => barrier(&mut c),
-        _ => Err(AmError::BadArgument(format!(
+        "core" => core(&c),
+        "flood" => flood(&c, num(2, 200_000), num(3, 20_000)),
+        "exit" => exit_mode(&c, args.get(2).map_or("rank0", |s| s.as_str()), num(3, 3) as i32),
+        "bad" => bad(&c),
+        "unregistered" => unregistered(&c),
+        "barrier" => barrier(&c),
+        _ => Err(fail(format!(
             "usage: gex-am core|flood [shorts mediums]|exit how code|bad|unregistered|barrier (got {mode:?})"
         ))),
     };
@@ -507,13 +504,13 @@ fn main() {
                 println!("gex-am {mode}: {line}");
             }
             if let Err(e) = c.barrier() {
-                eprintln!("gex-am: rank {}: {e}", c.rank());
+                eprintln!("gex-am: rank {}: {}", c.rank(), e.report());
                 c.exit(1);
             }
             c.exit(0);
         }
         Err(e) => {
-            eprintln!("gex-am: rank {}: {e}", c.rank());
+            eprintln!("gex-am: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
         }
     }

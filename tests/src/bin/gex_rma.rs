@@ -14,7 +14,8 @@
 //! Rank 0 prints one summary line; errors print `gex-rma: rank R: ...` and
 //! end the job with code 1.
 
-use conduit::client::{AmError, Client, NbiSync};
+use conduit::client::{Client, Error, NbiSync};
+use tests::{fail, report, Fallible};
 
 const SEG: usize = 16 << 20;
 /// Each step writes into the peer's segment at an odd offset below this.
@@ -24,10 +25,6 @@ fn pattern(seed: usize, len: usize) -> Vec<u8> {
     (0..len)
         .map(|j| (j.wrapping_mul(2654435761) >> 7 ^ seed.wrapping_mul(131) ^ j) as u8)
         .collect()
-}
-
-fn fail(msg: String) -> AmError {
-    AmError::BadArgument(msg)
 }
 
 const FORMS: [&str; 7] = [
@@ -43,7 +40,7 @@ const FORMS: [&str; 7] = [
 /// One step: rank r puts `len` bytes into rank r+1's segment with `form`,
 /// the target checks its segment, the initiator gets the bytes back with
 /// the matching get form and compares.
-fn step(c: &mut Client, form: usize, len: usize, seed: usize) -> Result<(), AmError> {
+fn step(c: &Client, form: usize, len: usize, seed: usize) -> Fallible<()> {
     let (me, n) = (c.rank(), c.size());
     let peer = (me + 1) % n;
     let pred = (me + n - 1) % n;
@@ -130,14 +127,14 @@ fn step(c: &mut Client, form: usize, len: usize, seed: usize) -> Result<(), AmEr
             FORMS[form]
         )));
     }
-    c.barrier()
+    Ok(c.barrier()?)
 }
 
 fn off_for(_rank: usize, form: usize, len: usize) -> usize {
     1 + (len * 7 + form) % 13 + (form * 977) % 4096
 }
 
-fn all(c: &mut Client) -> Result<String, AmError> {
+fn all(c: &Client) -> Fallible<String> {
     c.attach_segment(SEG)?;
     c.barrier()?;
     let mut sizes = vec![
@@ -240,13 +237,13 @@ fn all(c: &mut Client) -> Result<String, AmError> {
     ))
 }
 
-fn bad(c: &mut Client) -> Result<String, AmError> {
+fn bad(c: &Client) -> Fallible<String> {
     let seg = 1 << 16;
     c.attach_segment(seg)?;
     c.barrier()?;
     let peer = (c.rank() + 1) % c.size();
     let mut n = 0;
-    let mut expect = |r: Result<(), AmError>, want: String| -> Result<(), AmError> {
+    let mut expect = |r: Result<(), Error>, want: String| -> Fallible<()> {
         match r {
             Err(e) if e.to_string() == want => {
                 n += 1;
@@ -307,7 +304,7 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
     let mut all = vec![0u8; seg];
     c.segment_read(0, &mut all)?;
     if all.iter().any(|&b| b != 0) {
-        return Err(fail("a refused put wrote into the segment".into()));
+        return Err(fail("a refused put wrote into the segment"));
     }
     c.barrier()?;
     Ok(format!(
@@ -318,21 +315,22 @@ fn bad(c: &mut Client) -> Result<String, AmError> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
-    let mut c = match Client::init() {
+    let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-rma: {e}");
+            eprintln!("gex-rma: {}", e.report());
             std::process::exit(1);
         }
     };
     let r = match mode.as_str() {
-        "all" => all(&mut c),
-        "bad" => bad(&mut c),
+        "all" => all(&c),
+        "bad" => bad(&c),
         "attach" | "attach-hang" => {
             let bytes = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
             let r = c
                 .attach_segment(bytes)
-                .map(|_| format!("ok: attached {bytes} bytes"));
+                .map(|_| format!("ok: attached {bytes} bytes"))
+                .map_err(|e| e.into());
             if r.is_ok() && mode == "attach-hang" {
                 println!("rank {} attached", c.rank());
                 use std::io::Write;
@@ -340,7 +338,7 @@ fn main() {
                 // Wait to be killed (the test kills one rank with SIGKILL).
                 loop {
                     if let Err(e) = c.poll() {
-                        eprintln!("gex-rma: rank {}: {e}", c.rank());
+                        eprintln!("gex-rma: rank {}: {}", c.rank(), e.report());
                         c.exit(1);
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
@@ -360,13 +358,13 @@ fn main() {
             // No rank exits before rank 0 printed: a peer's exit would end
             // rank 0 too (collective exit).
             if let Err(e) = c.barrier() {
-                eprintln!("gex-rma: rank {}: {e}", c.rank());
+                eprintln!("gex-rma: rank {}: {}", c.rank(), e.report());
                 c.exit(1);
             }
             c.exit(0);
         }
         Err(e) => {
-            eprintln!("gex-rma: rank {}: {e}", c.rank());
+            eprintln!("gex-rma: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
         }
     }

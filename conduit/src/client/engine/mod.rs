@@ -31,6 +31,8 @@ use crate::mem::{page_size, Mapping};
 use crate::profile::Capabilities;
 use crate::sync::{Lock, Mode};
 use crate::transport::{Access, Network, OpenPlan, Side, Transport};
+use ::rma::ops::Ops;
+use ::rma::put_path::PutLimits;
 use am::barrier::Barrier;
 use am::exit::ExitState;
 use am::handlers::HandlerTable;
@@ -38,8 +40,6 @@ use am::pool::Pool;
 use am::recv::{RecvAccounting, RecvMode};
 use am::send::SendLimits;
 use am::wire::{self, Kind};
-use ::rma::ops::Ops;
-use ::rma::put_path::PutLimits;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -287,7 +287,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 bbuf_threshold: cfg.rma.bbuf_threshold,
                 bbuf_size: cfg.rma.bbuf_size,
             },
-            batch: cfg.cq.num_completions.clamp(1, crate::transport::ofi::MAX_BATCH),
+            batch: cfg
+                .cq
+                .num_completions
+                .clamp(1, crate::transport::ofi::MAX_BATCH),
             max_rma: facts.max_msg_size.max(1),
             virt_addr: facts.mr_virt_addr,
             tp,

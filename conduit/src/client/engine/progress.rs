@@ -193,7 +193,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(Context::Recv { buf }) = e.ctx {
             // The failed post is over (a single post always; a
             // multi-receive post when the flag says so).
-            s.rx[side.index()].lock().arrived(buf, None, 0, e.released)?;
+            s.rx[side.index()]
+                .lock()
+                .arrived(buf, None, 0, e.released)?;
         }
         if self.exiting() && e.err == FI_ECANCELED {
             return Ok(());

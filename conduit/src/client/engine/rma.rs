@@ -93,7 +93,13 @@ impl<M: Mode, T: Transport, S> Drop for InFlight<'_, M, T, S> {
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Check `rank`'s range and give its remote address and key (set `set`).
     #[inline]
-    pub fn remote(&self, set: usize, rank: usize, offset: usize, len: usize) -> Result<Remote, Error> {
+    pub fn remote(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        len: usize,
+    ) -> Result<Remote, Error> {
         if rank >= self.size {
             return Err(am::Error::BadRank {
                 rank,
@@ -102,7 +108,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .into());
         }
         let seg = self.segment.get().ok_or(Error::NoSegment)?;
-        Ok(seg.peer(set, rank).remote(rank, offset, len, self.virt_addr)?)
+        Ok(seg
+            .peer(set, rank)
+            .remote(rank, offset, len, self.virt_addr)?)
     }
 
     /// Post one transfer; -FI_EAGAIN is answered by progress and a retry.
@@ -129,10 +137,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // checked against the target's published segment.
             let r = unsafe {
                 match local {
-                    Local::Write(src) => {
-                        self.tp
-                            .write(set, rank, src, len, desc, remote, ctx, inject)
-                    }
+                    Local::Write(src) => self
+                        .tp
+                        .write(set, rank, src, len, desc, remote, ctx, inject),
                     Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
                 }
             };
@@ -418,7 +425,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 addr: remote.addr + at as u64,
                 key: remote.key,
             };
-            self.post_chunk(set, rank, Local::Write(p), len, r, desc, op, false, Progress::Full)?;
+            self.post_chunk(
+                set,
+                rank,
+                Local::Write(p),
+                len,
+                r,
+                desc,
+                op,
+                false,
+                Progress::Full,
+            )?;
             g.unposted -= 1;
         }
         Ok(Some(g.disarm()))

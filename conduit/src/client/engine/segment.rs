@@ -73,9 +73,7 @@ impl<R> SegmentState<R> {
             }
             .into());
         }
-        self.mem
-            .range(off, len)
-            .ok_or(Error::NoSegment)
+        self.mem.range(off, len).ok_or(Error::NoSegment)
     }
 }
 

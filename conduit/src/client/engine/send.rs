@@ -7,9 +7,9 @@ use crate::client::error::Error;
 use crate::client::stats::kind_index;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::{Context, PostError, Side, Transport};
+use ::rma::ops::Implicit;
 use am::send::{Category, LongPath, Plan, Request, Route};
 use am::wire;
-use ::rma::ops::Implicit;
 use std::cell::RefCell;
 
 /// Messages up to this size are encoded on the stack before an inject.
@@ -101,7 +101,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         payload: &[u8],
         wait: Progress,
     ) -> Result<(), Error> {
-        let op = self.start_write(set, dest, offset, payload, Implicit::No, false, wait, "AM Long payload write")?;
+        let op = self.start_write(
+            set,
+            dest,
+            offset,
+            payload,
+            Implicit::No,
+            false,
+            wait,
+            "AM Long payload write",
+        )?;
         self.wait_op(set, op, wait, "AM Long payload write", "to", dest)
     }
 
@@ -120,7 +129,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         dest_offset: usize,
     ) -> Result<bool, Error> {
         let inline: &[u8] = if plan.payload_inline { payload } else { &[] };
-        let off = (plan.header.kind == wire::Kind::Long || plan.header.kind == wire::Kind::LongInline)
+        let off = (plan.header.kind == wire::Kind::Long
+            || plan.header.kind == wire::Kind::LongInline)
             .then_some(dest_offset as u64);
         match plan.route {
             Route::Loopback => {
@@ -182,8 +192,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // carrying this context returns it to the pool, and the
                 // mapping is held by the set's endpoints.
                 let r = unsafe {
-                    self.tp
-                        .send(s.index, side.ep(), p, plan.len, dest, Context::Send { side, buf })
+                    self.tp.send(
+                        s.index,
+                        side.ep(),
+                        p,
+                        plan.len,
+                        dest,
+                        Context::Send { side, buf },
+                    )
                 };
                 match r {
                     Ok(()) => {

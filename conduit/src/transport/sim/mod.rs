@@ -1,0 +1,416 @@
+//! A deterministic in-memory network for tests (cargo feature `sim`).
+//!
+//! A [`SimFabric`] is one job's network; each rank (a thread of the test
+//! process) opens a [`SimTransport`] on it through [`SimFabric::network`]
+//! and runs the real client engine over it. Like a NIC with manual
+//! progress, the simulator moves data only when a rank calls into it:
+//!
+//! * a rank's sends and RMA transfers are queued when posted and carried
+//!   out when that rank reads its TX queue (reading the source, or writing
+//!   the destination of a get, then), after a delay of up to
+//!   [`Faults::max_delay`] polls, in a shuffled order with
+//!   [`Faults::reorder`];
+//! * messages wait at their destination until it reads its receive queue;
+//!   they are then matched to posted buffers (packed into multi-receive
+//!   buffers with the `FI_MULTI_RECV` release when less than the minimum
+//!   is left) and *written when their completion is delivered*, which may
+//!   also be delayed and reordered. With [`Faults::early_release`] the
+//!   completion that releases a buffer is delivered before the earlier
+//!   messages placed in it, whose data then arrives later: the pattern of
+//!   libfabric 1.17's tcp;ofi_rxm that corrupted AMs between hosts
+//!   (known-issues.md).
+//!
+//! Faults are injected from [`Faults`], changeable at any time with
+//! [`SimFabric::set_faults`]: `-FI_EAGAIN` on any kind of post, `-FI_ENOMEM`
+//! on multi-receive posts, error completions for sends and RMA transfers.
+//! Each rank draws from its own seeded generator, so a rank's faults depend
+//! only on its own sequence of calls.
+
+mod state;
+
+use super::{
+    Access, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Network, OpenPlan, Polled,
+    PostError, Region, Transport,
+};
+use crate::client::Error;
+use crate::mem::Mapping;
+use state::{Fabric, Posted, TxKind, TxOp};
+use std::mem::MaybeUninit;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What the simulator does wrong, on purpose.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Answer about one post in `n` with `-FI_EAGAIN` (0: never).
+    pub eagain_one_in: u32,
+    /// Delay each completion by up to this many polls of its queue.
+    pub max_delay: u32,
+    /// Deliver due completions in a shuffled order.
+    pub reorder: bool,
+    /// Answer the next this-many multi-receive posts with `-FI_ENOMEM`.
+    pub nomem_multi_posts: u32,
+    /// Fail the next this-many RMA transfers (error completion, no data).
+    pub fail_rma: u32,
+    /// Fail the next this-many sends (error completion, not delivered).
+    pub fail_sends: u32,
+    /// Deliver a multi-receive buffer's releasing completion before the
+    /// earlier messages placed in the buffer.
+    pub early_release: bool,
+}
+
+/// Network-wide settings fixed when the fabric is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimConfig {
+    /// Ranks.
+    pub ranks: usize,
+    /// Largest transfer (transfers above are split by the engine).
+    pub max_msg_size: usize,
+    /// Remote addresses are virtual addresses (else offsets).
+    pub virt_addr: bool,
+    /// Seed of the ranks' generators.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            ranks: 2,
+            max_msg_size: 1 << 16,
+            virt_addr: false,
+            seed: 1,
+        }
+    }
+}
+
+/// One job's simulated network.
+#[derive(Debug)]
+pub struct SimFabric {
+    cfg: SimConfig,
+    state: Mutex<Fabric>,
+}
+
+impl SimFabric {
+    /// A network for `cfg.ranks` ranks, without faults.
+    pub fn new(cfg: SimConfig) -> Arc<SimFabric> {
+        Arc::new(SimFabric {
+            state: Mutex::new(Fabric::new(cfg.ranks, cfg.seed)),
+            cfg,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Fabric> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Change the faults.
+    pub fn set_faults(&self, f: impl FnOnce(&mut Faults)) {
+        f(&mut self.lock().faults);
+    }
+
+    /// The faults now (counters count down as they fire).
+    pub fn faults(&self) -> Faults {
+        self.lock().faults.clone()
+    }
+
+    /// What `rank` passes to the client's start-up.
+    pub fn network(self: &Arc<Self>, rank: usize) -> SimNetwork {
+        SimNetwork {
+            fabric: self.clone(),
+            rank,
+        }
+    }
+
+    /// Transfers `rank` posted that have not been carried out, and the
+    /// local memory each would still read or write (`(address, length)`).
+    pub fn pending(&self, rank: usize) -> Vec<(usize, usize)> {
+        self.lock().pending(rank)
+    }
+
+    /// Counters of what the simulator did.
+    pub fn counts(&self) -> SimCounts {
+        self.lock().counts
+    }
+}
+
+/// Counters of the simulator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimCounts {
+    /// Posts answered with `-FI_EAGAIN`.
+    pub eagain: u64,
+    /// Multi-receive posts answered with `-FI_ENOMEM`.
+    pub nomem: u64,
+    /// Error completions generated.
+    pub failed: u64,
+    /// Releasing completions delivered before an earlier message of the
+    /// same buffer.
+    pub early_releases: u64,
+    /// Messages delivered.
+    pub delivered: u64,
+}
+
+/// What opens one rank's [`SimTransport`].
+#[derive(Debug)]
+pub struct SimNetwork {
+    fabric: Arc<SimFabric>,
+    rank: usize,
+}
+
+/// One rank's view of the simulated network.
+#[derive(Debug)]
+pub struct SimTransport {
+    fabric: Arc<SimFabric>,
+    rank: usize,
+    facts: Facts,
+}
+
+/// A simulated memory region.
+#[derive(Debug)]
+pub struct SimRegion {
+    key: u64,
+    mem: Arc<Mapping>,
+}
+
+impl Region for SimRegion {
+    type Desc = ();
+    fn key(&self) -> u64 {
+        self.key
+    }
+    fn desc(&self) {}
+    fn memory(&self) -> &Arc<Mapping> {
+        &self.mem
+    }
+}
+
+impl Network for SimNetwork {
+    type Transport = SimTransport;
+
+    fn open(self, plan: &OpenPlan) -> Result<(SimTransport, Vec<u8>), Error> {
+        self.fabric
+            .lock()
+            .open(self.rank, plan.sets, plan.min_multi_recv);
+        let facts = Facts {
+            provider: "sim".into(),
+            max_msg_size: self.fabric.cfg.max_msg_size,
+            mr_virt_addr: self.fabric.cfg.virt_addr,
+            mr_endpoint: false,
+        };
+        Ok((
+            SimTransport {
+                fabric: self.fabric,
+                rank: self.rank,
+                facts,
+            },
+            (self.rank as u32).to_le_bytes().to_vec(),
+        ))
+    }
+}
+
+impl Drop for SimTransport {
+    /// The rank is gone: its queued transfers are dropped unexecuted (they
+    /// would use its memory) and messages to it are discarded.
+    fn drop(&mut self) {
+        self.fabric.lock().close(self.rank);
+    }
+}
+
+impl Transport for SimTransport {
+    type Desc = ();
+    type Region = SimRegion;
+
+    fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
+        for (r, n) in names.iter().enumerate() {
+            if n.as_slice() != (r as u32).to_le_bytes() {
+                return Err(Error::Published {
+                    rank: r,
+                    what: "simulated endpoint name",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn keep_alive(&mut self, set: usize, mem: Arc<Mapping>) {
+        self.fabric.lock().keep_alive(self.rank, set, mem);
+    }
+
+    fn register(&self, mem: &Arc<Mapping>, _access: Access) -> Result<Vec<SimRegion>, Error> {
+        let key = self.fabric.lock().register(self.rank, mem.clone());
+        Ok(vec![SimRegion {
+            key,
+            mem: mem.clone(),
+        }])
+    }
+
+    fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError> {
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        f.deliver(self.rank, dest, set, ep, bytes.to_vec());
+        Ok(())
+    }
+
+    unsafe fn send(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        f.queue_tx(
+            self.rank,
+            set,
+            TxOp {
+                kind: TxKind::Send {
+                    dest,
+                    ep,
+                    src: buf as usize,
+                },
+                len,
+                ctx,
+                delay: 0,
+            },
+        );
+        Ok(())
+    }
+
+    unsafe fn post_recv(
+        &self,
+        set: usize,
+        ep: Ep,
+        buf: *mut u8,
+        len: usize,
+        ctx: Context,
+        multi: bool,
+    ) -> Result<(), PostError> {
+        let mut f = self.fabric.lock();
+        if multi && f.faults.nomem_multi_posts > 0 {
+            f.faults.nomem_multi_posts -= 1;
+            f.counts.nomem += 1;
+            return Err(PostError::NoMemory);
+        }
+        f.maybe_again(self.rank)?;
+        f.post(
+            self.rank,
+            set,
+            ep,
+            Posted {
+                addr: buf as usize,
+                len,
+                ctx,
+                multi,
+                used: 0,
+            },
+        );
+        Ok(())
+    }
+
+    unsafe fn write(
+        &self,
+        set: usize,
+        dest: usize,
+        src: *const u8,
+        len: usize,
+        _desc: Option<()>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+        inject: bool,
+    ) -> Result<(), PostError> {
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        let data = if inject {
+            // SAFETY: with FI_INJECT the source is valid for the call (the
+            // caller's slice), and copied now.
+            Some(unsafe { std::slice::from_raw_parts(src, len) }.to_vec())
+        } else {
+            None
+        };
+        f.queue_tx(
+            self.rank,
+            set,
+            TxOp {
+                kind: TxKind::Write {
+                    dest,
+                    src: src as usize,
+                    data,
+                    remote,
+                },
+                len,
+                ctx,
+                delay: 0,
+            },
+        );
+        Ok(())
+    }
+
+    unsafe fn read(
+        &self,
+        set: usize,
+        from: usize,
+        dst: *mut u8,
+        len: usize,
+        _desc: Option<()>,
+        remote: rma::plan::Remote,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        f.queue_tx(
+            self.rank,
+            set,
+            TxOp {
+                kind: TxKind::Read {
+                    from,
+                    dst: dst as usize,
+                    remote,
+                },
+                len,
+                ctx,
+                delay: 0,
+            },
+        );
+        Ok(())
+    }
+
+    fn poll(&self, set: usize, cq: Cq, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error> {
+        let virt = self.facts.mr_virt_addr;
+        let mut f = self.fabric.lock();
+        let got = match cq {
+            Cq::Tx => f.poll_tx(self.rank, set, out.len(), virt),
+            Cq::Rx(side) => f.poll_rx(self.rank, set, side, out.len()),
+        };
+        let mut n = 0;
+        for e in got {
+            match e {
+                Ok(c) => {
+                    out[n].write(c);
+                    n += 1;
+                }
+                // `take` hands an error completion out alone.
+                Err(err) => return Ok(Polled::Error(err)),
+            }
+        }
+        Ok(if n == 0 {
+            Polled::Empty
+        } else {
+            Polled::Completions(n)
+        })
+    }
+}
+
+/// An error completion for `ctx`.
+pub(crate) fn failure(ctx: Context, released: bool, what: &str) -> ErrorCompletion {
+    ErrorCompletion {
+        ctx: Some(ctx),
+        err: ofi_sys::FI_EIO as i32,
+        prov_errno: 0,
+        text: format!("simulated failure of {what}"),
+        released,
+    }
+}
