@@ -56,6 +56,7 @@ pub fn config(vars: &[(&str, &str)]) -> Config {
 pub struct Job {
     pub ranks: usize,
     pub sim: SimConfig,
+    fabric: std::sync::OnceLock<Arc<SimFabric>>,
     pub faults: Faults,
     pub vars: Vec<(&'static str, &'static str)>,
     pub endpoints: usize,
@@ -70,11 +71,20 @@ impl Job {
                 ranks,
                 ..SimConfig::default()
             },
+            fabric: std::sync::OnceLock::new(),
             faults: Faults::default(),
             vars: Vec::new(),
             endpoints: 1,
             deadline: Duration::from_secs(60),
         }
+    }
+
+    /// The job's network (made on first use; settings of the network must
+    /// come before).
+    pub fn fabric(&self) -> Arc<SimFabric> {
+        self.fabric
+            .get_or_init(|| SimFabric::new(self.sim.clone()))
+            .clone()
     }
 
     pub fn faults(mut self, f: Faults) -> Job {
@@ -93,6 +103,7 @@ impl Job {
     }
 
     pub fn max_msg(mut self, n: usize) -> Job {
+        assert!(self.fabric.get().is_none(), "max_msg after fabric()");
         self.sim.max_msg_size = n;
         self
     }
@@ -111,7 +122,7 @@ impl Job {
         R: Send,
         F: Fn(&ClientOf<M, S, SimTransport>) -> R + Sync,
     {
-        let fabric = SimFabric::new(self.sim.clone());
+        let fabric = self.fabric();
         let f = self.faults.clone();
         fabric.set_faults(move |x| *x = f);
         let boots = LocalBootstrap::group(self.ranks);

@@ -56,6 +56,9 @@ pub struct Faults {
     /// Deliver a multi-receive buffer's releasing completion before the
     /// earlier messages placed in the buffer.
     pub early_release: bool,
+    /// `Some((rank, n))`: `rank`'s `n`th post from now (1: the next one)
+    /// fails with an error other than -FI_EAGAIN.
+    pub fail_post: Option<(usize, u32)>,
 }
 
 /// Network-wide settings fixed when the fabric is made.

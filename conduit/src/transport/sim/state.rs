@@ -209,6 +209,18 @@ impl Fabric {
     }
 
     pub fn maybe_again(&mut self, rank: usize) -> Result<(), PostError> {
+        match self.faults.fail_post {
+            Some((r, 1)) if r == rank => {
+                self.faults.fail_post = None;
+                self.counts.failed += 1;
+                return Err(PostError::Failed(crate::ofi::OfiError::new(
+                    "a simulated post",
+                    -(ofi_sys::FI_EIO as i64),
+                )));
+            }
+            Some((r, n)) if r == rank => self.faults.fail_post = Some((r, n - 1)),
+            _ => {}
+        }
         let n = self.faults.eagain_one_in;
         if n > 0 && self.rand(rank) % n as u64 == 0 {
             self.counts.eagain += 1;
