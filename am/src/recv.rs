@@ -77,9 +77,9 @@ pub enum Refusal {
 enum State {
     /// Waiting in the post queue.
     Queued,
-    /// Taken from the queue by a poster.
-    Posting,
-    /// Handed to the provider.
+    /// Handed to the provider (from the moment a poster took it: with
+    /// several threads, its first completion can be read by another thread
+    /// before the post call has even returned).
     Posted(PostAs),
     /// The provider released it; waiting for its messages' handlers.
     Released,
@@ -208,29 +208,28 @@ impl RecvAccounting {
 
     /// Take the next buffer to post and say how; the caller posts it and
     /// reports with [`RecvAccounting::posted_ok`] or
-    /// [`RecvAccounting::refused`] (each buffer goes to one poster).
+    /// [`RecvAccounting::refused`] (each buffer goes to one poster). The
+    /// buffer counts as posted from now on.
     pub fn next_post(&mut self) -> Option<(u32, PostAs)> {
         let i = self.queue.pop_front()?;
         let b = &mut self.bufs[i as usize];
-        b.state = State::Posting;
         let how = if self.mode == RecvMode::PerMessage || b.rescue {
             PostAs::Single
         } else {
             PostAs::Multi
         };
-        Some((i, how))
-    }
-
-    /// The post returned by [`RecvAccounting::next_post`] succeeded.
-    pub fn posted_ok(&mut self, i: u32, how: PostAs) {
-        let b = &mut self.bufs[i as usize];
-        debug_assert_eq!(b.state, State::Posting);
         b.state = State::Posted(how);
         b.done = 0;
         b.delivered = 0;
         b.delivered_end = 0;
         b.release_end = None;
         b.in_flight = 0;
+        Some((i, how))
+    }
+
+    /// The post returned by [`RecvAccounting::next_post`] succeeded.
+    pub fn posted_ok(&mut self, i: u32, how: PostAs) {
+        let _ = i;
         self.counts.posts += 1;
         if how == PostAs::Single && self.mode == RecvMode::Multi {
             self.counts.rescues += 1;
@@ -241,7 +240,7 @@ impl RecvAccounting {
     /// buffer goes back to the front of the queue (after `NoMemory` in
     /// multi mode it is posted next as [`PostAs::Single`]).
     pub fn refused(&mut self, i: u32, why: Refusal) {
-        debug_assert_eq!(self.bufs[i as usize].state, State::Posting);
+        debug_assert!(matches!(self.bufs[i as usize].state, State::Posted(_)));
         self.bufs[i as usize].state = State::Queued;
         self.queue.push_front(i);
         self.counts.refused += 1;

@@ -209,8 +209,15 @@ pub fn prepare(
             printed.push(w);
         }
     }
-    let (am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
+    let (mut am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
     notes.extend(n);
+    if chosen.am_inject == Some(false) && env.peek("GASNET_OFI_AM_INJECT_LIMIT").is_none() {
+        am_inject_limit = 0;
+        notes.push(format!(
+            "{}: AMs are sent with fi_send, not injected (profile default; set GASNET_OFI_AM_INJECT_LIMIT to override)",
+            caps.provider
+        ));
+    }
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
     notes.extend(n);
     for n in &notes {

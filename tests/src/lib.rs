@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 pub mod matrix;
+pub mod threads;
 
 /// How a command run with [`run_bounded`] ended.
 #[derive(Debug)]

@@ -147,7 +147,7 @@ pub enum Error {
     #[error("barrier mismatch: ranks entered named barriers with different ids")]
     BarrierMismatch,
     /// An endpoint index outside `0..count`.
-    #[error("endpoint {index} does not exist; this client has {count} (GASNET_OFI_NUM_ENDPOINTS or ParClient::init_with's endpoints)")]
+    #[error("endpoint {index} does not exist; this client has {count} (Options::endpoints at init)")]
     NoEndpoint {
         /// Asked for.
         index: usize,

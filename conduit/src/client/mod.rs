@@ -74,7 +74,6 @@ use self::engine::Core;
 use crate::boot::HostMap;
 use crate::config::Config;
 use crate::profile::Capabilities;
-use crate::sync::Lock;
 use crate::transport::ofi::{OfiTransport, Synced, Unsynced};
 use crate::transport::Transport;
 use std::mem::ManuallyDrop;
@@ -218,13 +217,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// How wait loops behave when a poll completes nothing (initially from
     /// `GASNET_WAIT_MODE`; GASNet's `gasnet_set_waitmode`).
     pub fn wait_mode(&self) -> WaitMode {
-        self.core.idle.lock().mode
+        self.core.idle.mode()
     }
 
     /// Set how wait loops behave: [`WaitMode::Spin`] for dedicated cores,
     /// [`WaitMode::Yield`] when ranks share CPUs.
     pub fn set_wait_mode(&self, mode: WaitMode) {
-        self.core.idle.lock().mode = mode;
+        self.core.idle.set_mode(mode);
     }
 
     /// Register a handler at `index` (128..=255, or 0 for the highest free
@@ -348,6 +347,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// Copy into this rank's segment.
     pub fn segment_write(&self, offset: usize, data: &[u8]) -> Result<(), Error> {
         self.segment()?.write(offset, data)
+    }
+
+    /// A description of every endpoint set's state right now (sends and
+    /// RMA operations in flight, receive buffers posted and waiting): what
+    /// to print when a wait takes too long.
+    pub fn diagnostics(&self) -> String {
+        self.core.diagnostics()
     }
 
     /// End the job: every rank exits with `code`. Does not return.

@@ -42,39 +42,62 @@ pub fn usable_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Tracks empty polls and yields in [`WaitMode::Yield`].
-#[derive(Debug)]
-pub(crate) struct Idle {
-    pub mode: WaitMode,
-    empty: u32,
-    /// Yields made (statistics).
-    pub yields: u64,
+thread_local! {
+    /// Consecutive polls of this thread that completed nothing.
+    static EMPTY_POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-impl Idle {
-    pub fn new(mode: WaitMode) -> Idle {
+/// The wait mode of a client, and the yields its wait loops made. Empty
+/// polls are counted per thread (every thread of a multi-threaded client
+/// waits on its own), so a thread yields after its own empty polls.
+#[derive(Debug)]
+pub(crate) struct Idle<C> {
+    spin: std::sync::atomic::AtomicBool,
+    /// Yields made (statistics).
+    pub yields: C,
+}
+
+impl<C: crate::sync::Counter> Idle<C> {
+    pub fn new(mode: WaitMode) -> Self {
         Idle {
-            mode,
-            empty: 0,
-            yields: 0,
+            spin: std::sync::atomic::AtomicBool::new(mode == WaitMode::Spin),
+            yields: C::default(),
         }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> WaitMode {
+        if self.spin.load(std::sync::atomic::Ordering::Relaxed) {
+            WaitMode::Spin
+        } else {
+            WaitMode::Yield
+        }
+    }
+
+    /// Change the mode.
+    pub fn set_mode(&self, mode: WaitMode) {
+        self.spin
+            .store(mode == WaitMode::Spin, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Called after each poll, saying whether it completed anything.
     #[inline]
-    pub fn after_poll(&mut self, progressed: bool) {
-        if self.mode == WaitMode::Spin {
+    pub fn after_poll(&self, progressed: bool) {
+        if self.spin.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        if progressed {
-            self.empty = 0;
-            return;
-        }
-        self.empty = self.empty.saturating_add(1);
-        if self.empty >= YIELD_AFTER {
-            self.yields += 1;
-            std::thread::yield_now();
-        }
+        EMPTY_POLLS.with(|e| {
+            if progressed {
+                e.set(0);
+                return;
+            }
+            let n = e.get().saturating_add(1);
+            e.set(n);
+            if n >= YIELD_AFTER {
+                self.yields.add(1);
+                std::thread::yield_now();
+            }
+        });
     }
 }
 
@@ -93,21 +116,26 @@ mod tests {
 
     #[test]
     fn yields_after_empty_polls_only() {
-        let mut i = Idle::new(WaitMode::Yield);
+        use crate::sync::Counter;
+        let i = Idle::<std::cell::Cell<u64>>::new(WaitMode::Yield);
+        i.after_poll(true);
         for _ in 0..YIELD_AFTER - 1 {
             i.after_poll(false);
         }
-        assert_eq!(i.yields, 0);
+        assert_eq!(i.yields.get(), 0);
         i.after_poll(false);
-        assert_eq!(i.yields, 1);
+        assert_eq!(i.yields.get(), 1);
         // Progress resets the count.
         i.after_poll(true);
         i.after_poll(false);
-        assert_eq!(i.yields, 1);
-        let mut s = Idle::new(WaitMode::Spin);
+        assert_eq!(i.yields.get(), 1);
+        let s = Idle::<std::cell::Cell<u64>>::new(WaitMode::Spin);
         for _ in 0..100 {
             s.after_poll(false);
         }
-        assert_eq!(s.yields, 0);
+        assert_eq!(s.yields.get(), 0);
+        assert_eq!(s.mode(), WaitMode::Spin);
+        s.set_mode(WaitMode::Yield);
+        assert_eq!(s.mode(), WaitMode::Yield);
     }
 }

@@ -95,6 +95,10 @@ pub struct Profile {
     /// `GASNET_OFI_RECEIVE_BUFF_SIZE` to use when the user has not set it
     /// (`recv` or `single`), for providers whose FI_MULTI_RECV is unreliable.
     pub receive_mode: Option<ReceiveMode>,
+    /// `false`: send AMs with `fi_send` only, never `fi_inject` (unless
+    /// `GASNET_OFI_AM_INJECT_LIMIT` says otherwise), for providers that lose
+    /// injected messages.
+    pub am_inject: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,
@@ -219,6 +223,8 @@ mod tests {
         assert_eq!(lookup("shm").receive_mode, Some(ReceiveMode::Recv));
         assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
         assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
+        assert_eq!(lookup("sockets").am_inject, Some(false));
+        assert_eq!(lookup("tcp;ofi_rxm").am_inject, None);
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub boot: Arc<dyn Bootstrap>,
     pub cfg: Config,
     pub caps: Option<Capabilities>,
-    pub idle: M::Lock<Idle>,
+    pub idle: Idle<M::Counter>,
     pub names_at_startup: usize,
     pub end: fn(i32) -> !,
 }
@@ -311,7 +311,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             boot: p.boot,
             cfg,
             caps: p.caps,
-            idle: M::Lock::new(Idle::new(p.wait_mode)),
+            idle: Idle::new(p.wait_mode),
             names_at_startup,
             end: p.end,
         };
@@ -346,7 +346,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             s.request_buffers += set.pools[0].lock().allocated() as u64;
             s.reply_buffers += set.pools[1].lock().allocated() as u64;
         }
-        s.wait_yields = self.idle.lock().yields;
+        s.wait_yields = crate::sync::Counter::get(&self.idle.yields);
         s
     }
 }
@@ -398,5 +398,32 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         );
         self.exit_if_requested()?;
         r
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// What each endpoint set holds right now (for diagnosing a stall).
+    pub fn diagnostics(&self) -> String {
+        let mut out = String::new();
+        for (i, s) in self.sets.iter().enumerate() {
+            let pools = [s.pools[0].lock().in_flight(), s.pools[1].lock().in_flight()];
+            let rx: Vec<(usize, usize)> = s
+                .rx
+                .iter()
+                .map(|r| {
+                    let r = r.lock();
+                    (r.posted(), r.queued())
+                })
+                .collect();
+            let ops = s.ops.lock().in_flight();
+            let lb = [s.loopback[0].lock().len(), s.loopback[1].lock().len()];
+            out.push_str(&format!(
+                "set {i}{}: sends in flight (request, reply) {pools:?}; receive buffers (posted, waiting) request {:?} reply {:?}; RMA operations in flight {ops}; loopback queued {lb:?}\n",
+                if s.owned.load(Ordering::Relaxed) { " (owned)" } else { "" },
+                rx[0],
+                rx[1],
+            ));
+        }
+        out
     }
 }

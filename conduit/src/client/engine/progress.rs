@@ -98,9 +98,26 @@ impl<M: Mode, T: Transport, S> Replier for ReplyPath<'_, M, T, S> {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// One round of progress on set `set`. The TX queue is read once per
-    /// round.
+    /// One round of progress on set `set`; progress on set 0 (the client's
+    /// own) also serves every set no thread owns right now, so an endpoint
+    /// whose thread is done still completes its sends and answers its
+    /// peers. The TX queue is read once per round.
     pub fn progress(&self, set: usize, what: Progress) -> Result<(), Error> {
+        let r = self.progress_set(set, what);
+        if set == 0 && self.sets.len() > 1 {
+            let mut first = None;
+            keep(&mut first, r);
+            for (i, s) in self.sets.iter().enumerate().skip(1) {
+                if !s.owned.load(std::sync::atomic::Ordering::Acquire) {
+                    keep(&mut first, self.progress_set(i, what));
+                }
+            }
+            return first.map_or(Ok(()), Err);
+        }
+        r
+    }
+
+    fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
         let s = &self.sets[set];
         let mut first = None;
         let mut seen = 0usize;
@@ -111,9 +128,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         keep(&mut first, self.poll_rx(s, Side::Reply, &mut seen));
         keep(&mut first, self.repost(s, Side::Request));
         keep(&mut first, self.repost(s, Side::Reply));
-        if let Some(mut idle) = self.idle.try_lock() {
-            idle.after_poll(seen > 0);
-        }
+        self.idle.after_poll(seen > 0);
         first.map_or(Ok(()), Err)
     }
 

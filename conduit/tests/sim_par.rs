@@ -1,0 +1,164 @@
+//! The multi-threaded client over the simulator: several threads per rank
+//! sending AMs (with replies) and doing RMA to every rank at once, sharing
+//! the client's endpoint or each owning one; every message exactly once,
+//! every byte checked.
+
+mod sim;
+
+use conduit::client::{ParClient, Par};
+use conduit::transport::sim::{Faults, SimTransport};
+use sim::Job;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+const THREADS: usize = 3;
+const MSGS: u32 = 300;
+const BLOCK: usize = 4096;
+
+/// Per rank: what arrived from (source rank, source thread), and the
+/// replies each of this rank's threads got.
+struct Seen {
+    got: Mutex<Vec<Vec<u32>>>,
+    replies: Vec<AtomicU64>,
+    per_endpoint: Vec<AtomicU64>,
+}
+
+impl Seen {
+    fn new(ranks: usize) -> Seen {
+        Seen {
+            got: Mutex::new(vec![Vec::new(); ranks * THREADS]),
+            replies: (0..THREADS).map(|_| AtomicU64::new(0)).collect(),
+            per_endpoint: (0..=THREADS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+type C = ParClient<Seen, SimTransport>;
+
+fn block(src: usize, t: usize, dest: usize) -> Vec<u8> {
+    (0..BLOCK).map(|i| (i ^ (src * 31 + t * 7 + dest)) as u8).collect()
+}
+
+/// One thread's work through `ep` (the client's endpoint 0 or its own).
+macro_rules! work {
+    ($ep:expr, $c:expr, $t:expr) => {{
+        let (ep, c, t) = ($ep, $c, $t);
+        let (me, n) = (c.rank(), c.size());
+        for seq in 0..MSGS {
+            for d in 0..n {
+                ep.request_short(d, 200, &[(me * THREADS + t) as u32, seq]).unwrap();
+            }
+        }
+        for d in 0..n {
+            let at = (me * THREADS + t) * BLOCK;
+            let b = block(me, t, d);
+            ep.put(d, at, &b).unwrap();
+            let mut back = vec![0u8; BLOCK];
+            ep.get(d, at, &mut back).unwrap();
+            assert_eq!(back, b, "rank {me} thread {t}: block at rank {d}");
+        }
+        let want = MSGS as u64 * n as u64;
+        ep.block_until(|| c.state().replies[t].load(Ordering::Relaxed) == want).unwrap();
+    }};
+}
+
+fn job(c: &C, own_endpoints: bool) -> u64 {
+    c.on_request_short(200, 2, |tok, a| {
+        let st = tok.state();
+        st.got.lock().unwrap()[a[0] as usize].push(a[1]);
+        st.per_endpoint[tok.endpoint()].fetch_add(1, Ordering::Relaxed);
+        tok.reply_short(201, &[a[0] % THREADS as u32]).unwrap();
+    })
+    .unwrap();
+    c.on_reply_short(201, 1, |tok, a| {
+        tok.state().replies[a[0] as usize].fetch_add(1, Ordering::Relaxed);
+    })
+    .unwrap();
+    c.attach_segment(1 << 20).unwrap();
+    c.barrier().unwrap();
+    let n = c.size();
+    std::thread::scope(|sc| {
+        for t in 0..THREADS {
+            sc.spawn(move || {
+                if own_endpoints {
+                    let ep = c.endpoint(t + 1).unwrap();
+                    work!(&ep, c, t);
+                    // Keep serving this endpoint until every rank's thread
+                    // t has delivered everything here.
+                    let want = (MSGS as usize * n) as u64;
+                    ep.block_until(|| {
+                        c.state().per_endpoint[t + 1].load(Ordering::Relaxed) == want
+                    })
+                    .unwrap();
+                } else {
+                    work!(c, c, t);
+                }
+            });
+        }
+        // The main thread serves endpoint 0 too.
+        let want = (MSGS as usize * n * THREADS) as u64;
+        c.block_until(|| {
+            c.state().got.lock().unwrap().iter().map(|v| v.len() as u64).sum::<u64>() == want
+        })
+        .unwrap();
+    });
+    let got = c.state().got.lock().unwrap();
+    for (k, v) in got.iter().enumerate() {
+        let mut v = v.clone();
+        v.sort();
+        assert_eq!(v, (0..MSGS).collect::<Vec<_>>(), "rank {}: messages from source thread {k}", c.rank());
+    }
+    c.state().per_endpoint[0].load(Ordering::Relaxed)
+}
+
+#[test]
+fn threads_share_the_endpoint() {
+    let (_f, ended) = Job::new(3)
+        .faults(Faults {
+            eagain_one_in: 7,
+            max_delay: 2,
+            reorder: true,
+            ..Faults::default()
+        })
+        .run::<Par, _, _, _>(|_| Seen::new(3), |c: &C| job(c, false));
+    for e in ended {
+        assert_eq!(e.value(), (MSGS as usize * 3 * THREADS) as u64, "everything arrived on endpoint 0");
+    }
+}
+
+#[test]
+fn each_thread_owns_an_endpoint() {
+    let (_f, ended) = Job::new(3)
+        .faults(Faults {
+            eagain_one_in: 7,
+            max_delay: 2,
+            reorder: true,
+            ..Faults::default()
+        })
+        .endpoints(THREADS + 1)
+        .run::<Par, _, _, _>(|_| Seen::new(3), |c: &C| job(c, true));
+    for e in ended {
+        assert_eq!(e.value(), 0, "nothing arrived on endpoint 0");
+    }
+}
+
+#[test]
+fn an_endpoint_has_one_owner() {
+    let (_f, ended) = Job::new(1).endpoints(3).run::<Par, _, _, _>(
+        |_| Seen::new(1),
+        |c: &C| {
+            let a = c.endpoint(1).unwrap();
+            let twice = c.endpoint(1).unwrap_err().to_string();
+            let zero = c.endpoint(0).unwrap_err().to_string();
+            let none = c.endpoint(3).unwrap_err().to_string();
+            drop(a);
+            let again = c.endpoint(1).map(|e| e.index());
+            (twice, zero, none, again.ok())
+        },
+    );
+    let (twice, zero, none, again) = ended.into_iter().next().unwrap().value();
+    assert_eq!(twice, "endpoint 1 is already owned by another handle (one thread owns an endpoint at a time)");
+    assert_eq!(zero, "endpoint 0 is already owned by another handle (one thread owns an endpoint at a time)");
+    assert!(none.starts_with("endpoint 3 does not exist; this client has 3"), "{none}");
+    assert_eq!(again, Some(1));
+}
