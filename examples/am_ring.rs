@@ -5,6 +5,8 @@
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/am_ring [laps]`
 
+#![forbid(unsafe_code)]
+
 use conduit::client::Client;
 use gex_examples::Outcome;
 use std::cell::RefCell;

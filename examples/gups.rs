@@ -9,6 +9,8 @@
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/gups [updates-per-rank]`
 
+#![forbid(unsafe_code)]
+
 use conduit::client::Client;
 use gex_examples::Outcome;
 use std::cell::{Cell, RefCell};

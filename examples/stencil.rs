@@ -6,6 +6,8 @@
 //!
 //! `gasnetrun-ofi -n 4 target/release/examples/stencil [cells] [steps]`
 
+#![forbid(unsafe_code)]
+
 use conduit::client::{Client, Error, NbiSync};
 use gex_examples::Outcome;
 

@@ -12,6 +12,8 @@
 //! Rank 0 measures and prints; rank 1 serves. See `docs/PERFORMANCE.md`
 //! for the method and `gex-bench --help` for the options.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod pingpong;
 mod plot;

@@ -227,7 +227,9 @@ impl Bench<'_> {
             }
             Ok(())
         } else {
-            Ok(self.c.block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)?)
+            Ok(self
+                .c
+                .block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)?)
         }
     }
 

@@ -173,10 +173,8 @@ mod tests {
         act.sa_sigaction = f as libc::sighandler_t;
         act.sa_flags = libc::SA_SIGINFO;
         // SAFETY: a valid action whose handler does nothing.
-        assert_eq!(
-            unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) },
-            0
-        );
+        let rc = unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) };
+        assert_eq!(rc, 0);
     }
 
     fn set_ignored(sig: libc::c_int) {

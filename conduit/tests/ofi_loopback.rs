@@ -3,12 +3,12 @@
 //! fi_write, and check the bytes. Runs over the real shm and tcp;ofi_rxm
 //! providers (tcp on the loopback device).
 
+use conduit::mem::Mapping;
 use conduit::ofi::{
     AddressVector, AvType, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, Hints, InfoList,
     MemoryRegion, MrMode,
 };
 use ofi_sys as sys;
-use conduit::mem::Mapping;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -107,13 +107,14 @@ fn exercise(provider: &str, device: Option<&str>) {
     let mut rbuf = vec![0u8; 256];
     let (rctx, sctx) = (0x1000usize, 0x2000usize);
     let mut got = Vec::new();
-    // SAFETY (both posts): rbuf and msg live until wait_for returns both
-    // completions; contexts are plain tags never dereferenced.
-    post(&cq, &mut got, || unsafe {
-        b.recv_msg(rbuf.as_mut_ptr(), rbuf.len(), rctx as *mut _, 0)
+    post(&cq, &mut got, || {
+        // SAFETY: rbuf lives until wait_for returns this completion; the
+        // context is a plain tag never dereferenced.
+        unsafe { b.recv_msg(rbuf.as_mut_ptr(), rbuf.len(), rctx as *mut _, 0) }
     });
-    post(&cq, &mut got, || unsafe {
-        a.send(msg.as_ptr(), msg.len(), addr_b, sctx as *mut _)
+    post(&cq, &mut got, || {
+        // SAFETY: msg lives until wait_for returns this completion.
+        unsafe { a.send(msg.as_ptr(), msg.len(), addr_b, sctx as *mut _) }
     });
     wait_for(&cq, &mut got, &[rctx, sctx]);
     let recv = got.iter().find(|e| e.context() as usize == rctx).unwrap();

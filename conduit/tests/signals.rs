@@ -24,10 +24,8 @@ fn handler_of(sig: libc::c_int) -> libc::sighandler_t {
     // SAFETY: plain old data; all-zero is valid.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a NULL new action only reads the disposition into `act`.
-    assert_eq!(
-        unsafe { libc::sigaction(sig, std::ptr::null(), &mut act) },
-        0
-    );
+    let rc = unsafe { libc::sigaction(sig, std::ptr::null(), &mut act) };
+    assert_eq!(rc, 0);
     act.sa_sigaction
 }
 

@@ -25,7 +25,9 @@ struct Seen {
 }
 
 fn pattern(seed: u32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(31) as u8 ^ seed as u8).collect()
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(31) as u8 ^ seed as u8)
+        .collect()
 }
 
 const H_SHORT: u8 = 200;
@@ -100,7 +102,8 @@ fn exchange(c: &SimClient<Seen>, n: u32) -> String {
                 // Each Long its own place (a later one must not overwrite
                 // an earlier one before its handler ran).
                 let at = (me * 32 + i as usize / 16) * 24_576 + (i as usize % 7);
-                c.request_long(d, H_LONG, &[i], &pattern(i, len), at).unwrap();
+                c.request_long(d, H_LONG, &[i], &pattern(i, len), at)
+                    .unwrap();
             }
         }
     }
@@ -119,9 +122,17 @@ fn exchange(c: &SimClient<Seen>, n: u32) -> String {
     for (src, v) in shorts.iter().enumerate() {
         let mut v = v.clone();
         v.sort();
-        assert_eq!(v, (0..n).collect::<Vec<_>>(), "shorts from rank {src} at rank {me}");
+        assert_eq!(
+            v,
+            (0..n).collect::<Vec<_>>(),
+            "shorts from rank {src} at rank {me}"
+        );
     }
-    assert_eq!(st.bad.load(Ordering::Relaxed), 0, "corrupt messages at rank {me}");
+    assert_eq!(
+        st.bad.load(Ordering::Relaxed),
+        0,
+        "corrupt messages at rank {me}"
+    );
     let s = c.stats();
     format!(
         "eagain {} reposts {} early {} rescues {}",
@@ -146,11 +157,18 @@ fn eagain_on_every_kind_of_post() {
             eagain_one_in: 3,
             ..Faults::default()
         })
-        .vars(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "64K")])
+        .vars(&[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "64K"),
+        ])
         .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 64));
     let lines = all_returned(ended);
     let c = fabric.counts();
-    assert!(c.eagain > 100, "only {} posts were refused: {lines:?}", c.eagain);
+    assert!(
+        c.eagain > 100,
+        "only {} posts were refused: {lines:?}",
+        c.eagain
+    );
 }
 
 #[test]
@@ -161,7 +179,10 @@ fn delayed_and_reordered_completions() {
             reorder: true,
             ..Faults::default()
         })
-        .vars(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K")])
+        .vars(&[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K"),
+        ])
         .max_msg(4096)
         .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 48));
     all_returned(ended);
@@ -181,7 +202,10 @@ fn release_before_earlier_messages_is_not_reposted_early() {
             max_delay: 2,
             ..Faults::default()
         })
-        .vars(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K")])
+        .vars(&[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K"),
+        ])
         .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 200));
     let lines = all_returned(ended);
     assert!(
@@ -205,7 +229,10 @@ fn no_memory_for_a_multi_receive_post_is_rescued() {
             nomem_multi_posts: 40,
             ..Faults::default()
         })
-        .vars(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K")])
+        .vars(&[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K"),
+        ])
         .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 100));
     let lines = all_returned(ended);
     assert_eq!(fabric.faults().nomem_multi_posts, 0, "{lines:?}");
@@ -223,7 +250,10 @@ fn multi_receive_recycling_under_a_flood() {
             eagain_one_in: 17,
             ..Faults::default()
         })
-        .vars(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"), ("GASNET_OFI_RECEIVE_BUFF_SIZE", "16K")])
+        .vars(&[
+            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"),
+            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "16K"),
+        ])
         .run::<Seq, _, _, _>(
             |_| AtomicU64::new(0),
             |c: &SimClient<AtomicU64>| {
@@ -241,7 +271,8 @@ fn multi_receive_recycling_under_a_flood() {
                     }
                 } else {
                     let want = n as u64 * (c.size() as u64 - 1);
-                    c.block_until(|| c.state().load(Ordering::Relaxed) == want).unwrap();
+                    c.block_until(|| c.state().load(Ordering::Relaxed) == want)
+                        .unwrap();
                 }
                 c.barrier().unwrap();
                 c.stats().reposts
@@ -363,4 +394,3 @@ fn bad_sends_are_refused_and_nothing_is_sent() {
         assert_eq!(e.value(), [0, 0, 0]);
     }
 }
-

@@ -26,11 +26,30 @@ const LONG_SLOT: usize = 20_480;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Short { dest: usize },
-    Medium { dest: usize, len: usize },
-    Long { dest: usize, len: usize, at: usize },
-    Put { dest: usize, at: usize, len: usize, how: u8 },
-    Get { dest: usize, at: usize, len: usize, how: u8 },
+    Short {
+        dest: usize,
+    },
+    Medium {
+        dest: usize,
+        len: usize,
+    },
+    Long {
+        dest: usize,
+        len: usize,
+        at: usize,
+    },
+    Put {
+        dest: usize,
+        at: usize,
+        len: usize,
+        how: u8,
+    },
+    Get {
+        dest: usize,
+        at: usize,
+        len: usize,
+        how: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -38,11 +57,23 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         dest.clone().prop_map(|dest| Op::Short { dest }),
         (dest.clone(), 0..=8192usize).prop_map(|(dest, len)| Op::Medium { dest, len }),
-        (dest.clone(), 0..20_000usize, 0..7usize).prop_map(|(dest, len, at)| Op::Long { dest, len, at }),
-        (dest.clone(), 0..SLICE, 1..12_000usize, 0..4u8)
-            .prop_map(|(dest, at, len, how)| Op::Put { dest, at, len: len.min(SLICE - at), how }),
-        (dest, 0..SLICE, 1..12_000usize, 0..3u8)
-            .prop_map(|(dest, at, len, how)| Op::Get { dest, at, len: len.min(SLICE - at), how }),
+        (dest.clone(), 0..20_000usize, 0..7usize).prop_map(|(dest, len, at)| Op::Long {
+            dest,
+            len,
+            at
+        }),
+        (dest.clone(), 0..SLICE, 1..12_000usize, 0..4u8).prop_map(|(dest, at, len, how)| Op::Put {
+            dest,
+            at,
+            len: len.min(SLICE - at),
+            how
+        }),
+        (dest, 0..SLICE, 1..12_000usize, 0..3u8).prop_map(|(dest, at, len, how)| Op::Get {
+            dest,
+            at,
+            len: len.min(SLICE - at),
+            how
+        }),
     ]
 }
 
@@ -59,7 +90,8 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn checksum(b: &[u8]) -> u32 {
-    b.iter().fold(0u32, |a, &x| a.wrapping_mul(31).wrapping_add(x as u32))
+    b.iter()
+        .fold(0u32, |a, &x| a.wrapping_mul(31).wrapping_add(x as u32))
 }
 
 /// What a rank received: (source, sequence, kind) with payload checks.
@@ -106,7 +138,10 @@ fn run_rank(c: &C, plan: &[Vec<Op>]) -> Vec<String> {
     for (i, o) in plan[me].iter().enumerate() {
         let seed = ((me as u64) << 32) | i as u64;
         let seq = i as u32;
-        let base = |dest: usize| -> usize { let _ = dest; me * SLICE };
+        let base = |dest: usize| -> usize {
+            let _ = dest;
+            me * SLICE
+        };
         match *o {
             Op::Short { dest } => c.request_short(dest, 200, &[me as u32, seq]).unwrap(),
             Op::Medium { dest, len } => {
@@ -177,12 +212,17 @@ fn run_rank(c: &C, plan: &[Vec<Op>]) -> Vec<String> {
         }
     }
     let st = c.state();
-    c.block_until(|| st.got.lock().unwrap().len() >= want.len()).unwrap();
+    c.block_until(|| st.got.lock().unwrap().len() >= want.len())
+        .unwrap();
     let mut got = st.got.lock().unwrap().clone();
     got.sort();
     want.sort();
     if got != want {
-        problems.push(format!("rank {me}: received {} messages, expected {}", got.len(), want.len()));
+        problems.push(format!(
+            "rank {me}: received {} messages, expected {}",
+            got.len(),
+            want.len()
+        ));
     }
     problems.extend(st.bad.lock().unwrap().iter().cloned());
     // The final state of my slices, read back.
@@ -190,7 +230,9 @@ fn run_rank(c: &C, plan: &[Vec<Op>]) -> Vec<String> {
         let mut b = vec![0u8; SLICE];
         c.get(dest, me * SLICE, &mut b).unwrap();
         if b != *m {
-            problems.push(format!("rank {me}: my slice at rank {dest} differs from the model"));
+            problems.push(format!(
+                "rank {me}: my slice at rank {dest} differs from the model"
+            ));
         }
     }
     problems

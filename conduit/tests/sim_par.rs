@@ -5,7 +5,7 @@
 
 mod sim;
 
-use conduit::client::{ParClient, Par};
+use conduit::client::{Par, ParClient};
 use conduit::transport::sim::{Faults, SimTransport};
 use sim::Job;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +36,9 @@ impl Seen {
 type C = ParClient<Seen, SimTransport>;
 
 fn block(src: usize, t: usize, dest: usize) -> Vec<u8> {
-    (0..BLOCK).map(|i| (i ^ (src * 31 + t * 7 + dest)) as u8).collect()
+    (0..BLOCK)
+        .map(|i| (i ^ (src * 31 + t * 7 + dest)) as u8)
+        .collect()
 }
 
 /// One thread's work through `ep` (the client's endpoint 0 or its own).
@@ -46,7 +48,8 @@ macro_rules! work {
         let (me, n) = (c.rank(), c.size());
         for seq in 0..MSGS {
             for d in 0..n {
-                ep.request_short(d, 200, &[(me * THREADS + t) as u32, seq]).unwrap();
+                ep.request_short(d, 200, &[(me * THREADS + t) as u32, seq])
+                    .unwrap();
             }
         }
         for d in 0..n {
@@ -58,7 +61,8 @@ macro_rules! work {
             assert_eq!(back, b, "rank {me} thread {t}: block at rank {d}");
         }
         let want = MSGS as u64 * n as u64;
-        ep.block_until(|| c.state().replies[t].load(Ordering::Relaxed) == want).unwrap();
+        ep.block_until(|| c.state().replies[t].load(Ordering::Relaxed) == want)
+            .unwrap();
     }};
 }
 
@@ -98,7 +102,14 @@ fn job(c: &C, own_endpoints: bool) -> u64 {
         // The main thread serves endpoint 0 too.
         let want = (MSGS as usize * n * THREADS) as u64;
         c.block_until(|| {
-            c.state().got.lock().unwrap().iter().map(|v| v.len() as u64).sum::<u64>() == want
+            c.state()
+                .got
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|v| v.len() as u64)
+                .sum::<u64>()
+                == want
         })
         .unwrap();
     });
@@ -106,7 +117,12 @@ fn job(c: &C, own_endpoints: bool) -> u64 {
     for (k, v) in got.iter().enumerate() {
         let mut v = v.clone();
         v.sort();
-        assert_eq!(v, (0..MSGS).collect::<Vec<_>>(), "rank {}: messages from source thread {k}", c.rank());
+        assert_eq!(
+            v,
+            (0..MSGS).collect::<Vec<_>>(),
+            "rank {}: messages from source thread {k}",
+            c.rank()
+        );
     }
     c.state().per_endpoint[0].load(Ordering::Relaxed)
 }
@@ -122,7 +138,11 @@ fn threads_share_the_endpoint() {
         })
         .run::<Par, _, _, _>(|_| Seen::new(3), |c: &C| job(c, false));
     for e in ended {
-        assert_eq!(e.value(), (MSGS as usize * 3 * THREADS) as u64, "everything arrived on endpoint 0");
+        assert_eq!(
+            e.value(),
+            (MSGS as usize * 3 * THREADS) as u64,
+            "everything arrived on endpoint 0"
+        );
     }
 }
 
@@ -157,8 +177,17 @@ fn an_endpoint_has_one_owner() {
         },
     );
     let (twice, zero, none, again) = ended.into_iter().next().unwrap().value();
-    assert_eq!(twice, "endpoint 1 is already owned by another handle (one thread owns an endpoint at a time)");
-    assert_eq!(zero, "endpoint 0 is already owned by another handle (one thread owns an endpoint at a time)");
-    assert!(none.starts_with("endpoint 3 does not exist; this client has 3"), "{none}");
+    assert_eq!(
+        twice,
+        "endpoint 1 is already owned by another handle (one thread owns an endpoint at a time)"
+    );
+    assert_eq!(
+        zero,
+        "endpoint 0 is already owned by another handle (one thread owns an endpoint at a time)"
+    );
+    assert!(
+        none.starts_with("endpoint 3 does not exist; this client has 3"),
+        "{none}"
+    );
     assert_eq!(again, Some(1));
 }

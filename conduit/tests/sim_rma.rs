@@ -17,7 +17,9 @@ type SimClient = Client<(), SimTransport>;
 const SEG: usize = 1 << 20;
 
 fn pattern(seed: usize, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 7 + seed * 13 + (i >> 9)) as u8).collect()
+    (0..len)
+        .map(|i| (i * 7 + seed * 13 + (i >> 9)) as u8)
+        .collect()
 }
 
 /// No queued transfer of `rank` touches `buf`.
@@ -88,7 +90,10 @@ fn every_path_under_eagain_delay_and_reordering() {
                             })
                             .unwrap();
                         }
-                        assert_eq!(got, want, "rank {me}: rank {d}'s copy of rank {src}'s slice");
+                        assert_eq!(
+                            got, want,
+                            "rank {me}: rank {d}'s copy of rank {src}'s slice"
+                        );
                     }
                 }
                 c.put_counts()
@@ -178,7 +183,11 @@ fn a_panic_inside_a_scope_completes_its_transfers() {
     for (me, e) in ended.into_iter().enumerate() {
         let buf = e.value();
         untouched(&fabric, me, &buf);
-        assert_eq!(buf, pattern(1 - me + 10, 65536), "rank {me}: the get finished before the unwind left the scope");
+        assert_eq!(
+            buf,
+            pattern(1 - me + 10, 65536),
+            "rank {me}: the get finished before the unwind left the scope"
+        );
     }
 }
 
@@ -221,7 +230,11 @@ fn an_error_from_progress_is_returned_after_the_transfer_ended() {
         r,
         Err("received an AM from rank 1 for handler index 250 with no associated handler registered".into())
     );
-    assert_eq!(buf, pattern(21, 32768), "the get finished before the error came back");
+    assert_eq!(
+        buf,
+        pattern(21, 32768),
+        "the get finished before the error came back"
+    );
 }
 
 /// A get split into 64 transfers whose 10th post fails: the call returns

@@ -11,6 +11,8 @@
 //! with `gasnetrun-ofi -n 4 target/release/examples/<name> [args]`.
 //! `tests/examples.rs` runs each under 4 ranks on shm and tcp;ofi_rxm.
 
+#![forbid(unsafe_code)]
+
 use conduit::client::{Client, Options};
 
 /// What an example's body returns: a summary line, or an error (a conduit

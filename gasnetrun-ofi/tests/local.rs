@@ -112,7 +112,10 @@ fn kill_9_of_one_rank_ends_the_job_within_the_exit_timeout() {
         .parse()
         .unwrap();
     let killed = std::time::Instant::now();
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     let d = job.wait(DEADLINE);
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3), "teardown took {took:?}");
@@ -208,7 +211,10 @@ fn sigterm_on_the_launcher_reaches_every_rank() {
     let b = bc();
     let mut job = Job::start(&t, &["-v", "-n", "4", &b, &t, "hang"], &[]);
     job.wait_stdout(4, DEADLINE, |l| l.contains("] ready "));
-    unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
     let d = job.wait(DEADLINE);
     assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());
     for r in 0..4 {
@@ -224,7 +230,10 @@ fn no_rank_survives_a_killed_launcher() {
     let b = bc();
     let mut job = Job::start(&t, &["-n", "3", &b, &t, "hang"], &[]);
     job.wait_stdout(3, DEADLINE, |l| l.starts_with("ready "));
-    unsafe { libc::kill(job.child.id() as i32, libc::SIGKILL) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     let d = job.wait(DEADLINE);
     assert_eq!(d.signal, Some(9));
 }

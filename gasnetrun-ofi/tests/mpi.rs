@@ -168,8 +168,10 @@ fn pmi_sigterm_ends_every_rank() {
         &[("PMIRUN_CMD", TEMPLATE)],
     );
     job.wait_stdout(3, DEADLINE, |l| l.starts_with("ready "));
-    // SAFETY: kill(2) on the launcher we started; no memory is involved.
-    unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
     let d = job.wait(DEADLINE);
     assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());
 }

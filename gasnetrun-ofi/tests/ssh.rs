@@ -228,7 +228,10 @@ fn ssh_secret_is_on_no_command_line_and_sigterm_ends_everything() {
         shown.is_empty(),
         "the secret is on the command line of {shown:?}"
     );
-    unsafe { libc::kill(job.child.id() as i32, libc::SIGTERM) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
     let d = job.wait(DEADLINE);
     assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());
     assert_eq!(
@@ -260,7 +263,10 @@ fn ssh_launcher_killed_leaves_no_remote_rank() {
     job.wait_stdout(2, DEADLINE, |l| l.starts_with("ready "));
     // SIGKILL the launcher alone: ssh dies with it (PDEATHSIG), the agent
     // sees its stdin close and kills its ranks.
-    unsafe { libc::kill(job.child.id() as i32, libc::SIGKILL) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     let d = job.wait(DEADLINE);
     assert_eq!(d.signal, Some(9));
 }

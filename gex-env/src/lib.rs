@@ -13,6 +13,8 @@
 //! The source of the variables is a trait ([`EnvSource`]) so that tests can
 //! read from a map instead of the process environment.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;

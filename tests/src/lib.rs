@@ -1,6 +1,8 @@
 //! Conformance programs (in `src/bin`) and helpers for the tests that run
 //! them (in `tests/`).
 
+#![forbid(unsafe_code)]
+
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -38,9 +40,10 @@ pub fn run_bounded(cmd: &mut Command, deadline: Duration) -> std::io::Result<Bou
             timed_out: false,
         }),
         Err(_) => {
-            // SAFETY: kill(2) on the process group we created; no memory is
-            // involved.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(-pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
             // The pipes close once every member of the group is gone; a
             // process that left the group could hold them open, so wait
             // only a little for what was printed.
@@ -212,9 +215,10 @@ pub fn reap_survivors(program: &str, grace: Duration) -> Vec<u32> {
         }
         if std::time::Instant::now() > deadline {
             for p in &alive {
-                // SAFETY: kill(2) on a leftover process of a job we started;
-                // no memory involved.
-                unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*p as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
             return alive;
         }

@@ -29,13 +29,24 @@ impl Endpoints {
 }
 
 /// Arguments of a threads mode: `T shared|own [count]`.
-pub fn parse_args(prog: &str, args: &[String], default_count: u64) -> Fallible<(usize, Endpoints, u64)> {
-    let usage = || fail(format!("usage: {prog} threads <threads 1..=64> shared|own [count]"));
+pub fn parse_args(
+    prog: &str,
+    args: &[String],
+    default_count: u64,
+) -> Fallible<(usize, Endpoints, u64)> {
+    let usage = || {
+        fail(format!(
+            "usage: {prog} threads <threads 1..=64> shared|own [count]"
+        ))
+    };
     let t: usize = args.get(2).and_then(|s| s.parse().ok()).ok_or_else(usage)?;
     if !(1..=64).contains(&t) {
         return Err(usage());
     }
-    let eps = args.get(3).and_then(|s| Endpoints::parse(s)).ok_or_else(usage)?;
+    let eps = args
+        .get(3)
+        .and_then(|s| Endpoints::parse(s))
+        .ok_or_else(usage)?;
     let n = match args.get(4) {
         None => default_count,
         Some(s) => s.parse().map_err(|_| usage())?,
@@ -80,7 +91,9 @@ impl AmSeen {
 }
 
 fn payload(src: u32, seq: u32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u32 ^ src.wrapping_mul(97) ^ seq) as u8).collect()
+    (0..len)
+        .map(|i| (i as u32 ^ src.wrapping_mul(97) ^ seq) as u8)
+        .collect()
 }
 
 fn record(v: &Mutex<Vec<Vec<u32>>>, who: usize, seq: u32) {
@@ -176,19 +189,38 @@ pub fn am(c: &ParClient<AmSeen>, threads: usize, eps: Endpoints, msgs: u64) -> F
         let want = per_sender_thread * (n * threads) as u64;
         let arrived = || {
             let s = c.state();
-            s.shorts.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|v| v.len() as u64).sum::<u64>()
-                + s.mediums.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|v| v.len() as u64).sum::<u64>()
+            s.shorts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .map(|v| v.len() as u64)
+                .sum::<u64>()
+                + s.mediums
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .map(|v| v.len() as u64)
+                    .sum::<u64>()
         };
         if let Err(e) = c.block_until(|| arrived() == want) {
-            errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("main thread: {e}"));
+            errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!("main thread: {e}"));
         }
     });
     let errors = errors.into_inner().unwrap_or_default();
     if let Some(e) = errors.first() {
-        return Err(fail(format!("{} thread(s) failed, first: {e}", errors.len())));
+        return Err(fail(format!(
+            "{} thread(s) failed, first: {e}",
+            errors.len()
+        )));
     }
     let st = c.state();
-    for (name, v, count) in [("shorts", &st.shorts, msgs), ("mediums", &st.mediums, mediums)] {
+    for (name, v, count) in [
+        ("shorts", &st.shorts, msgs),
+        ("mediums", &st.mediums, mediums),
+    ] {
         let v = v.lock().unwrap_or_else(|p| p.into_inner());
         for k in 0..n * threads {
             let mut got = v.get(k).cloned().unwrap_or_default();
@@ -209,7 +241,10 @@ pub fn am(c: &ParClient<AmSeen>, threads: usize, eps: Endpoints, msgs: u64) -> F
         }
     }
     if st.bad.load(Ordering::Relaxed) != 0 {
-        return Err(fail(format!("{} corrupt Medium payloads", st.bad.load(Ordering::Relaxed))));
+        return Err(fail(format!(
+            "{} corrupt Medium payloads",
+            st.bad.load(Ordering::Relaxed)
+        )));
     }
     let on0 = st.per_endpoint[0].load(Ordering::Relaxed);
     Ok(format!(
@@ -248,7 +283,8 @@ pub fn rma(c: &ParClient<()>, threads: usize, eps: Endpoints, rounds: u64) -> Fa
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|sc| {
         for t in 0..threads {
-            let (errors, bytes_checked, finished, stop) = (&errors, &bytes_checked, &finished, &stop);
+            let (errors, bytes_checked, finished, stop) =
+                (&errors, &bytes_checked, &finished, &stop);
             sc.spawn(move || {
                 let run = || -> Fallible<()> {
                     let own;
@@ -330,12 +366,18 @@ pub fn rma(c: &ParClient<()>, threads: usize, eps: Endpoints, rounds: u64) -> Fa
             .and_then(|_| c.barrier());
         stop.store(true, Ordering::Release);
         if let Err(e) = r {
-            errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("main thread: {e}"));
+            errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!("main thread: {e}"));
         }
     });
     let errors = errors.into_inner().unwrap_or_default();
     if let Some(e) = errors.first() {
-        return Err(fail(format!("{} thread(s) failed, first: {e}", errors.len())));
+        return Err(fail(format!(
+            "{} thread(s) failed, first: {e}",
+            errors.len()
+        )));
     }
     let pc = c.put_counts();
     Ok(format!(

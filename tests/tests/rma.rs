@@ -174,8 +174,10 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
         before,
         "segment files exist while the job runs"
     );
-    // SAFETY: kill(2) on a rank of the job this test started.
-    unsafe { libc::kill(victim, libc::SIGKILL) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(victim),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {

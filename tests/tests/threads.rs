@@ -57,7 +57,11 @@ fn rma_threads_every_byte_checked() {
 #[test]
 fn bad_thread_arguments_are_refused() {
     let _g = serial();
-    for args in [&["threads", "0", "own"][..], &["threads", "2", "some"], &["threads"]] {
+    for args in [
+        &["threads", "0", "own"][..],
+        &["threads", "2", "some"],
+        &["threads"],
+    ] {
         let r = job(AM, 1, args, "shm", &[], Duration::from_secs(60));
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
         assert!(

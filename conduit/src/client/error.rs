@@ -147,7 +147,9 @@ pub enum Error {
     #[error("barrier mismatch: ranks entered named barriers with different ids")]
     BarrierMismatch,
     /// An endpoint index outside `0..count`.
-    #[error("endpoint {index} does not exist; this client has {count} (Options::endpoints at init)")]
+    #[error(
+        "endpoint {index} does not exist; this client has {count} (Options::endpoints at init)"
+    )]
     NoEndpoint {
         /// Asked for.
         index: usize,

@@ -195,10 +195,14 @@ impl<M: Mode, S> ClientOf<M, S, crate::transport::sim::SimTransport> {
     /// options must carry the rank's bootstrap (e.g. one of
     /// `bootstrap::local::LocalBootstrap::group`); the configuration
     /// defaults to that of an empty environment.
-    pub fn init_sim(net: crate::transport::sim::SimNetwork, mut o: Options<S>) -> Result<Self, Error> {
-        let boot = o.boot.take().ok_or_else(|| {
-            Error::Threading("init_sim needs a bootstrap in its options".into())
-        })?;
+    pub fn init_sim(
+        net: crate::transport::sim::SimNetwork,
+        mut o: Options<S>,
+    ) -> Result<Self, Error> {
+        let boot = o
+            .boot
+            .take()
+            .ok_or_else(|| Error::Threading("init_sim needs a bootstrap in its options".into()))?;
         let cfg = match o.config.take() {
             Some(c) => c,
             None => Config::from_env(&EnvReader::quiet(&gex_env::MapEnv::new()))?,

@@ -116,7 +116,6 @@ mod tests {
 
     #[test]
     fn yields_after_empty_polls_only() {
-        use crate::sync::Counter;
         let i = Idle::<std::cell::Cell<u64>>::new(WaitMode::Yield);
         i.after_poll(true);
         for _ in 0..YIELD_AFTER - 1 {

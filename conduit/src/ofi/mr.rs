@@ -25,6 +25,10 @@ pub unsafe trait RegisteredMemory: Send + Sync {
     fn as_ptr(&self) -> *mut u8;
     /// Bytes.
     fn len(&self) -> usize;
+    /// True for zero bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 // SAFETY: a Mapping's pages stay mapped at one address until it is dropped,

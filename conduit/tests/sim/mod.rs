@@ -140,8 +140,9 @@ impl Job {
             }
         });
         let cfg = config(&self.vars);
-        let slots: Vec<std::sync::Mutex<Option<R>>> =
-            (0..self.ranks).map(|_| std::sync::Mutex::new(None)).collect();
+        let slots: Vec<std::sync::Mutex<Option<R>>> = (0..self.ranks)
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
         let ended = std::thread::scope(|sc| {
             let handles: Vec<_> = boots
                 .into_iter()

@@ -97,7 +97,10 @@ pub fn assert_no_survivors(token: &str) {
         }
         if Instant::now() > end {
             for p in &left {
-                unsafe { libc::kill(*p, libc::SIGKILL) };
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*p),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
             panic!("processes of the job survived: {left:?}");
         }
@@ -248,10 +251,16 @@ impl Job {
 
     /// Kill the launcher's group and every process of the job.
     pub fn kill(&mut self) {
-        unsafe { libc::killpg(self.child.id() as i32, libc::SIGKILL) };
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         let _ = self.child.wait();
         for p in processes_with(&self.token) {
-            unsafe { libc::kill(p, libc::SIGKILL) };
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 

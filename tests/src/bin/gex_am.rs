@@ -20,6 +20,8 @@
 //! Rank 0 prints one summary line; errors print `gex-am: rank R: ...` and
 //! end the job with code 1.
 
+#![forbid(unsafe_code)]
+
 use conduit::client::{Client, Error, Handler};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

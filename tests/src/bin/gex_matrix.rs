@@ -6,6 +6,8 @@
 //! (`docs/providers.md` by default). `tests/provider-matrix.sh` builds the
 //! programs and runs it; see `tests::matrix` for the parts.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::process::Command;

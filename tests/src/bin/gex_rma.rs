@@ -14,6 +14,8 @@
 //! Rank 0 prints one summary line; errors print `gex-rma: rank R: ...` and
 //! end the job with code 1.
 
+#![forbid(unsafe_code)]
+
 use conduit::client::{Client, Error, NbiSync};
 use tests::{fail, report, Fallible};
 

@@ -407,14 +407,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut out = String::new();
         for (i, s) in self.sets.iter().enumerate() {
             let pools = [s.pools[0].lock().in_flight(), s.pools[1].lock().in_flight()];
-            let rx: Vec<(usize, usize)> = s
-                .rx
-                .iter()
-                .map(|r| {
-                    let r = r.lock();
-                    (r.posted(), r.queued())
-                })
-                .collect();
+            let rx: Vec<(usize, usize)> =
+                s.rx.iter()
+                    .map(|r| {
+                        let r = r.lock();
+                        (r.posted(), r.queued())
+                    })
+                    .collect();
             let ops = s.ops.lock().in_flight();
             let lb = [s.loopback[0].lock().len(), s.loopback[1].lock().len()];
             out.push_str(&format!(

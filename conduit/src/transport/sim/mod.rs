@@ -381,7 +381,12 @@ impl Transport for SimTransport {
         Ok(())
     }
 
-    fn poll(&self, set: usize, cq: Cq, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error> {
+    fn poll(
+        &self,
+        set: usize,
+        cq: Cq,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
         let virt = self.facts.mr_virt_addr;
         let mut f = self.fabric.lock();
         let got = match cq {

@@ -268,7 +268,13 @@ impl Fabric {
         out
     }
 
-    fn region(&self, rank: usize, remote: rma::plan::Remote, len: usize, virt: bool) -> Option<*mut u8> {
+    fn region(
+        &self,
+        rank: usize,
+        remote: rma::plan::Remote,
+        len: usize,
+        virt: bool,
+    ) -> Option<*mut u8> {
         let g = self
             .regions
             .iter()
@@ -291,7 +297,8 @@ impl Fabric {
                 }
                 // SAFETY: the engine keeps a send's buffer valid until its
                 // completion, which is generated below.
-                let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, op.len) }.to_vec();
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(src as *const u8, op.len) }.to_vec();
                 self.deliver(rank, dest, set, ep, bytes);
                 Entry::ok(op.ctx, 0, 0, false)
             }
@@ -396,7 +403,10 @@ impl Fabric {
                 }
                 p.used += msg.len();
                 let released = p.len - p.used < min_multi;
-                (Entry::ok(p.ctx, msg.len(), p.addr + off, released), released)
+                (
+                    Entry::ok(p.ctx, msg.len(), p.addr + off, released),
+                    released,
+                )
             } else {
                 let len = msg.len().min(p.len);
                 (Entry::ok(p.ctx, len, p.addr, false), true)
@@ -445,7 +455,11 @@ impl Fabric {
             // until this completion is delivered; the placement lies inside
             // the posted length (checked when carved).
             unsafe {
-                std::ptr::copy_nonoverlapping(pl.data.as_ptr(), pl.entry.buf as *mut u8, pl.entry.len)
+                std::ptr::copy_nonoverlapping(
+                    pl.data.as_ptr(),
+                    pl.entry.buf as *mut u8,
+                    pl.entry.len,
+                )
             };
             self.counts.delivered += 1;
             self.ranks[rank].sets[set].rx_ready[k].push_back(pl.entry);
