@@ -54,6 +54,49 @@ pub fn parse_args(
     Ok((t, eps, n))
 }
 
+/// The `threads` mode of a conformance program: parse `T shared|own
+/// [count]`, start the multi-threaded client with the state `state(T)`, run
+/// `body`, print rank 0's line, end the job (exit 2 on bad arguments, 1 on
+/// a failure).
+pub fn main<S: Send + Sync>(
+    prog: &str,
+    args: &[String],
+    default_count: u64,
+    state: impl FnOnce(usize) -> S,
+    body: impl FnOnce(&ParClient<S>, usize, Endpoints, u64) -> Fallible<String>,
+) -> ! {
+    let (t, eps, n) = match parse_args(prog, args, default_count) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let c = match init(t, eps, state(t)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{prog}: {}", crate::report(&*e));
+            std::process::exit(1);
+        }
+    };
+    match body(&c, t, eps, n) {
+        Ok(line) => {
+            if c.rank() == 0 {
+                println!("{prog} threads: {line}");
+            }
+            if let Err(e) = c.barrier() {
+                eprintln!("{prog}: rank {}: {}", c.rank(), e.report());
+                c.exit(1);
+            }
+            c.exit(0)
+        }
+        Err(e) => {
+            eprintln!("{prog}: rank {}: {}", c.rank(), crate::report(&*e));
+            c.exit(1)
+        }
+    }
+}
+
 /// Start the multi-threaded client with one endpoint per thread (plus the
 /// client's own) when asked.
 pub fn init<S: Send + Sync>(threads: usize, eps: Endpoints, state: S) -> Fallible<ParClient<S>> {

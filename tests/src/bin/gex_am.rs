@@ -479,7 +479,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
     if mode == "threads" {
-        threads_main(&args);
+        tests::threads::main(
+            "gex-am",
+            &args,
+            2000,
+            tests::threads::AmSeen::new,
+            tests::threads::am,
+        );
     }
     let c = match Client::init() {
         Ok(c) => c,
@@ -517,40 +523,6 @@ fn main() {
         Err(e) => {
             eprintln!("gex-am: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
-        }
-    }
-}
-
-/// `gex-am threads T shared|own [count]`: the multi-threaded client.
-fn threads_main(args: &[String]) -> ! {
-    let (t, eps, n) = match tests::threads::parse_args("gex-am", args, 2000) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("gex-am: {e}");
-            std::process::exit(2);
-        }
-    };
-    let c = match tests::threads::init(t, eps, tests::threads::AmSeen::new(t)) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("gex-am: {}", report(&*e));
-            std::process::exit(1);
-        }
-    };
-    match tests::threads::am(&c, t, eps, n) {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-am threads: {line}");
-            }
-            if let Err(e) = c.barrier() {
-                eprintln!("gex-am: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-            c.exit(0)
-        }
-        Err(e) => {
-            eprintln!("gex-am: rank {}: {}", c.rank(), report(&*e));
-            c.exit(1)
         }
     }
 }

@@ -318,7 +318,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
     if mode == "threads" {
-        threads_main(&args);
+        tests::threads::main("gex-rma", &args, 30, |_| (), tests::threads::rma);
     }
     let c = match Client::init() {
         Ok(c) => c,
@@ -371,40 +371,6 @@ fn main() {
         Err(e) => {
             eprintln!("gex-rma: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
-        }
-    }
-}
-
-/// `gex-rma threads T shared|own [count]`: the multi-threaded client.
-fn threads_main(args: &[String]) -> ! {
-    let (t, eps, n) = match tests::threads::parse_args("gex-rma", args, 30) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("gex-rma: {e}");
-            std::process::exit(2);
-        }
-    };
-    let c = match tests::threads::init(t, eps, ()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("gex-rma: {}", report(&*e));
-            std::process::exit(1);
-        }
-    };
-    match tests::threads::rma(&c, t, eps, n) {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-rma threads: {line}");
-            }
-            if let Err(e) = c.barrier() {
-                eprintln!("gex-rma: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-            c.exit(0)
-        }
-        Err(e) => {
-            eprintln!("gex-rma: rank {}: {}", c.rank(), report(&*e));
-            c.exit(1)
         }
     }
 }

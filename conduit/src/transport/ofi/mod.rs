@@ -8,84 +8,27 @@
 //! providers take no lock; providers whose profile asks for FI_THREAD_DOMAIN
 //! in multi-threaded mode, psm2, get one lock around every call).
 
-use super::{
-    Access, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Network, OpenPlan, Polled,
-    PostError, Region, Transport,
-};
 use crate::client::Error;
 use crate::mem::Mapping;
 use crate::ofi::{
-    AddressVector, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, InfoList,
-    MemoryRegion, OfiError,
+    AddressVector, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, MemoryRegion,
+    OfiError,
 };
-use crate::profile::Capabilities;
+use crate::transport::{
+    Access, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Polled, PostError, Region,
+    Transport,
+};
 use ofi_sys as sys;
-use std::cell::Cell;
-use std::marker::PhantomData;
+use open::unpack_names;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// How libfabric calls are serialised.
-pub trait DomainLock: Send + 'static {
-    /// What is held for the duration of a call.
-    type Guard<'a>;
-    /// Build it; `big_lock` asks for one lock around every call.
-    fn new(big_lock: bool) -> Self;
-    /// Enter a call.
-    fn enter(&self) -> Self::Guard<'_>;
-}
+mod lock;
+mod open;
 
-/// Single-threaded: no lock, and the transport is not `Sync`.
-#[derive(Debug, Default)]
-pub struct Unsynced(PhantomData<Cell<()>>);
-
-impl DomainLock for Unsynced {
-    type Guard<'a> = ();
-    fn new(_big_lock: bool) -> Self {
-        Unsynced(PhantomData)
-    }
-    #[inline]
-    fn enter(&self) {}
-}
-
-/// Multi-threaded: FI_THREAD_SAFE (no lock), or FI_THREAD_DOMAIN with one
-/// lock around every call.
-#[derive(Debug, Default)]
-pub struct Synced(Option<Mutex<()>>);
-
-impl DomainLock for Synced {
-    type Guard<'a> = Option<std::sync::MutexGuard<'a, ()>>;
-    fn new(big_lock: bool) -> Self {
-        Synced(big_lock.then(|| Mutex::new(())))
-    }
-    #[inline]
-    fn enter(&self) -> Self::Guard<'_> {
-        self.0
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-/// What opening the libfabric transport needs (from provider selection and
-/// the configuration).
-#[derive(Debug)]
-pub struct OfiNetwork<L: DomainLock = Unsynced> {
-    /// A one-entry copy of the chosen `fi_info`.
-    pub info: InfoList,
-    /// Its capabilities.
-    pub caps: Capabilities,
-    /// TX queue entries (0: provider default).
-    pub tx_cq_size: usize,
-    /// Receive queue entries.
-    pub rx_cq_size: usize,
-    /// AM sends with FI_DELIVERY_COMPLETE (else FI_INJECT_COMPLETE).
-    pub msg_delivery_complete: bool,
-    /// One lock around every call (multi-threaded FI_THREAD_DOMAIN).
-    pub big_lock: bool,
-    /// The threading of the transport it opens.
-    pub lock: PhantomData<L>,
-}
+pub use lock::{DomainLock, Synced, Unsynced};
+pub use open::OfiNetwork;
 
 struct OfiSet {
     eps: [Endpoint; 3],
@@ -144,34 +87,6 @@ impl Region for OfiRegion {
     }
 }
 
-fn pack_names(names: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for n in names {
-        out.extend_from_slice(&(n.len() as u16).to_le_bytes());
-        out.extend_from_slice(n);
-    }
-    out
-}
-
-fn unpack_names(rank: usize, want: usize, b: &[u8]) -> Result<Vec<&[u8]>, Error> {
-    let mut out = Vec::with_capacity(want);
-    let mut at = 0;
-    while at + 2 <= b.len() {
-        let len = u16::from_le_bytes([b[at], b[at + 1]]) as usize;
-        at += 2;
-        let Some(n) = b.get(at..at + len) else { break };
-        out.push(n);
-        at += len;
-    }
-    if out.len() != want || at != b.len() {
-        return Err(Error::Published {
-            rank,
-            what: "set of endpoint names",
-        });
-    }
-    Ok(out)
-}
-
 fn post_error(e: OfiError) -> PostError {
     if e.is_again() {
         PostError::Again
@@ -192,99 +107,6 @@ fn ep_index(ep: Ep) -> usize {
 
 /// Most completions read per queue per call.
 pub const MAX_BATCH: usize = 64;
-
-impl<L: DomainLock> OfiNetwork<L> {
-    fn open_set(
-        &self,
-        domain: &Domain,
-        av: &AddressVector,
-        plan: &OpenPlan,
-    ) -> Result<OfiSet, Error> {
-        let entry = self
-            .info
-            .first()
-            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
-        let msg_flags = if self.msg_delivery_complete {
-            sys::FI_DELIVERY_COMPLETE
-        } else {
-            sys::FI_INJECT_COMPLETE
-        } as u64;
-        let mut msg_info = InfoList::dup(&entry);
-        msg_info.set_tx_op_flags(msg_flags);
-        let mut rma_info = InfoList::dup(&entry);
-        rma_info.set_tx_op_flags(sys::FI_DELIVERY_COMPLETE as u64);
-        let shared_tx = CompletionQueue::open(domain, self.tx_cq_size)?;
-        let rx = [
-            CompletionQueue::open(domain, self.rx_cq_size)?,
-            CompletionQueue::open(domain, self.rx_cq_size)?,
-        ];
-        let mut tx = Vec::new();
-        let tx_for = |tx: &mut Vec<CompletionQueue>| -> Result<CompletionQueue, Error> {
-            if self.caps.multi_cq {
-                let q = CompletionQueue::open(domain, self.tx_cq_size)?;
-                tx.push(q.clone());
-                Ok(q)
-            } else {
-                if tx.is_empty() {
-                    tx.push(shared_tx.clone());
-                }
-                Ok(shared_tx.clone())
-            }
-        };
-        // Before fi_enable on libfabric 2.x (whose shm ignores a later
-        // setting), after it on 1.x (whose shm crashes on an earlier one).
-        let early = crate::ofi::runtime_version().0 >= 2;
-        let msg_ep =
-            |rx: &CompletionQueue, tx: &mut Vec<CompletionQueue>| -> Result<Endpoint, Error> {
-                let q = tx_for(tx)?;
-                let b = Endpoint::open_with(domain, Some(&msg_info))?
-                    .bind_cq(&q, sys::FI_TRANSMIT as u64)?
-                    .bind_cq(rx, sys::FI_RECV as u64)?
-                    .bind_av(av)?;
-                if plan.multi_recv && early {
-                    b.set_min_multi_recv(plan.min_multi_recv)?;
-                }
-                let ep = b.enable()?;
-                if plan.multi_recv {
-                    if !early {
-                        ep.set_min_multi_recv(plan.min_multi_recv)?;
-                    }
-                    check_min_multi_recv(&ep, plan.min_multi_recv)?;
-                }
-                Ok(ep)
-            };
-        let req = msg_ep(&rx[0], &mut tx)?;
-        let rep = msg_ep(&rx[1], &mut tx)?;
-        let q = tx_for(&mut tx)?;
-        let rma = Endpoint::open_with(domain, Some(&rma_info))?
-            .bind_cq(&q, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
-            .bind_av(av)?
-            .enable()?;
-        Ok(OfiSet {
-            eps: [req, rep, rma],
-            tx,
-            rx,
-            deferred: Mutex::new(None),
-            has_deferred: std::sync::atomic::AtomicBool::new(false),
-        })
-    }
-}
-
-/// The provider must report the FI_OPT_MIN_MULTI_RECV it was given: a
-/// smaller value lets a message overrun the end of a receive buffer.
-fn check_min_multi_recv(ep: &Endpoint, want: usize) -> Result<(), Error> {
-    match ep.min_multi_recv() {
-        Ok(got) if got < want => Err(Error::Threading(format!(
-            "the provider kept FI_OPT_MIN_MULTI_RECV at {got} bytes after it was set to {want}; \
-             set GASNET_OFI_RECEIVE_BUFF_SIZE=recv to receive without FI_MULTI_RECV"
-        ))),
-        Ok(_) => Ok(()),
-        Err(e) => {
-            tracing::debug!("cannot read FI_OPT_MIN_MULTI_RECV back: {e}");
-            Ok(())
-        }
-    }
-}
 
 impl<L: DomainLock> OfiTransport<L> {
     #[inline]
@@ -353,50 +175,6 @@ impl<L: DomainLock> OfiTransport<L> {
                 }
             }
         }
-    }
-}
-
-impl<L: DomainLock> Network for OfiNetwork<L> {
-    type Transport = OfiTransport<L>;
-
-    fn open(self, plan: &OpenPlan) -> Result<(OfiTransport<L>, Vec<u8>), Error> {
-        let net = self;
-        let entry = net
-            .info
-            .first()
-            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
-        let domain = Domain::open_entry(&entry)?;
-        let av = AddressVector::open(&domain, net.caps.av_type, 3 * plan.sets * plan.size)?;
-        let mut sets = Vec::with_capacity(plan.sets);
-        let mut names = Vec::with_capacity(3 * plan.sets);
-        for _ in 0..plan.sets {
-            let s = net.open_set(&domain, &av, plan)?;
-            for ep in &s.eps {
-                names.push(ep.name()?);
-            }
-            sets.push(s);
-        }
-        let facts = Facts {
-            provider: net.caps.provider.clone(),
-            max_msg_size: net.caps.max_msg_size,
-            mr_virt_addr: net.caps.mr_virt_addr,
-            mr_endpoint: net.caps.mr_endpoint,
-        };
-        Ok((
-            OfiTransport {
-                facts,
-                sets,
-                nsets: plan.sets,
-                addrs: Vec::new(),
-                av,
-                domain,
-                // Requested keys (providers without FI_MR_PROV_KEY) must be
-                // unique in the domain.
-                next_key: AtomicU64::new(1),
-                lock: L::new(net.big_lock),
-            },
-            pack_names(&names),
-        ))
     }
 }
 
