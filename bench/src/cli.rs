@@ -61,6 +61,14 @@ pub struct Opts {
     /// name stops the job before anything is measured).
     #[arg(long, value_name = "FILE", value_parser = Target::new)]
     pub plot: Option<Target>,
+    /// Instead of the tests above, measure the multi-threaded client's AM
+    /// message rate with these thread counts per rank (comma-separated),
+    /// with one shared endpoint and with one endpoint per thread.
+    #[arg(long, value_delimiter = ',', value_name = "THREADS")]
+    pub par: Vec<usize>,
+    /// AM Shorts each sending thread sends per repetition (`--par`).
+    #[arg(long, default_value_t = 100_000)]
+    pub par_msgs: u64,
     /// Do not run fi_pingpong.
     #[arg(long)]
     pub no_pingpong: bool,

@@ -15,8 +15,10 @@
 #![forbid(unsafe_code)]
 
 mod cli;
+mod par;
 mod pingpong;
 mod plot;
+mod proc;
 mod report;
 mod run;
 mod stats;
@@ -39,9 +41,9 @@ fn write_out(dest: &str, text: &str) -> Result<(), String> {
 fn wait_quiet(secs: u64) -> f64 {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
-        let (b0, t0) = run::cpu_ticks();
+        let (b0, t0) = proc::cpu_ticks();
         std::thread::sleep(std::time::Duration::from_secs(1));
-        let (b1, t1) = run::cpu_ticks();
+        let (b1, t1) = proc::cpu_ticks();
         let busy = 100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64;
         if busy < 10.0 || std::time::Instant::now() > until {
             return busy;
@@ -72,6 +74,9 @@ fn main() {
                 opts.wait_quiet
             );
         }
+    }
+    if !opts.par.is_empty() {
+        par_main(&opts);
     }
     let c = match Client::init() {
         Ok(c) => c,
@@ -130,4 +135,46 @@ fn main() {
         c.exit(1);
     }
     c.exit(code);
+}
+
+/// `--par`: the multi-threaded message rate instead of the other tests.
+fn par_main(opts: &cli::Opts) -> ! {
+    if let Some(t) = opts.par.iter().find(|t| **t == 0 || **t > 64) {
+        eprintln!("gex-bench: --par {t} is not accepted: thread counts are 1..=64");
+        std::process::exit(2);
+    }
+    let c = match par::init(&opts.par) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gex-bench: {}", e.report());
+            std::process::exit(1);
+        }
+    };
+    match par::run(&c, opts, &opts.par) {
+        Ok(Some(rates)) => {
+            match opts.json.as_deref() {
+                Some(dest) => {
+                    let text = serde_json::to_string_pretty(&rates).unwrap_or_default() + "\n";
+                    if let Err(e) = write_out(dest, &text) {
+                        eprintln!("gex-bench: {e}");
+                        c.exit(1);
+                    }
+                    if dest != "-" {
+                        print!("{}", par::table(c.provider(), &rates));
+                    }
+                }
+                None => print!("{}", par::table(c.provider(), &rates)),
+            }
+            let _ = c.barrier();
+            c.exit(0)
+        }
+        Ok(None) => {
+            let _ = c.barrier();
+            c.exit(0)
+        }
+        Err(e) => {
+            eprintln!("gex-bench: rank {}: {e}", c.rank());
+            c.exit(1)
+        }
+    }
 }

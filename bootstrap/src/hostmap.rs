@@ -29,6 +29,19 @@ impl HostMap {
                 entries.len()
             )));
         }
+        // Hosts are numbered 0.. in the order they appear: a host index no
+        // rank could have (from a peer's malformed host map) is refused
+        // before anything is allocated for it.
+        if let Some((r, (h, _))) = entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.0 >= entries.len())
+        {
+            return Err(BootstrapError::Protocol(format!(
+                "rank {r} is placed on host {h}, but a job of {} ranks has at most as many hosts",
+                entries.len()
+            )));
+        }
         let nhosts = entries.iter().map(|e| e.0).max().map_or(0, |m| m + 1);
         let mut names: Vec<Option<String>> = vec![None; nhosts];
         let mut ranks_of = vec![Vec::new(); nhosts];
@@ -157,5 +170,11 @@ mod tests {
         assert!(HostMap::new(0, &e).is_err());
         let e = vec![(1, "a".to_string())];
         assert!(HostMap::new(0, &e).is_err());
+    }
+
+    #[test]
+    fn a_host_index_beyond_the_job_is_refused() {
+        let e = HostMap::new(0, &[(usize::MAX / 2, "h".into())]).unwrap_err();
+        assert!(e.to_string().contains("rank 0 is placed on host"), "{e}");
     }
 }

@@ -31,6 +31,10 @@ pub fn secret_from_hex(t: &str) -> Option<Secret> {
     if t.len() != 2 * SECRET_LEN || !t.is_ascii() {
         return None;
     }
+    if !t.bytes().all(|c| c.is_ascii_hexdigit()) {
+        // `from_str_radix` would also take a sign ("+f").
+        return None;
+    }
     let mut s = [0u8; SECRET_LEN];
     for (i, b) in s.iter_mut().enumerate() {
         *b = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).ok()?;
@@ -68,8 +72,16 @@ pub fn read_frame(r: &mut impl Read, max: u32) -> io::Result<Vec<u8>> {
             format!("frame of {len} bytes exceeds the limit of {max}"),
         ));
     }
-    let mut buf = vec![0u8; len as usize];
-    r.read_exact(&mut buf)?;
+    // Grow with what actually arrives: a peer that announces a large frame
+    // and sends little costs little memory.
+    let mut buf = Vec::with_capacity((len as usize).min(64 * 1024));
+    let got = r.take(len as u64).read_to_end(&mut buf)?;
+    if got != len as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("frame of {len} bytes ended after {got}"),
+        ));
+    }
     Ok(buf)
 }
 
@@ -185,11 +197,13 @@ pub enum RankEnd {
 }
 
 impl RankEnd {
-    /// The shell convention: the code, or 128 + the signal.
+    /// The shell convention: the code, or 128 + the signal (a signal
+    /// number no system has, as a peer could send, saturates instead of
+    /// overflowing).
     pub fn shell_code(self) -> i32 {
         match self {
             RankEnd::Code(c) => c,
-            RankEnd::Signal(s) => 128 + s,
+            RankEnd::Signal(s) => s.saturating_add(128),
         }
     }
     /// True for `exit(0)`.
@@ -439,5 +453,18 @@ mod tests {
             "was killed by signal 9 (SIGKILL)"
         );
         assert_eq!(RankEnd::Signal(15).shell_code(), 143);
+    }
+
+    #[test]
+    fn hostile_peer_input_is_refused_without_panicking() {
+        // Found by reading the fuzz targets' code (docs/fuzzing.md).
+        assert_eq!(RankEnd::Signal(i32::MAX).shell_code(), i32::MAX);
+        assert_eq!(RankEnd::Signal(9).shell_code(), 137);
+        let plus = format!("+f{}", "0".repeat(2 * SECRET_LEN - 2));
+        assert_eq!(secret_from_hex(&plus), None);
+        // A frame that announces more than it carries.
+        let mut r = std::io::Cursor::new(vec![0, 0xff, 0xff, 0xff, 1, 2, 3]);
+        let e = read_frame(&mut r, u32::MAX).unwrap_err();
+        assert_eq!(e.to_string(), "frame of 16777215 bytes ended after 3");
     }
 }

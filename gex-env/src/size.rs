@@ -26,16 +26,21 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             .map_err(|_| format!("{num:?} is not a number"))?;
         let bytes = f * mult as f64;
         if bytes.fract() != 0.0 {
-            return Err(format!("{s} is not a whole number of bytes"));
+            return Err(format!(
+                "{} is not a whole number of bytes",
+                s.escape_debug()
+            ));
         }
         if bytes >= u64::MAX as f64 {
-            return Err(format!("{s} is too large"));
+            return Err(format!("{} is too large", s.escape_debug()));
         }
         Ok(bytes as u64)
     } else {
-        let n: u64 = num.parse().map_err(|_| format!("{s} is too large"))?;
+        let n: u64 = num
+            .parse()
+            .map_err(|_| format!("{} is too large", s.escape_debug()))?;
         n.checked_mul(mult)
-            .ok_or_else(|| format!("{s} is too large"))
+            .ok_or_else(|| format!("{} is too large", s.escape_debug()))
     }
 }
 

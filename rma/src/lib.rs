@@ -13,3 +13,5 @@
 pub mod ops;
 pub mod plan;
 pub mod put_path;
+
+pub use plan::Error;

@@ -49,18 +49,21 @@ pub struct SegmentInfo {
     pub key: u64,
 }
 
-/// Why a remote range cannot be used.
+/// The crate's one error type: why an RMA cannot be planned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{len} bytes at offset {offset} do not fit in the {size}-byte segment of rank {rank}")]
-pub struct OutOfSegment {
-    /// Target rank.
-    pub rank: usize,
-    /// Offset asked for.
-    pub offset: usize,
-    /// Length asked for.
-    pub len: usize,
-    /// The segment's size.
-    pub size: usize,
+pub enum Error {
+    /// A range outside the target's segment (or one whose end overflows).
+    #[error("{len} bytes at offset {offset} do not fit in the {size}-byte segment of rank {rank}")]
+    OutOfSegment {
+        /// Target rank.
+        rank: usize,
+        /// Offset asked for.
+        offset: usize,
+        /// Length asked for.
+        len: usize,
+        /// The segment's size.
+        size: usize,
+    },
 }
 
 impl SegmentInfo {
@@ -74,12 +77,12 @@ impl SegmentInfo {
         offset: usize,
         len: usize,
         virt_addr: bool,
-    ) -> Result<Remote, OutOfSegment> {
+    ) -> Result<Remote, Error> {
         let fits = offset
             .checked_add(len)
             .is_some_and(|e| e as u64 <= self.size);
         if !fits {
-            return Err(OutOfSegment {
+            return Err(Error::OutOfSegment {
                 rank,
                 offset,
                 len,

@@ -65,9 +65,9 @@ pub enum Error {
     /// An RMA operation failed.
     #[error(transparent)]
     Rma(#[from] RmaError),
-    /// A remote range outside its segment.
+    /// An RMA that cannot be planned (a range outside its segment).
     #[error(transparent)]
-    OutOfSegment(#[from] rma::plan::OutOfSegment),
+    Range(#[from] rma::Error),
     /// The provider reported a completion the conduit never posted.
     #[error("the provider reported a completion with context {value:#x}, which the conduit never posted")]
     UnknownContext {
@@ -162,9 +162,20 @@ pub enum Error {
         /// The endpoint.
         index: usize,
     },
-    /// The requested threading level is not available.
-    #[error("{0}")]
-    Threading(String),
+    /// Provider selection handed over no `fi_info` entry.
+    #[error("provider selection returned no fi_info entry")]
+    NoFiInfo,
+    /// The provider did not take the multi-receive minimum it was given.
+    #[error("the provider kept FI_OPT_MIN_MULTI_RECV at {got} bytes after it was set to {want}; set GASNET_OFI_RECEIVE_BUFF_SIZE=recv to receive without FI_MULTI_RECV")]
+    MinMultiRecv {
+        /// What it reported.
+        got: usize,
+        /// What was set (the largest AM).
+        want: usize,
+    },
+    /// A start-up over the simulator without a bootstrap.
+    #[error("starting over the simulator needs a bootstrap in the options (Options::bootstrap)")]
+    NoBootstrap,
 }
 
 impl From<crate::startup::StartupError> for Error {

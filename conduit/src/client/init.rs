@@ -199,10 +199,7 @@ impl<M: Mode, S> ClientOf<M, S, crate::transport::sim::SimTransport> {
         net: crate::transport::sim::SimNetwork,
         mut o: Options<S>,
     ) -> Result<Self, Error> {
-        let boot = o
-            .boot
-            .take()
-            .ok_or_else(|| Error::Threading("init_sim needs a bootstrap in its options".into()))?;
+        let boot = o.boot.take().ok_or(Error::NoBootstrap)?;
         let cfg = match o.config.take() {
             Some(c) => c,
             None => Config::from_env(&EnvReader::quiet(&gex_env::MapEnv::new()))?,

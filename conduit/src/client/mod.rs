@@ -89,6 +89,33 @@ pub struct ClientOf<M: Mode, S, T: Transport> {
 pub type Client<S = (), T = OfiTransport<Unsynced>> = ClientOf<Seq, S, T>;
 
 /// The multi-threaded client.
+///
+/// ```no_run
+/// use conduit::client::{Options, ParClient};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// // Two threads, each with an endpoint set of its own (plus the client's).
+/// let c = ParClient::init_with(Options::new(AtomicU64::new(0)).endpoints(3)).unwrap();
+/// c.on_request_short(200, 0, |tok, _| {
+///     tok.state().fetch_add(1, Ordering::Relaxed);
+/// })
+/// .unwrap();
+/// c.barrier().unwrap();
+/// std::thread::scope(|s| {
+///     for t in 0..2 {
+///         let c = &c;
+///         s.spawn(move || {
+///             let ep = c.endpoint(t + 1).unwrap();
+///             for d in 0..c.size() {
+///                 ep.request_short(d, 200, &[]).unwrap();
+///             }
+///             let want = 2 * c.size() as u64;
+///             ep.block_until(|| c.state().load(Ordering::Relaxed) >= want).unwrap();
+///         });
+///     }
+/// });
+/// c.barrier().unwrap();
+/// ```
 pub type ParClient<S = (), T = OfiTransport<Synced>> = ClientOf<Par, S, T>;
 
 impl<M: Mode, S, T: Transport> std::fmt::Debug for ClientOf<M, S, T> {

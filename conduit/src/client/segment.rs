@@ -42,7 +42,7 @@ impl<'a> Segment<'a> {
 
     fn range(&self, offset: usize, len: usize) -> Result<*mut u8, Error> {
         if offset.checked_add(len).is_none_or(|e| e > self.len) {
-            return Err(rma::plan::OutOfSegment {
+            return Err(rma::Error::OutOfSegment {
                 rank: usize::MAX,
                 offset,
                 len,

@@ -9,12 +9,10 @@
 //! gets the `generic` one.
 //!
 //! At start-up the profile is checked against `fi_getinfo`'s answer
-//! ([`reconcile`]) into the [`Capabilities`] the rest of the conduit uses,
-//! and the hot paths are monomorphised on those ([`spec`]).
+//! ([`reconcile`]) into the [`Capabilities`] the rest of the conduit uses.
 
 mod env_actions;
 mod reconcile;
-pub mod spec;
 mod version;
 
 pub use env_actions::{apply_env_actions, env_actions, EnvAction};

@@ -65,7 +65,7 @@ impl<R> SegmentState<R> {
     /// A pointer to `off..off+len`, checked.
     pub fn range(&self, off: usize, len: usize) -> Result<*mut u8, Error> {
         if off.checked_add(len).is_none_or(|e| e > self.len) {
-            return Err(::rma::plan::OutOfSegment {
+            return Err(::rma::Error::OutOfSegment {
                 rank: usize::MAX,
                 offset: off,
                 len,

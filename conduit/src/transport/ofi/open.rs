@@ -68,10 +68,7 @@ impl<L: DomainLock> OfiNetwork<L> {
         av: &AddressVector,
         plan: &OpenPlan,
     ) -> Result<OfiSet, Error> {
-        let entry = self
-            .info
-            .first()
-            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
+        let entry = self.info.first().ok_or(Error::NoFiInfo)?;
         let msg_flags = if self.msg_delivery_complete {
             sys::FI_DELIVERY_COMPLETE
         } else {
@@ -142,10 +139,7 @@ impl<L: DomainLock> OfiNetwork<L> {
 /// smaller value lets a message overrun the end of a receive buffer.
 fn check_min_multi_recv(ep: &Endpoint, want: usize) -> Result<(), Error> {
     match ep.min_multi_recv() {
-        Ok(got) if got < want => Err(Error::Threading(format!(
-            "the provider kept FI_OPT_MIN_MULTI_RECV at {got} bytes after it was set to {want}; \
-             set GASNET_OFI_RECEIVE_BUFF_SIZE=recv to receive without FI_MULTI_RECV"
-        ))),
+        Ok(got) if got < want => Err(Error::MinMultiRecv { got, want }),
         Ok(_) => Ok(()),
         Err(e) => {
             tracing::debug!("cannot read FI_OPT_MIN_MULTI_RECV back: {e}");
@@ -159,10 +153,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
 
     fn open(self, plan: &OpenPlan) -> Result<(OfiTransport<L>, Vec<u8>), Error> {
         let net = self;
-        let entry = net
-            .info
-            .first()
-            .ok_or_else(|| Error::Threading("provider selection returned no fi_info".into()))?;
+        let entry = net.info.first().ok_or(Error::NoFiInfo)?;
         let domain = Domain::open_entry(&entry)?;
         let av = AddressVector::open(&domain, net.caps.av_type, 3 * plan.sets * plan.size)?;
         let mut sets = Vec::with_capacity(plan.sets);

@@ -4,9 +4,10 @@
 
 use crate::cli::{Opts, TestKind};
 use crate::pingpong::Pingpong;
+use crate::proc::{cpu_ticks, loadavg, own_ticks, rss_parts, vm_rss_kib};
 use crate::report::{Memory, RawInfo, Report, Row, RssParts};
 use crate::stats::Summary;
-use conduit::client::{AmStats, Client, Handler, PutCounts};
+use conduit::client::{Client, Handler};
 
 /// A benchmark step's outcome: a conduit error or a failed check.
 pub type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -17,6 +18,8 @@ fn fail(why: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+mod steps;
 
 /// Control: rank 0 releases the servers from step `args[0]`.
 const H_CTRL: u8 = 130;
@@ -82,108 +85,6 @@ impl Figures {
     }
 }
 
-/// A `/proc/self/status` field in KiB (0 when unreadable).
-fn status_kib(status: &str, field: &str) -> u64 {
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// VmRSS of this process in KiB (0 when /proc is unreadable).
-pub fn vm_rss_kib() -> u64 {
-    status_kib(
-        &std::fs::read_to_string("/proc/self/status").unwrap_or_default(),
-        "VmRSS:",
-    )
-}
-
-/// This process's resident set split as the kernel reports it.
-pub fn rss_parts() -> RssParts {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    RssParts {
-        total_kib: status_kib(&s, "VmRSS:"),
-        anon_kib: status_kib(&s, "RssAnon:"),
-        file_kib: status_kib(&s, "RssFile:"),
-        shmem_kib: status_kib(&s, "RssShmem:"),
-    }
-}
-
-/// Busy and total clock ticks of all CPUs (/proc/stat); busy excludes idle
-/// and iowait.
-pub fn cpu_ticks() -> (u64, u64) {
-    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let v: Vec<u64> = s
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let total: u64 = v.iter().take(8).sum();
-    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-    (total - idle, total)
-}
-
-/// CPU ticks of this process and its waited-for children (utime, stime,
-/// cutime, cstime of /proc/self/stat).
-pub fn own_ticks() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = s.rsplit_once(") ").map_or("", |(_, r)| r);
-    after
-        .split_whitespace()
-        .skip(11)
-        .take(4)
-        .map(|x| x.parse::<u64>().unwrap_or(0))
-        .sum()
-}
-
-/// /proc/loadavg's three averages.
-pub fn loadavg() -> [f64; 3] {
-    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut it = s.split_whitespace().map(|x| x.parse().unwrap_or(f64::NAN));
-    [
-        it.next().unwrap_or(f64::NAN),
-        it.next().unwrap_or(f64::NAN),
-        it.next().unwrap_or(f64::NAN),
-    ]
-}
-
-/// The path a send took, from the counters before and after it.
-fn path_of(before: &AmStats, after: &AmStats) -> String {
-    if after.long_rma > before.long_rma {
-        // The payload went by a blocking RMA write; the header after it.
-        return "rma-block".into();
-    }
-    let mut p = Vec::new();
-    if after.injected > before.injected {
-        p.push("inject");
-    }
-    if after.sent_from_buffer > before.sent_from_buffer {
-        p.push("bounce");
-    }
-    p.join("+")
-}
-
-/// The put paths taken (`inject`, `bounce`, `block`, `+`-joined), from the
-/// counters before and after.
-fn put_path(before: &PutCounts, after: &PutCounts) -> String {
-    let mut path = Vec::new();
-    if after.inject > before.inject {
-        path.push("inject");
-    }
-    if after.bounce > before.bounce {
-        path.push("bounce");
-    }
-    if after.block > before.block {
-        path.push("block");
-    }
-    path.join("+")
-}
-
 struct Bench<'a> {
     c: &'a Client,
     o: &'a Opts,
@@ -231,200 +132,6 @@ impl Bench<'_> {
                 .c
                 .block_until(|| sh.ctrl.load(Ordering::Acquire) >= s)?)
         }
-    }
-
-    /// AM Short round trips: `n` pings, each waiting for its pong.
-    fn round_trips(&mut self, n: usize) -> Fallible<f64> {
-        let sh = self.sh.clone();
-        let t = Instant::now();
-        for i in 0..n {
-            let want = sh.pongs.load(Ordering::Relaxed) + 1;
-            self.c.request_short(1, H_PING, &[i as u32, 0x5a5a_5a5a])?;
-            self.c
-                .block_until(|| sh.pongs.load(Ordering::Relaxed) >= want)?;
-        }
-        Ok(t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
-    }
-
-    fn am_short(&mut self) -> Fallible<()> {
-        self.c.barrier()?;
-        if self.rank0() {
-            let warm = (self.o.iters / 10).clamp(10, 1000);
-            self.round_trips(warm)?;
-            let before = self.c.stats();
-            let us = self.round_trips(self.o.iters)?;
-            let path = path_of(&before, &self.c.stats());
-            let f = self.figs.get("am_short_rtt", Some(8), "us");
-            f.ours.push(us);
-            f.path = Some(path);
-            self.progress(&format!("  {us:.3} us per round trip"));
-        }
-        self.step_end(false)
-    }
-
-    /// One flood of `n` messages of `size` bytes, acknowledged by the last
-    /// one's handler; returns MB/s (10^6 B/s) over the whole flood.
-    fn flood(&mut self, long: bool, size: usize, n: usize, payload: &[u8]) -> Fallible<f64> {
-        let sh = self.sh.clone();
-        let want = sh.acks.load(Ordering::Relaxed) + 1;
-        let t = Instant::now();
-        for _ in 0..n {
-            if long {
-                self.c
-                    .request_long(1, H_LONG, &[n as u32], &payload[..size], 0)?;
-            } else {
-                self.c
-                    .request_medium(1, H_MED, &[n as u32], &payload[..size])?;
-            }
-        }
-        self.c
-            .block_until(|| sh.acks.load(Ordering::Relaxed) >= want)?;
-        Ok((n * size) as f64 / t.elapsed().as_secs_f64() / 1e6)
-    }
-
-    fn am_floods(&mut self, long: bool) -> Fallible<()> {
-        let sizes: Vec<usize> = self
-            .o
-            .sizes
-            .iter()
-            .copied()
-            .filter(|&s| long || s <= self.c.max_medium())
-            .collect();
-        let payload: Vec<u8> = (0..sizes.iter().copied().max().unwrap_or(0))
-            .map(|i| (i * 7) as u8)
-            .collect();
-        let test = if long {
-            "am_long_flood"
-        } else {
-            "am_medium_flood"
-        };
-        for &size in &sizes {
-            self.c.barrier()?;
-            if self.rank0() {
-                let n = self.o.flood_count(size);
-                self.flood(long, size, (n / 10).max(4), &payload)?;
-                let before = self.c.stats();
-                let mbs = self.flood(long, size, n, &payload)?;
-                let path = path_of(&before, &self.c.stats());
-                let f = self.figs.get(test, Some(size), "MB/s");
-                f.ours.push(mbs);
-                f.path = Some(path);
-            }
-            self.step_end(false)?;
-        }
-        Ok(())
-    }
-
-    /// Blocking put and get latency by size (each returns at remote
-    /// completion, i.e. after at least a round trip), with the put path.
-    fn rma_latency(&mut self) -> Fallible<()> {
-        let sizes = self.o.sizes.clone();
-        let largest = sizes.iter().copied().max().unwrap_or(0);
-        let mut buf: Vec<u8> = (0..largest).map(|i| (i * 11) as u8).collect();
-        for &size in &sizes {
-            self.c.barrier()?;
-            if self.rank0() {
-                let n = self.o.flood_count(size);
-                for _ in 0..(n / 10).clamp(1, 1000) {
-                    self.c.put(1, 0, &buf[..size])?;
-                }
-                let t = Instant::now();
-                for i in 0..n {
-                    if size > 0 {
-                        buf[0] = i as u8;
-                    }
-                    self.c.put(1, 0, &buf[..size])?;
-                }
-                let put_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
-                let f = self.figs.get("put_latency", Some(size), "us");
-                f.ours.push(put_us);
-                // A blocking put injects what fits and otherwise writes
-                // straight from the caller's buffer (it waits anyway).
-                f.path = Some(if size <= self.c.put_limits().inject {
-                    "inject".into()
-                } else {
-                    "direct".into()
-                });
-                let t = Instant::now();
-                for _ in 0..n {
-                    self.c.get(1, 0, &mut buf[..size])?;
-                }
-                let get_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
-                self.figs
-                    .get("get_latency", Some(size), "us")
-                    .ours
-                    .push(get_us);
-                self.progress(&format!(
-                    "  blocking put/get {size} B: {put_us:.3} / {get_us:.3} us"
-                ));
-            }
-            self.step_end(false)?;
-        }
-        Ok(())
-    }
-
-    /// NBI put and get bandwidth: `flood_count(size)` operations in flight,
-    /// one sync; MB/s (10^6 B/s).
-    fn rma_bandwidth(&mut self) -> Fallible<()> {
-        let sizes = self.o.sizes.clone();
-        let largest = sizes.iter().copied().max().unwrap_or(0);
-        let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
-        let mut dst = vec![0u8; self.o.flood_bytes.max(largest * 16)];
-        for &size in &sizes {
-            self.c.barrier()?;
-            if self.rank0() {
-                let n = self.o.flood_count(size);
-                let before = self.c.put_counts();
-                let t = Instant::now();
-                self.c.rma_scope(|s| {
-                    for _ in 0..n {
-                        s.put_nbi(1, 0, &src[..size])?;
-                    }
-                    s.sync_nbi(conduit::client::NbiSync::Puts)
-                })?;
-                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
-                let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
-                f.ours.push(mbs);
-                f.path = Some(put_path(&before, &self.c.put_counts()));
-                // Gets land in disjoint parts of `dst` (at most n of them).
-                let per = (dst.len() / size.max(1)).max(1).min(n);
-                let t = Instant::now();
-                let mut done = 0usize;
-                while done < n {
-                    let k = per.min(n - done);
-                    self.c.rma_scope(|s| {
-                        for chunk in dst.chunks_mut(size).take(k) {
-                            s.get_nbi(1, 0, chunk)?;
-                        }
-                        s.sync_nbi(conduit::client::NbiSync::Gets)
-                    })?;
-                    done += k;
-                }
-                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
-                self.figs
-                    .get("get_nbi_bw", Some(size), "MB/s")
-                    .ours
-                    .push(mbs);
-            }
-            self.step_end(false)?;
-        }
-        Ok(())
-    }
-
-    fn barriers(&mut self) -> Fallible<()> {
-        let n = self.o.iters;
-        for _ in 0..(n / 10).clamp(10, 1000) {
-            self.c.barrier()?;
-        }
-        let t = Instant::now();
-        for _ in 0..n {
-            self.c.barrier()?;
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
-        if self.rank0() {
-            self.figs.get("barrier", None, "us").ours.push(us);
-        }
-        self.step_end(false)
     }
 
     /// Rank 0 runs fi_pingpong for every figure's size while the other

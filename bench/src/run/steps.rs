@@ -1,0 +1,241 @@
+//! The measured steps: AM round trips and floods, RMA latency and
+//! bandwidth, barriers. Every rank runs each step; rank 0 times it.
+
+use super::{Bench, Fallible, H_LONG, H_MED, H_PING};
+use conduit::client::{AmStats, PutCounts};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Bench<'_> {
+    /// AM Short round trips: `n` pings, each waiting for its pong.
+    pub(super) fn round_trips(&mut self, n: usize) -> Fallible<f64> {
+        let sh = self.sh.clone();
+        let t = Instant::now();
+        for i in 0..n {
+            let want = sh.pongs.load(Ordering::Relaxed) + 1;
+            self.c.request_short(1, H_PING, &[i as u32, 0x5a5a_5a5a])?;
+            self.c
+                .block_until(|| sh.pongs.load(Ordering::Relaxed) >= want)?;
+        }
+        Ok(t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
+    }
+
+    pub(super) fn am_short(&mut self) -> Fallible<()> {
+        self.c.barrier()?;
+        if self.rank0() {
+            let warm = (self.o.iters / 10).clamp(10, 1000);
+            self.round_trips(warm)?;
+            let before = self.c.stats();
+            let us = self.round_trips(self.o.iters)?;
+            let path = path_of(&before, &self.c.stats());
+            let f = self.figs.get("am_short_rtt", Some(8), "us");
+            f.ours.push(us);
+            f.path = Some(path);
+            self.progress(&format!("  {us:.3} us per round trip"));
+        }
+        self.step_end(false)
+    }
+
+    /// One flood of `n` messages of `size` bytes, acknowledged by the last
+    /// one's handler; returns MB/s (10^6 B/s) over the whole flood.
+    pub(super) fn flood(
+        &mut self,
+        long: bool,
+        size: usize,
+        n: usize,
+        payload: &[u8],
+    ) -> Fallible<f64> {
+        let sh = self.sh.clone();
+        let want = sh.acks.load(Ordering::Relaxed) + 1;
+        let t = Instant::now();
+        for _ in 0..n {
+            if long {
+                self.c
+                    .request_long(1, H_LONG, &[n as u32], &payload[..size], 0)?;
+            } else {
+                self.c
+                    .request_medium(1, H_MED, &[n as u32], &payload[..size])?;
+            }
+        }
+        self.c
+            .block_until(|| sh.acks.load(Ordering::Relaxed) >= want)?;
+        Ok((n * size) as f64 / t.elapsed().as_secs_f64() / 1e6)
+    }
+
+    pub(super) fn am_floods(&mut self, long: bool) -> Fallible<()> {
+        let sizes: Vec<usize> = self
+            .o
+            .sizes
+            .iter()
+            .copied()
+            .filter(|&s| long || s <= self.c.max_medium())
+            .collect();
+        let payload: Vec<u8> = (0..sizes.iter().copied().max().unwrap_or(0))
+            .map(|i| (i * 7) as u8)
+            .collect();
+        let test = if long {
+            "am_long_flood"
+        } else {
+            "am_medium_flood"
+        };
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                self.flood(long, size, (n / 10).max(4), &payload)?;
+                let before = self.c.stats();
+                let mbs = self.flood(long, size, n, &payload)?;
+                let path = path_of(&before, &self.c.stats());
+                let f = self.figs.get(test, Some(size), "MB/s");
+                f.ours.push(mbs);
+                f.path = Some(path);
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
+    }
+
+    /// Blocking put and get latency by size (each returns at remote
+    /// completion, i.e. after at least a round trip), with the put path.
+    pub(super) fn rma_latency(&mut self) -> Fallible<()> {
+        let sizes = self.o.sizes.clone();
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        let mut buf: Vec<u8> = (0..largest).map(|i| (i * 11) as u8).collect();
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                for _ in 0..(n / 10).clamp(1, 1000) {
+                    self.c.put(1, 0, &buf[..size])?;
+                }
+                let t = Instant::now();
+                for i in 0..n {
+                    if size > 0 {
+                        buf[0] = i as u8;
+                    }
+                    self.c.put(1, 0, &buf[..size])?;
+                }
+                let put_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+                let f = self.figs.get("put_latency", Some(size), "us");
+                f.ours.push(put_us);
+                // A blocking put injects what fits and otherwise writes
+                // straight from the caller's buffer (it waits anyway).
+                f.path = Some(if size <= self.c.put_limits().inject {
+                    "inject".into()
+                } else {
+                    "direct".into()
+                });
+                let t = Instant::now();
+                for _ in 0..n {
+                    self.c.get(1, 0, &mut buf[..size])?;
+                }
+                let get_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+                self.figs
+                    .get("get_latency", Some(size), "us")
+                    .ours
+                    .push(get_us);
+                self.progress(&format!(
+                    "  blocking put/get {size} B: {put_us:.3} / {get_us:.3} us"
+                ));
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
+    }
+
+    /// NBI put and get bandwidth: `flood_count(size)` operations in flight,
+    /// one sync; MB/s (10^6 B/s).
+    pub(super) fn rma_bandwidth(&mut self) -> Fallible<()> {
+        let sizes = self.o.sizes.clone();
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
+        let mut dst = vec![0u8; self.o.flood_bytes.max(largest * 16)];
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size);
+                let before = self.c.put_counts();
+                let t = Instant::now();
+                self.c.rma_scope(|s| {
+                    for _ in 0..n {
+                        s.put_nbi(1, 0, &src[..size])?;
+                    }
+                    s.sync_nbi(conduit::client::NbiSync::Puts)
+                })?;
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
+                f.ours.push(mbs);
+                f.path = Some(put_path(&before, &self.c.put_counts()));
+                // Gets land in disjoint parts of `dst` (at most n of them).
+                let per = (dst.len() / size.max(1)).max(1).min(n);
+                let t = Instant::now();
+                let mut done = 0usize;
+                while done < n {
+                    let k = per.min(n - done);
+                    self.c.rma_scope(|s| {
+                        for chunk in dst.chunks_mut(size).take(k) {
+                            s.get_nbi(1, 0, chunk)?;
+                        }
+                        s.sync_nbi(conduit::client::NbiSync::Gets)
+                    })?;
+                    done += k;
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("get_nbi_bw", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn barriers(&mut self) -> Fallible<()> {
+        let n = self.o.iters;
+        for _ in 0..(n / 10).clamp(10, 1000) {
+            self.c.barrier()?;
+        }
+        let t = Instant::now();
+        for _ in 0..n {
+            self.c.barrier()?;
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+        if self.rank0() {
+            self.figs.get("barrier", None, "us").ours.push(us);
+        }
+        self.step_end(false)
+    }
+}
+
+/// The path a send took, from the counters before and after it.
+fn path_of(before: &AmStats, after: &AmStats) -> String {
+    if after.long_rma > before.long_rma {
+        // The payload went by a blocking RMA write; the header after it.
+        return "rma-block".into();
+    }
+    let mut p = Vec::new();
+    if after.injected > before.injected {
+        p.push("inject");
+    }
+    if after.sent_from_buffer > before.sent_from_buffer {
+        p.push("bounce");
+    }
+    p.join("+")
+}
+
+/// The put paths taken (`inject`, `bounce`, `block`, `+`-joined), from the
+/// counters before and after.
+fn put_path(before: &PutCounts, after: &PutCounts) -> String {
+    let mut path = Vec::new();
+    if after.inject > before.inject {
+        path.push("inject");
+    }
+    if after.bounce > before.bounce {
+        path.push("bounce");
+    }
+    if after.block > before.block {
+        path.push("block");
+    }
+    path.join("+")
+}
