@@ -9,6 +9,12 @@ macro_rules! communication_api {
             /// Make progress: drain completions, run handlers, repost
             /// buffers. If the job is exiting, finish the exit (this does
             /// not return then).
+            ///
+            /// Errors: what this round met (a peer's malformed AM, a failed
+            /// send's completion, a handler's failed reply), else the first
+            /// such error an earlier call met while it waited for its own
+            /// operation (sends, blocking RMA, barriers carry on to their
+            /// end and leave other errors to the next poll).
             pub fn poll(&self) -> Result<(), Error> {
                 self.core().poll_api(self.set())
             }

@@ -334,10 +334,12 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.barrier_advance()
     }
 
-    /// Wait for the notified barrier.
+    /// Wait for the notified barrier. An error met meanwhile that is not
+    /// the barrier's (a peer's malformed AM, an earlier send's failure) does
+    /// not interrupt it: the next [`poll`](Self::poll) reports it.
     pub fn barrier_wait(&self) -> Result<(), Error> {
-        while !self.barrier_try()? {}
-        Ok(())
+        engine::not_in_handler("barrier_wait")?;
+        self.core.barrier_wait()
     }
 
     /// An anonymous barrier (notify then wait).

@@ -14,7 +14,10 @@ use am::send::Category as SendCategory;
 pub type ShortFn<S> = dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync;
 /// A Medium or Long handler: token, arguments and payload. A Medium's
 /// payload is valid while the handler runs; a Long's lies in this rank's
-/// segment at [`Token::long_offset`].
+/// segment at [`Token::long_offset`], and the application must not write
+/// those bytes (from another thread of this rank, or by a put or Long from
+/// another rank) while the handler runs: see known-issues.md, "A Long
+/// handler's payload is a reference into the segment".
 pub type PayloadFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync;
 
 pub(crate) enum HandlerFn<S> {

@@ -2,7 +2,7 @@
 //! buffers, the outbound buffer pools and the inject limit.
 
 use super::inject::resolve_inject_limit;
-use super::read::{count, opt_size, parse_size_usize, size_in, value_text};
+use super::read::{count_in, opt_size, parse_size_usize, size_in, value_text};
 use super::ConfigError;
 use gex_env::{format_size, EnvError, EnvReader};
 use std::fmt;
@@ -47,6 +47,8 @@ pub const NUM_RECEIVE_BUFFS_DEFAULT: usize = 8;
 pub const NUM_RECEIVE_BUFFS_SINGLE_DEFAULT: usize = 450;
 /// Smallest accepted `GASNET_OFI_NUM_RECEIVE_BUFFS` (one per AM endpoint).
 pub const NUM_RECEIVE_BUFFS_MIN: usize = 2;
+/// Most receive buffers (`GASNET_OFI_NUM_RECEIVE_BUFFS`).
+pub const NUM_RECEIVE_BUFFS_MAX: usize = 1 << 16;
 /// Default of `GASNET_OFI_MAX_{REQUEST,REPLY}_BUFFS`.
 pub const MAX_AM_BUFFS_DEFAULT: usize = 1024;
 /// The `GASNET_OFI_NUM_INITIAL_{REQUEST,REPLY}_BUFFS` default is the smaller
@@ -54,6 +56,9 @@ pub const MAX_AM_BUFFS_DEFAULT: usize = 1024;
 pub const INITIAL_AM_BUFFS_DEFAULT: usize = 256;
 /// Smallest accepted size of an outbound AM buffer pool (initial or maximum).
 pub const AM_BUFFS_MIN: usize = 2;
+/// Most send buffers per pool (`GASNET_OFI_MAX_{REQUEST,REPLY}_BUFFS`,
+/// `GASNET_OFI_NUM_INITIAL_{REQUEST,REPLY}_BUFFS`).
+pub const AM_BUFFS_MAX: usize = 1 << 20;
 
 /// The largest `GASNET_OFI_RECEIVE_BUFF_SIZE`: 1 GiB (one buffer; the
 /// default is 1 MiB).
@@ -196,11 +201,12 @@ impl AmConfig {
                 })?
             }
         };
-        let num_receive_buffs = count(
+        let num_receive_buffs = count_in(
             r,
             NUM_RECEIVE_BUFFS,
             receive_buff_size.default_num_buffs(),
             NUM_RECEIVE_BUFFS_MIN,
+            NUM_RECEIVE_BUFFS_MAX,
         )?;
 
         let (max_request_buffs, num_initial_request_buffs) =
@@ -283,12 +289,19 @@ fn read_pool(
     max_name: &str,
     initial_name: &str,
 ) -> Result<(usize, usize), ConfigError> {
-    let max = count(r, max_name, MAX_AM_BUFFS_DEFAULT, AM_BUFFS_MIN)?;
-    let initial = count(
+    let max = count_in(
+        r,
+        max_name,
+        MAX_AM_BUFFS_DEFAULT,
+        AM_BUFFS_MIN,
+        AM_BUFFS_MAX,
+    )?;
+    let initial = count_in(
         r,
         initial_name,
         INITIAL_AM_BUFFS_DEFAULT.min(max),
         AM_BUFFS_MIN,
+        AM_BUFFS_MAX,
     )?;
     if initial > max {
         return Err(ConfigError::Conflict(EnvError::new(

@@ -1,6 +1,6 @@
 //! Completion-queue settings.
 
-use super::read::count;
+use super::read::{count, count_in};
 use super::ConfigError;
 use gex_env::EnvReader;
 
@@ -15,6 +15,10 @@ pub const NUM_COMPLETIONS: &str = "GASNET_OFI_NUM_COMPLETIONS";
 /// `--with-ofi-num-completions`).
 pub const NUM_COMPLETIONS_DEFAULT: usize = 64;
 
+/// Most completions read per poll (`GASNET_OFI_NUM_COMPLETIONS`): the
+/// batch the conduit reads into on the stack.
+pub const NUM_COMPLETIONS_MAX: usize = 64;
+
 /// Completion-queue settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CqConfig {
@@ -22,8 +26,8 @@ pub struct CqConfig {
     pub tx_cq_size: usize,
     /// `GASNET_OFI_RX_CQ_SIZE`: receive CQ depth; 0 lets the provider choose.
     pub rx_cq_size: usize,
-    /// `GASNET_OFI_NUM_COMPLETIONS`: most transmit completions read per poll.
-    /// At least 1.
+    /// `GASNET_OFI_NUM_COMPLETIONS`: most completions read per poll of a
+    /// queue. From 1 to 64.
     pub num_completions: usize,
 }
 
@@ -33,7 +37,13 @@ impl CqConfig {
         Ok(CqConfig {
             tx_cq_size: count(r, TX_CQ_SIZE, 0, 0)?,
             rx_cq_size: count(r, RX_CQ_SIZE, 0, 0)?,
-            num_completions: count(r, NUM_COMPLETIONS, NUM_COMPLETIONS_DEFAULT, 1)?,
+            num_completions: count_in(
+                r,
+                NUM_COMPLETIONS,
+                NUM_COMPLETIONS_DEFAULT,
+                1,
+                NUM_COMPLETIONS_MAX,
+            )?,
         })
     }
 }
@@ -89,7 +99,12 @@ mod tests {
             (
                 "GASNET_OFI_NUM_COMPLETIONS",
                 "0",
-                "a whole number of at least 1",
+                "a whole number from 1 to 64",
+            ),
+            (
+                "GASNET_OFI_NUM_COMPLETIONS",
+                "65",
+                "a whole number from 1 to 64",
             ),
         ] {
             let env = MapEnv::from([(name, value)]);

@@ -38,6 +38,19 @@ pub(crate) fn count(
     usize::try_from(n).map_err(|_| EnvError::new(name, &value_text(r, name, n), "a smaller number"))
 }
 
+/// A count with a default, from `min` to `max` (an error names the range).
+pub(crate) fn count_in(
+    r: &EnvReader<'_>,
+    name: &str,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, EnvError> {
+    let n = r.uint(name, default as u64, min as u64, max as u64)?;
+    // `n <= max`, and `max` is a usize.
+    Ok(n as usize)
+}
+
 /// A size in bytes with a default, at least `min`, at most `max`, as `usize`.
 pub(crate) fn size_in(
     r: &EnvReader<'_>,

@@ -259,7 +259,12 @@ pub enum Access {
 /// Threading: a transport used by one thread only may be `!Sync`; a
 /// multi-threaded client needs `Transport + Sync`, whose implementations
 /// either run on a thread-safe provider or serialise calls themselves.
-pub trait Transport: Send + 'static {
+///
+/// # Safety
+/// The client reads completions it did not initialise: an implementation's
+/// [`Transport::poll`] must have written the first `n` entries of `out`
+/// when it returns `Ok(Polled::Completions(n))`, with `n <= out.len()`.
+pub unsafe trait Transport: Send + 'static {
     /// The local memory descriptor (`fi_mr_desc`).
     type Desc: Copy;
     /// A memory region.
@@ -372,15 +377,20 @@ pub trait Network {
 }
 
 /// The first `n` completions of a buffer filled by [`Transport::poll`].
+///
+/// # Safety
+/// The first `n` entries of `out` are initialised: `out` is what a
+/// transport's `poll` filled and `n` what it returned in
+/// `Polled::Completions(n)` (the contract of the unsafe trait
+/// [`Transport`]).
 #[inline]
-pub fn filled(out: &[MaybeUninit<Completion>], n: usize) -> impl Iterator<Item = Completion> + '_ {
-    // `MaybeUninit::assume_init_read` needs unsafe; the transports only
-    // report `n` after writing the first `n` entries, which `init` below
-    // relies on through the `Completions` contract, checked here by never
-    // reading past `n`.
+pub(crate) unsafe fn filled(
+    out: &[MaybeUninit<Completion>],
+    n: usize,
+) -> impl Iterator<Item = Completion> + '_ {
     out[..n].iter().map(|c| {
-        // SAFETY: Transport::poll wrote the first `n` entries before
-        // returning Polled::Completions(n) (its contract).
+        // SAFETY: the first `n` entries are initialised (this function's
+        // contract), and `out[..n]` panics rather than read past the end.
         unsafe { c.assume_init_read() }
     })
 }

@@ -34,6 +34,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(())
     }
 
+    /// Wait for the notified barrier. Errors progress meets meanwhile that
+    /// are not the barrier's wait for the next poll (the barrier's own
+    /// messages are sent whatever else happens).
+    pub fn barrier_wait(&self) -> Result<(), Error> {
+        loop {
+            self.progress_within(0, Progress::Full)?;
+            self.exit_if_requested()?;
+            if self.barrier_advance()? {
+                return Ok(());
+            }
+        }
+    }
+
     /// After a poll: whether the notified barrier completed.
     pub fn barrier_advance(&self) -> Result<bool, Error> {
         let (sends, done) = self.barrier.lock().advance()?;

@@ -10,8 +10,11 @@
 //! finds one busy moves on.
 
 mod barrier;
+mod deferred;
+mod dispatch;
 mod exit;
 mod progress;
+mod receive;
 mod rma;
 mod segment;
 mod send;
@@ -67,7 +70,9 @@ pub(crate) struct EpSet<M: Mode> {
     pub send_bytes: usize,
     pub pools: [M::Lock<Pool>; 2],
     pub ops: M::Lock<Ops>,
-    pub loopback: [M::Lock<VecDeque<Vec<u8>>>; 2],
+    /// Messages waiting for their handler, per side: AMs to self, and
+    /// what a panicking handler left of its batch.
+    pub queue: [M::Lock<VecDeque<receive::Queued>>; 2],
     /// Poll try-locks: TX, request receives, reply receives.
     pub cq: [M::Lock<()>; 3],
     pub stats: SetStats<M::Counter>,
@@ -140,6 +145,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub segment: OnceLock<SegmentState<T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
     pub barrier: M::Lock<Barrier>,
+    /// Errors met inside operations, for the next poll.
+    pub deferred: deferred::Deferred<M>,
     pub exit: ExitCoord<M>,
     pub boot: Arc<dyn Bootstrap>,
     pub cfg: Config,
@@ -227,7 +234,7 @@ fn new_set<M: Mode, T: Transport>(
             M::Lock::new(Pool::new(cfg.am.num_initial_reply_buffs, max[1])),
         ],
         ops: M::Lock::new(Ops::new()),
-        loopback: [M::Lock::new(VecDeque::new()), M::Lock::new(VecDeque::new())],
+        queue: [M::Lock::new(VecDeque::new()), M::Lock::new(VecDeque::new())],
         cq: [M::Lock::new(()), M::Lock::new(()), M::Lock::new(())],
         stats: SetStats::default(),
         owned: AtomicBool::new(false),
@@ -302,6 +309,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             segment: OnceLock::new(),
             bounce,
             barrier: M::Lock::new(Barrier::new(rank, size)),
+            deferred: deferred::Deferred::new(),
             exit: ExitCoord {
                 started: AtomicBool::new(false),
                 state: M::Lock::new(ExitState::new(rank, size)),
@@ -367,7 +375,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         not_in_handler("poll")?;
         let r = self.progress(set, Progress::Full);
         self.exit_if_requested()?;
-        r
+        r?;
+        self.deferred.take().map_or(Ok(()), Err)
     }
 
     /// An AM request of the public API.
@@ -415,9 +424,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     })
                     .collect();
             let ops = s.ops.lock().in_flight();
-            let lb = [s.loopback[0].lock().len(), s.loopback[1].lock().len()];
+            let lb = [s.queue[0].lock().len(), s.queue[1].lock().len()];
             out.push_str(&format!(
-                "set {i}{}: sends in flight (request, reply) {pools:?}; receive buffers (posted, waiting) request {:?} reply {:?}; RMA operations in flight {ops}; loopback queued {lb:?}\n",
+                "set {i}{}: sends in flight (request, reply) {pools:?}; receive buffers (posted, waiting) request {:?} reply {:?}; RMA operations in flight {ops}; queued for handlers {lb:?}\n",
                 if s.owned.load(Ordering::Relaxed) { " (owned)" } else { "" },
                 rx[0],
                 rx[1],

@@ -147,7 +147,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Ok(()) => return Ok(()),
                 Err(PostError::Again) | Err(PostError::NoMemory) => {
                     self.sets[set].stats.eagain_retries.add(1);
-                    self.progress(set, wait)?;
+                    self.progress_within(set, wait)?;
                 }
                 Err(PostError::Failed(e)) => return Err(e.into()),
             }
@@ -220,7 +220,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         )
     }
 
-    fn give_bbufs(&self, bufs: Vec<u32>) {
+    /// Return bounce buffers to the pool (one the pool does not know is
+    /// logged; the others still go back).
+    pub(super) fn give_bbufs(&self, bufs: Vec<u32>) {
         if let Some(b) = &self.bounce {
             for i in bufs {
                 if let Err(e) = b.pool.give(i) {
@@ -231,21 +233,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Progress until `op`'s transfers are all over; errors from progress
-    /// are logged (the caller reports its own), a fatal one aborts.
+    /// wait for the next poll (the caller reports its own), a fatal one
+    /// aborts.
     pub fn drain(&self, set: usize, op: OpId) {
         while self.sets[set].ops.lock().running(op) {
-            if let Err(e) = self.progress(set, Progress::Full) {
-                if e.is_fatal() {
-                    abort_in_flight(self.rank, &e);
-                }
-                tracing::warn!("while completing an RMA operation: {}", e.report());
+            if let Err(e) = self.progress_within(set, Progress::Full) {
+                abort_in_flight(self.rank, &e);
             }
         }
     }
 
     /// Wait for `op` (if any) and free its slot. Returns the operation's
-    /// failure, or the first error progress reported meanwhile; returns
-    /// only once the operation is over.
+    /// failure; returns only once the operation is over. Other errors
+    /// progress meets meanwhile wait for the next poll; a fatal one (the
+    /// operation can no longer be completed) aborts.
     pub fn wait_op(
         &self,
         set: usize,
@@ -265,20 +266,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             unposted: 0,
             armed: true,
         };
-        let mut first = None;
         while self.sets[set].ops.lock().running(op) {
-            if let Err(e) = self.progress(set, wait) {
-                if e.is_fatal() {
-                    abort_in_flight(self.rank, &e);
-                }
-                first.get_or_insert(e);
+            if let Err(e) = self.progress_within(set, wait) {
+                abort_in_flight(self.rank, &e);
             }
         }
         let op = g.disarm();
         let r = self.sets[set].ops.lock().retire(op).unwrap_or(Ok(()));
-        if let Some(e) = first {
-            return Err(e);
-        }
         r.map_err(|cause| {
             RmaError {
                 op: what,

@@ -2,6 +2,7 @@
 //! carries it out (loopback queue, inject, or a pooled send buffer; for a
 //! Long above the inline limit, the payload's RMA write first).
 
+use super::receive::Queued;
 use super::{Core, EpSet, Progress, LOOPBACK_MAX};
 use crate::client::error::Error;
 use crate::client::stats::kind_index;
@@ -82,7 +83,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if immediate {
                 return Ok(false);
             }
-            self.progress(set, wait)?;
+            // Whatever else progress meets waits for the next poll: this
+            // message is sent (a barrier step or a Long's header after its
+            // payload must not be dropped half-way).
+            self.progress_within(set, wait)?;
             if wait == Progress::Full {
                 // A peer's exit: nobody may receive this any more.
                 self.exit_if_requested()?;
@@ -134,13 +138,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .then_some(dest_offset as u64);
         match plan.route {
             Route::Loopback => {
-                let mut q = s.loopback[side.index()].lock();
+                let mut q = s.queue[side.index()].lock();
                 if q.len() >= LOOPBACK_MAX {
                     return Ok(false);
                 }
                 let mut m = Vec::new();
                 wire::encode(&mut m, &plan.header, args, off, payload.len(), inline);
-                q.push_back(m);
+                q.push_back(Queued::Loopback(m));
                 s.stats.loopback.add(1);
                 Ok(true)
             }

@@ -117,7 +117,7 @@ fn num_receive_buffs_good_and_bad() {
     assert_eq!(read(&env).unwrap().num_receive_buffs, 2);
     assert_eq!(
         err(&[("GASNET_OFI_NUM_RECEIVE_BUFFS", "1")]),
-        "GASNET_OFI_NUM_RECEIVE_BUFFS=\"1\" is not accepted: expected a whole number of at least 2"
+        "GASNET_OFI_NUM_RECEIVE_BUFFS=\"1\" is not accepted: expected a whole number from 2 to 65536"
     );
 }
 
@@ -137,15 +137,15 @@ fn pools_good_and_bad() {
     assert_eq!((a.max_reply_buffs, a.num_initial_reply_buffs), (4000, 4000));
     assert_eq!(
         err(&[("GASNET_OFI_MAX_REQUEST_BUFFS", "1")]),
-        "GASNET_OFI_MAX_REQUEST_BUFFS=\"1\" is not accepted: expected a whole number of at least 2"
+        "GASNET_OFI_MAX_REQUEST_BUFFS=\"1\" is not accepted: expected a whole number from 2 to 1048576"
     );
     assert_eq!(
         err(&[("GASNET_OFI_MAX_REPLY_BUFFS", "lots")]),
-        "GASNET_OFI_MAX_REPLY_BUFFS=\"lots\" is not accepted: expected a whole number of at least 2"
+        "GASNET_OFI_MAX_REPLY_BUFFS=\"lots\" is not accepted: expected a whole number from 2 to 1048576"
     );
     assert_eq!(
         err(&[("GASNET_OFI_NUM_INITIAL_REQUEST_BUFFS", "1")]),
-        "GASNET_OFI_NUM_INITIAL_REQUEST_BUFFS=\"1\" is not accepted: expected a whole number of at least 2"
+        "GASNET_OFI_NUM_INITIAL_REQUEST_BUFFS=\"1\" is not accepted: expected a whole number from 2 to 1048576"
     );
     assert_eq!(
         err(&[("GASNET_OFI_NUM_INITIAL_REQUEST_BUFFS", "2000")]),
@@ -266,4 +266,12 @@ bytes (the largest Active Message with GASNET_OFI_MAX_MEDIUM = 8192), single or 
         let env = MapEnv::from([("GASNET_OFI_RECEIVE_BUFF_SIZE", text)]);
         assert_eq!(read(&env).unwrap().check_receive_buff(1 << 30), Ok(()));
     }
+}
+
+#[test]
+fn buffer_counts_have_an_upper_limit() {
+    let e = err(&[(NUM_RECEIVE_BUFFS, "18446744073709551615")]);
+    assert!(e.contains(NUM_RECEIVE_BUFFS) && e.contains("65536"), "{e}");
+    let e = err(&[(MAX_REPLY_BUFFS, "2000000")]);
+    assert!(e.contains(MAX_REPLY_BUFFS) && e.contains("1048576"), "{e}");
 }

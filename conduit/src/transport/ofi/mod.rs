@@ -178,7 +178,10 @@ impl<L: DomainLock> OfiTransport<L> {
     }
 }
 
-impl<L: DomainLock> Transport for OfiTransport<L> {
+// SAFETY: `poll` reports the count `fi_cq_read` returned into the
+// slice it was given (at most its length), each entry converted and
+// written before the count is returned (`read_queue`).
+unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     type Desc = Desc;
     type Region = OfiRegion;
 

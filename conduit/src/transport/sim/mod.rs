@@ -18,7 +18,8 @@
 //!   completion that releases a buffer is delivered before the earlier
 //!   messages placed in it, whose data then arrives later: the pattern of
 //!   libfabric 1.17's tcp;ofi_rxm that corrupted AMs between hosts
-//!   (known-issues.md).
+//!   (known-issues.md). With [`Faults::bare_release`] the release is a
+//!   completion of its own, without data, after the buffer's last message.
 //!
 //! Faults are injected from [`Faults`], changeable at any time with
 //! [`SimFabric::set_faults`]: `-FI_EAGAIN` on any kind of post, `-FI_ENOMEM`
@@ -56,6 +57,10 @@ pub struct Faults {
     /// Deliver a multi-receive buffer's releasing completion before the
     /// earlier messages placed in the buffer.
     pub early_release: bool,
+    /// Release a multi-receive buffer by a completion of its own (no
+    /// data, `FI_MULTI_RECV` set) after its last message, as some
+    /// providers do, instead of flagging the last message.
+    pub bare_release: bool,
     /// `Some((rank, n))`: `rank`'s `n`th post from now (1: the next one)
     /// fails with an error other than -FI_EAGAIN.
     pub fail_post: Option<(usize, u32)>,
@@ -216,7 +221,9 @@ impl Drop for SimTransport {
     }
 }
 
-impl Transport for SimTransport {
+// SAFETY: `poll` writes `out[n]` before counting it, never past
+// `out.len()` (the fabric hands out at most that many).
+unsafe impl Transport for SimTransport {
     type Desc = ();
     type Region = SimRegion;
 

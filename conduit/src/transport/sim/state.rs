@@ -428,6 +428,25 @@ impl Fabric {
                     self.counts.early_releases += 1;
                 }
             }
+            if self.faults.bare_release && entry.released {
+                // The message without the flag, then the release alone,
+                // both due together (the release never overtakes it).
+                let release = Entry::ok(entry.ctx, 0, 0, true);
+                s.placed[k].push(Placed {
+                    entry: Entry {
+                        released: false,
+                        ..entry
+                    },
+                    data: msg,
+                    delay,
+                });
+                s.placed[k].push(Placed {
+                    entry: release,
+                    data: Vec::new(),
+                    delay,
+                });
+                continue;
+            }
             s.placed[k].push(Placed {
                 entry,
                 data: msg,

@@ -1,0 +1,139 @@
+//! Running a handler: decode and check a message (`am::dispatch`), build
+//! its token, call it; and the conduit's own messages (barrier, exit).
+
+use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
+use crate::client::error::Error;
+use crate::client::stats::kind_index;
+use crate::client::token::{HandlerFn, Replier, Token};
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Side, Transport};
+use am::dispatch::Delivery;
+use am::send::Category;
+use am::wire::{Kind, Message};
+
+/// A request handler's reply path: the reply endpoint of the set the
+/// request came in on, waiting (if it must) with reply-only progress.
+struct ReplyPath<'a, M: Mode, T: Transport, S> {
+    core: &'a Core<M, T, S>,
+    set: usize,
+}
+
+impl<M: Mode, T: Transport, S> Replier for ReplyPath<'_, M, T, S> {
+    fn reply(
+        &self,
+        dest: usize,
+        category: Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+    ) -> Result<(), Error> {
+        self.core
+            .send_am(
+                self.set,
+                Side::Reply,
+                dest,
+                category,
+                handler,
+                args,
+                payload,
+                dest_offset,
+                false,
+                Progress::Replies,
+            )
+            .map(|_| ())
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Decode and run one message that arrived on `side` of set `set`.
+    pub(super) fn dispatch(&self, set: usize, side: Side, bytes: &[u8]) -> Result<(), Error> {
+        let seg = self.segment.get();
+        let delivery = am::dispatch::classify(
+            &self.handlers,
+            bytes,
+            side == Side::Request,
+            seg.map(|g| g.len()),
+        )?;
+        let cm = match delivery {
+            Delivery::Internal(msg) => return self.internal(&msg),
+            Delivery::Client(cm) => cm,
+        };
+        if self.exiting() {
+            // Client handlers are disabled while the job exits.
+            return Ok(());
+        }
+        let h = cm.msg.header;
+        let s = &self.sets[set];
+        let received = if h.is_request {
+            &s.stats.requests_received
+        } else {
+            &s.stats.replies_received
+        };
+        received[kind_index(h.kind)].add(1);
+        let payload: &[u8] = match (h.kind, cm.long, seg) {
+            (Kind::Medium, _, _) => cm.msg.payload,
+            (Kind::LongInline, Some((off, len)), Some(g)) => {
+                g.copy_in(off, cm.msg.payload)?;
+                // SAFETY: classify checked off..off+len against the segment.
+                unsafe { g.slice(off, len) }
+            }
+            // SAFETY: as above.
+            (Kind::Long, Some((off, len)), Some(g)) => unsafe { g.slice(off, len) },
+            _ => &[],
+        };
+        let replier = ReplyPath { core: self, set };
+        let mut tok = Token {
+            src: h.src as usize,
+            handler: h.handler,
+            endpoint: set,
+            long_offset: cm.long.map(|(o, _)| o),
+            state: &self.state,
+            replier: (side == Side::Request).then_some(&replier as &dyn Replier),
+            replied: false,
+            exit_code: None,
+        };
+        {
+            let _in = HandlerScope::enter();
+            let args = cm.args.as_slice();
+            match cm.handler {
+                HandlerFn::Short(f) => f(&mut tok, args),
+                HandlerFn::Medium(f) | HandlerFn::Long(f) => f(&mut tok, args, payload),
+            }
+        }
+        if let Some(code) = tok.exit_code {
+            self.request_exit(code);
+        }
+        Ok(())
+    }
+
+    /// The conduit's own messages.
+    fn internal(&self, msg: &Message<'_>) -> Result<(), Error> {
+        let h = msg.header;
+        match h.handler {
+            H_BARRIER if h.kind == Kind::Short && h.nargs == 4 && h.is_request => {
+                let a = [msg.arg(0), msg.arg(1), msg.arg(2), msg.arg(3)];
+                self.barrier.lock().on_message(h.src, a)?;
+                Ok(())
+            }
+            H_EXIT if h.kind == Kind::Short && h.nargs == 2 && h.is_request => {
+                let (code, dist) = (msg.arg(0) as i32, msg.arg(1));
+                if !self.exit.state.lock().heard(dist as usize) {
+                    return Err(am::Error::MalformedExit {
+                        src: h.src,
+                        handler: h.handler,
+                        distance: dist,
+                    }
+                    .into());
+                }
+                self.request_exit(code);
+                Ok(())
+            }
+            _ => Err(am::Error::Unregistered {
+                src: h.src,
+                index: h.handler,
+            }
+            .into()),
+        }
+    }
+}

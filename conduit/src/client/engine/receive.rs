@@ -1,0 +1,268 @@
+//! The receive side: read a receive queue, account each message to its
+//! buffer, run the handlers, post the buffers again.
+//!
+//! Every message of a batch is accounted to its buffer while the queue's
+//! try-lock is held. A multi-receive buffer's release may come in the next
+//! batch, read by another thread, and is placed after the messages already
+//! accounted: so a buffer is never posted again while a message read before
+//! its release still waits for its handler. Handlers run after the lock is
+//! dropped. A handler that panics leaves the rest of its batch queued for
+//! the next poll (on any thread): nothing read from a queue is lost.
+
+use super::progress::keep;
+use super::{Core, EpSet};
+use crate::client::error::Error;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::ofi::MAX_BATCH;
+use crate::transport::{
+    filled, Completion, Context, Cq, ErrorCompletion, Polled, PostError, Side, Transport,
+};
+use am::recv::{Arrival, PostAs, RecvAccounting, Refusal};
+use arrayvec::ArrayVec;
+use std::mem::MaybeUninit;
+
+const FI_ECANCELED: i32 = ofi_sys::FI_ECANCELED as i32;
+
+/// A message waiting for its handler.
+pub(crate) enum Queued {
+    /// An AM this rank sent itself (encoded).
+    Loopback(Vec<u8>),
+    /// A received message, accounted to receive buffer `buf` (which stays
+    /// posted-or-held until the message is consumed).
+    Received { buf: u32, a: Arrival },
+}
+
+/// Marks a delivered message consumed when dropped (also if its handler
+/// panics), so its buffer can be posted again.
+struct Consume<'a, M: Mode> {
+    set: &'a EpSet<M>,
+    side: Side,
+    buf: u32,
+    a: Arrival,
+}
+
+impl<M: Mode> Drop for Consume<'_, M> {
+    fn drop(&mut self) {
+        self.set.rx[self.side.index()]
+            .lock()
+            .consumed(self.buf, self.a);
+    }
+}
+
+/// The messages of a batch not handed to their handler yet. Dropped while
+/// a handler's panic unwinds, it puts them back at the front of the queue,
+/// in order.
+struct Undelivered<'a, M: Mode, I: Iterator<Item = Queued>> {
+    set: &'a EpSet<M>,
+    side: Side,
+    rest: I,
+}
+
+impl<M: Mode, I: Iterator<Item = Queued>> Drop for Undelivered<'_, M, I> {
+    fn drop(&mut self) {
+        let rest: Vec<Queued> = self.rest.by_ref().collect();
+        if !rest.is_empty() {
+            let mut q = self.set.queue[self.side.index()].lock();
+            for m in rest.into_iter().rev() {
+                q.push_front(m);
+            }
+        }
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Run what is queued for `side` (AMs to self, and what a panicking
+    /// handler left), then read one batch of `side`'s receive queue.
+    pub(super) fn poll_rx(&self, s: &EpSet<M>, side: Side, seen: &mut usize) -> Result<(), Error> {
+        let mut first = None;
+        // Taken whole: a request handler may queue a reply to self, which
+        // the reply side runs, or a request to self, which the next poll
+        // runs.
+        let queued = {
+            let mut q = s.queue[side.index()].lock();
+            (!q.is_empty()).then(|| std::mem::take(&mut *q))
+        };
+        if let Some(q) = queued {
+            *seen += q.len();
+            self.deliver_all(s, side, q.into_iter(), &mut first);
+        }
+        let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
+        let mut batch = ArrayVec::<Queued, MAX_BATCH>::new();
+        {
+            let Some(_g) = s.cq[1 + side.index()].try_lock() else {
+                return first.map_or(Ok(()), Err);
+            };
+            match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..self.batch]) {
+                Err(e) => keep(&mut first, Err(e)),
+                Ok(Polled::Empty) => {}
+                Ok(Polled::Completions(n)) => {
+                    *seen += n;
+                    s.stats.cq_reads.add(1);
+                    s.stats.completions.add(n as u64);
+                    let mut rx = s.rx[side.index()].lock();
+                    // SAFETY: `poll` (of the unsafe trait Transport) wrote
+                    // the first `n` entries.
+                    for c in unsafe { filled(&raw, n) } {
+                        match self.account(s, side, &mut rx, c) {
+                            Ok(Some(m)) => batch.push(m),
+                            Ok(None) => {}
+                            Err(e) => keep(&mut first, Err(e)),
+                        }
+                    }
+                }
+                Ok(Polled::Error(e)) => {
+                    *seen += 1;
+                    keep(&mut first, self.on_recv_error(s, side, e));
+                }
+            }
+        }
+        self.deliver_all(s, side, batch.into_iter(), &mut first);
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Hand every message of `it` to its handler; if one panics, the rest
+    /// go back to the queue.
+    fn deliver_all(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        it: impl Iterator<Item = Queued>,
+        first: &mut Option<Error>,
+    ) {
+        let mut u = Undelivered {
+            set: s,
+            side,
+            rest: it,
+        };
+        for m in u.rest.by_ref() {
+            keep(first, self.deliver(s, side, m));
+        }
+    }
+
+    /// Account a receive completion to its buffer: the message to deliver,
+    /// if it carries one.
+    fn account(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        rx: &mut RecvAccounting,
+        c: Completion,
+    ) -> Result<Option<Queued>, Error> {
+        let Context::Recv { buf } = c.ctx else {
+            return Err(Error::UnknownContext {
+                value: c.ctx.encode(),
+            });
+        };
+        let base = s
+            .recv_ptr(side, buf)
+            .ok_or(am::Error::UnknownReceiveBuffer { index: buf })?;
+        let offset = (!c.buf.is_null()).then(|| (c.buf as usize).wrapping_sub(base as usize));
+        Ok(rx
+            .arrived(buf, offset, c.len, c.released)?
+            .map(|a| Queued::Received { buf, a }))
+    }
+
+    /// Run one queued message's handler.
+    fn deliver(&self, s: &EpSet<M>, side: Side, m: Queued) -> Result<(), Error> {
+        match m {
+            Queued::Loopback(bytes) => {
+                s.stats.completions.add(1);
+                self.dispatch(s.index, side, &bytes)
+            }
+            Queued::Received { buf, a } => {
+                let consume = Consume {
+                    set: s,
+                    side,
+                    buf,
+                    a,
+                };
+                let base = s
+                    .recv_ptr(side, buf)
+                    .ok_or(am::Error::UnknownReceiveBuffer { index: buf })?;
+                // SAFETY: `arrived` checked that a.offset..a.offset+a.len
+                // lies in receive buffer `buf`, whose bytes the provider
+                // reported complete; the message was accounted to the
+                // buffer before any later release of it was read (under
+                // the queue's try-lock), so the buffer is not posted again
+                // before `consume` is dropped, after the handler returned:
+                // nothing writes these bytes meanwhile.
+                let bytes = unsafe { std::slice::from_raw_parts(base.add(a.offset), a.len) };
+                let r = self.dispatch(s.index, side, bytes);
+                drop(consume);
+                r
+            }
+        }
+    }
+
+    fn on_recv_error(&self, s: &EpSet<M>, side: Side, e: ErrorCompletion) -> Result<(), Error> {
+        if let Some(Context::Recv { buf }) = e.ctx {
+            // The failed post is over (a single post always; a
+            // multi-receive post when the flag says so).
+            s.rx[side.index()]
+                .lock()
+                .arrived(buf, None, 0, e.released)?;
+        }
+        if self.exiting() && e.err == FI_ECANCELED {
+            return Ok(());
+        }
+        tracing::warn!("receive completion error: {}", e.text);
+        Err(Error::Receive(e.transfer_error()))
+    }
+
+    /// Post the buffers of `side` that wait for a post. After a multi-receive
+    /// post answered "no memory", the same buffer is posted at once without
+    /// FI_MULTI_RECV (`am::recv`'s rescue post).
+    pub(super) fn repost(&self, s: &EpSet<M>, side: Side) -> Result<(), Error> {
+        let rx = &s.rx[side.index()];
+        let mut rescued = false;
+        loop {
+            let next = {
+                let mut a = rx.lock();
+                if a.nothing_to_post() {
+                    return Ok(());
+                }
+                a.next_post()
+            };
+            let Some((buf, how)) = next else {
+                return Ok(());
+            };
+            let Some(p) = s.recv_ptr(side, buf) else {
+                return Err(am::Error::UnknownReceiveBuffer { index: buf }.into());
+            };
+            // SAFETY: the buffer lies in the set's receive mapping, which
+            // every endpoint of the set holds until it is closed; the
+            // accounting hands each buffer to one poster and nothing reads
+            // it before its completions arrive.
+            let r = unsafe {
+                self.tp.post_recv(
+                    s.index,
+                    side.ep(),
+                    p,
+                    s.recv_size,
+                    Context::Recv { buf },
+                    how == PostAs::Multi,
+                )
+            };
+            match r {
+                Ok(()) => rx.lock().posted_ok(buf, how),
+                Err(PostError::Again) => {
+                    rx.lock().refused(buf, Refusal::Again);
+                    s.stats.eagain_retries.add(1);
+                    return Ok(());
+                }
+                Err(PostError::NoMemory) => {
+                    rx.lock().refused(buf, Refusal::NoMemory);
+                    s.stats.eagain_retries.add(1);
+                    if how == PostAs::Single || rescued {
+                        return Ok(());
+                    }
+                    rescued = true;
+                }
+                Err(PostError::Failed(e)) => {
+                    rx.lock().refused(buf, Refusal::Again);
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}
