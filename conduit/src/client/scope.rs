@@ -353,20 +353,35 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
                 .copied()
                 .collect()
         };
+        // Each stays tracked until all are over (a handler's panic in a
+        // wait leaves the rest to the scope's drop); a completed one is
+        // retired, and waiting for it again is a no-op.
         let mut first = None;
-        for t in mine {
-            if let Err(e) = self.complete(t) {
+        for t in &mine {
+            if let Err(e) =
+                self.core
+                    .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+            {
                 first.get_or_insert(e);
             }
         }
+        // `mine` is a subsequence of `started`, in order: one pass.
+        let mut k = 0;
+        self.started.retain(|x| {
+            let done = mine.get(k).is_some_and(|t| t.op == x.op);
+            k += usize::from(done);
+            !done
+        });
         first.map_or(Ok(()), Err)
     }
 
     /// Complete everything the scope started; the first failure is
     /// returned once all are over.
     fn finish(&mut self) -> Result<(), Error> {
+        // Each stays tracked until all are over, as in `sync_nbi`.
         let mut first = None;
-        for t in std::mem::take(&mut self.started) {
+        for i in 0..self.started.len() {
+            let t = self.started[i];
             match self
                 .core
                 .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
@@ -378,6 +393,7 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
                 }
             }
         }
+        self.started.clear();
         first.map_or(Ok(()), Err)
     }
 }
