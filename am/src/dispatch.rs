@@ -42,6 +42,7 @@ pub struct Args {
 
 impl Args {
     /// The arguments.
+    #[inline]
     pub fn as_slice(&self) -> &[u32] {
         &self.words[..self.n as usize]
     }
@@ -58,6 +59,10 @@ fn category(kind: Kind) -> Category {
 /// Decode `bytes`, which arrived on the request endpoint when
 /// `on_request_endpoint`, and find their handler in `table`. For a Long,
 /// `segment_len` is this rank's segment size (`None` without a segment).
+///
+/// Inlined into the caller, so that the checked message is built in place
+/// (it is on every received message's path).
+#[inline(always)]
 pub fn classify<'a, F>(
     table: &'a HandlerTable<F>,
     bytes: &'a [u8],
@@ -95,7 +100,7 @@ pub fn classify<'a, F>(
     }
     let long = match h.kind {
         Kind::Long | Kind::LongInline => {
-            let seg = segment_len.ok_or(Error::Malformed {
+            let seg = segment_len.ok_or_else(|| Error::Malformed {
                 src: h.src,
                 handler: h.handler,
                 why: "Long payload arrived, but this rank has no segment attached".into(),

@@ -202,6 +202,7 @@ impl RecvAccounting {
     }
 
     /// Whether nothing waits to be posted (cheap check before reposting).
+    #[inline]
     pub fn nothing_to_post(&self) -> bool {
         self.queue.is_empty()
     }
@@ -258,6 +259,7 @@ impl RecvAccounting {
     ///
     /// A completion for a buffer that is not posted, or bytes outside the
     /// buffer, is an error: the buffer is never handed out twice.
+    #[inline]
     pub fn arrived(
         &mut self,
         i: u32,
@@ -330,6 +332,7 @@ impl RecvAccounting {
     /// The handler of a message from buffer `i` (as returned by
     /// [`RecvAccounting::arrived`]) returned. Returns true when this made
     /// the buffer free, which queues it for posting.
+    #[inline]
     pub fn consumed(&mut self, i: u32, a: Arrival) -> bool {
         let b = &mut self.bufs[i as usize];
         debug_assert!(b.in_flight > 0);

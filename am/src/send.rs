@@ -100,6 +100,7 @@ pub struct Plan {
 
 impl SendLimits {
     /// Check `r` and decide its path.
+    #[inline]
     pub fn plan(&self, r: &Request) -> Result<Plan, Error> {
         if r.dest >= self.size {
             return Err(Error::BadRank {

@@ -90,6 +90,7 @@ pub struct Message<'a> {
 
 impl Message<'_> {
     /// Argument `i` (panics if `i >= nargs`, a caller bug, not peer input).
+    #[inline]
     pub fn arg(&self, i: usize) -> u32 {
         let b = &self.args[4 * i..4 * i + 4];
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
@@ -192,6 +193,7 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// Decode the message in `buf` (exactly the bytes received).
+#[inline]
 pub fn decode(buf: &[u8]) -> Result<Message<'_>, Error> {
     if buf.len() < HEADER_LEN {
         return Err(Error::TruncatedHeader { len: buf.len() });

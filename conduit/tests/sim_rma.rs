@@ -1,9 +1,10 @@
 //! RMA over the in-memory simulator: every path under faults, error
 //! completions with their numbers, and soundness: on every way out of a
-//! call or scope (normal return, an error returned from a wait, a post
+//! call or scope (normal return, an error met during a wait, a post
 //! failing part-way through a split transfer, a failure while the scope
-//! finishes, a panic inside the scope) no transfer is left that could still
-//! read or write the caller's buffer.
+//! finishes, a panic inside the scope, a handler's panic while the scope
+//! finishes) no transfer is left that could still read or write the
+//! caller's buffer.
 
 mod sim;
 
@@ -336,4 +337,77 @@ fn a_failure_while_the_scope_finishes() {
         .filter(|(k, b)| b[..] == want[k * 8192..(k + 1) * 8192])
         .count();
     assert!(good >= 7, "only {good} of 8 blocks arrived");
+}
+
+/// A handler panics while the scope finishes (in a wait for one of its
+/// operations): the unwind still completes every other operation of the
+/// scope before the buffers are back in the caller's hands. The AM that
+/// panics is sent while the scope's gets are in flight; when it happens to
+/// arrive only after they completed, the attempt is repeated.
+#[test]
+fn a_handler_panic_while_the_scope_finishes() {
+    use std::sync::atomic::{AtomicU32, Ordering::*};
+    const ATTEMPTS: u32 = 6;
+    let posted = AtomicU32::new(0);
+    let sent = AtomicU32::new(0);
+    let job = Job::new(2)
+        .faults(Faults {
+            max_delay: 40,
+            ..Faults::default()
+        })
+        .max_msg(512);
+    let fabric = job.fabric();
+    let (_, ended) = job.run::<Seq, _, _, _>(
+        |_| AtomicU32::new(0),
+        |c: &Client<AtomicU32, SimTransport>| {
+            c.on_request_short(230, 0, |tok, _| {
+                tok.state().fetch_add(1, SeqCst);
+                panic!("handler panics on purpose");
+            })
+            .unwrap();
+            c.attach_segment(SEG).unwrap();
+            c.segment_write(0, &pattern(c.rank() + 50, 65536)).unwrap();
+            c.barrier().unwrap();
+            let mut inside = 0;
+            let mut bufs = vec![vec![0u8; 8192]; 8];
+            for attempt in 1..=ATTEMPTS {
+                if c.rank() == 1 {
+                    while posted.load(Acquire) < attempt {
+                        std::thread::yield_now();
+                    }
+                    c.request_short(0, 230, &[]).unwrap();
+                    sent.store(attempt, Release);
+                    continue;
+                }
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    c.rma_scope(|s| {
+                        for (k, b) in bufs.iter_mut().enumerate() {
+                            s.get_nbi(1, k * 8192, b)?;
+                        }
+                        posted.store(attempt, Release);
+                        while sent.load(Acquire) < attempt {
+                            std::thread::yield_now();
+                        }
+                        Ok(())
+                    })
+                }));
+                for b in &bufs {
+                    untouched(&fabric, 0, b);
+                }
+                if r.is_err() {
+                    inside += 1;
+                }
+                // The handler ran in the scope, or runs now.
+                while c.state().load(SeqCst) < attempt {
+                    let _ = catch_unwind(AssertUnwindSafe(|| c.poll()));
+                }
+            }
+            inside
+        },
+    );
+    let inside = ended.into_iter().next().unwrap().value();
+    assert!(
+        inside > 0,
+        "in {ATTEMPTS} attempts the AM never arrived while the scope finished"
+    );
 }

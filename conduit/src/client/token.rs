@@ -172,7 +172,9 @@ impl<S> Token<'_, S> {
         if self.replied {
             return Err(Error::AlreadyReplied);
         }
-        let r = self.replier.ok_or(Error::ReplyFromReply)?;
+        let Some(r) = self.replier else {
+            return Err(Error::ReplyFromReply);
+        };
         r.reply(self.src, category, handler, args, payload, dest_offset)?;
         self.replied = true;
         Ok(())

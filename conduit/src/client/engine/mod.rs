@@ -172,6 +172,7 @@ pub(crate) fn in_handler() -> bool {
 pub(crate) struct HandlerScope;
 
 impl HandlerScope {
+    #[inline]
     pub fn enter() -> HandlerScope {
         HANDLER_DEPTH.with(|d| d.set(d.get() + 1));
         HandlerScope
@@ -179,6 +180,7 @@ impl HandlerScope {
 }
 
 impl Drop for HandlerScope {
+    #[inline]
     fn drop(&mut self) {
         HANDLER_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
     }

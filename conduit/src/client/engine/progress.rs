@@ -26,7 +26,7 @@ pub(crate) enum Progress {
 }
 
 /// Keep the first error.
-#[inline]
+#[inline(always)]
 pub(super) fn keep(first: &mut Option<Error>, r: Result<(), Error>) {
     if let Err(e) = r {
         if first.is_none() {
@@ -44,6 +44,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// own) also serves every set no thread owns right now, so an endpoint
     /// whose thread is done still completes its sends and answers its
     /// peers. The TX queue is read once per round.
+    #[inline]
     pub fn progress(&self, set: usize, what: Progress) -> Result<(), Error> {
         let r = self.progress_set(set, what);
         if set == 0 && self.sets.len() > 1 {
@@ -59,6 +60,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         r
     }
 
+    #[inline(always)]
     fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
         let s = &self.sets[set];
         let mut first = None;
@@ -74,6 +76,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         first.map_or(Ok(()), Err)
     }
 
+    #[inline(always)]
     fn poll_tx(&self, s: &EpSet<M>, seen: &mut usize) -> Result<(), Error> {
         let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
         let polled = {
@@ -84,14 +87,34 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         match polled {
             Polled::Empty => Ok(()),
+            // SAFETY: `poll` (of the unsafe trait Transport) wrote the
+            // first `n` entries.
+            polled => unsafe { self.on_tx(s, polled, &raw, seen) },
+        }
+    }
+
+    /// Transmit completions (or an error completion) read.
+    ///
+    /// # Safety
+    /// For `Polled::Completions(n)`, the first `n` entries of `raw` are
+    /// initialised.
+    #[inline(never)]
+    unsafe fn on_tx(
+        &self,
+        s: &EpSet<M>,
+        polled: Polled,
+        raw: &[MaybeUninit<Completion>],
+        seen: &mut usize,
+    ) -> Result<(), Error> {
+        match polled {
+            Polled::Empty => Ok(()),
             Polled::Completions(n) => {
                 *seen += n;
                 s.stats.cq_reads.add(1);
                 s.stats.completions.add(n as u64);
                 let mut first = None;
-                // SAFETY: `poll` (of the unsafe trait Transport) wrote the
-                // first `n` entries.
-                for c in unsafe { filled(&raw, n) } {
+                // SAFETY: this function's contract.
+                for c in unsafe { filled(raw, n) } {
                     keep(&mut first, self.tx_done(s, c.ctx, Ok(())));
                 }
                 first.map_or(Ok(()), Err)

@@ -49,16 +49,16 @@ impl<M: Mode> Drop for Consume<'_, M> {
     }
 }
 
-/// The messages of a batch not handed to their handler yet. Dropped while
-/// a handler's panic unwinds, it puts them back at the front of the queue,
-/// in order.
-struct Undelivered<'a, M: Mode, I: Iterator<Item = Queued>> {
+/// Queued messages not handed to their handler yet. Dropped while a
+/// handler's panic unwinds, it puts them back at the front of the queue, in
+/// order.
+struct Requeue<'a, M: Mode, I: Iterator<Item = Queued>> {
     set: &'a EpSet<M>,
     side: Side,
     rest: I,
 }
 
-impl<M: Mode, I: Iterator<Item = Queued>> Drop for Undelivered<'_, M, I> {
+impl<M: Mode, I: Iterator<Item = Queued>> Drop for Requeue<'_, M, I> {
     fn drop(&mut self) {
         let rest: Vec<Queued> = self.rest.by_ref().collect();
         if !rest.is_empty() {
@@ -70,72 +70,120 @@ impl<M: Mode, I: Iterator<Item = Queued>> Drop for Undelivered<'_, M, I> {
     }
 }
 
-impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// Run what is queued for `side` (AMs to self, and what a panicking
-    /// handler left), then read one batch of `side`'s receive queue.
-    pub(super) fn poll_rx(&self, s: &EpSet<M>, side: Side, seen: &mut usize) -> Result<(), Error> {
-        let mut first = None;
-        // Taken whole: a request handler may queue a reply to self, which
-        // the reply side runs, or a request to self, which the next poll
-        // runs.
-        let queued = {
-            let mut q = s.queue[side.index()].lock();
-            (!q.is_empty()).then(|| std::mem::take(&mut *q))
-        };
-        if let Some(q) = queued {
-            *seen += q.len();
-            self.deliver_all(s, side, q.into_iter(), &mut first);
-        }
-        let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
-        let mut batch = ArrayVec::<Queued, MAX_BATCH>::new();
-        {
-            let Some(_g) = s.cq[1 + side.index()].try_lock() else {
-                return first.map_or(Ok(()), Err);
-            };
-            match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..self.batch]) {
-                Err(e) => keep(&mut first, Err(e)),
-                Ok(Polled::Empty) => {}
-                Ok(Polled::Completions(n)) => {
-                    *seen += n;
-                    s.stats.cq_reads.add(1);
-                    s.stats.completions.add(n as u64);
-                    let mut rx = s.rx[side.index()].lock();
-                    // SAFETY: `poll` (of the unsafe trait Transport) wrote
-                    // the first `n` entries.
-                    for c in unsafe { filled(&raw, n) } {
-                        match self.account(s, side, &mut rx, c) {
-                            Ok(Some(m)) => batch.push(m),
-                            Ok(None) => {}
-                            Err(e) => keep(&mut first, Err(e)),
-                        }
-                    }
-                }
-                Ok(Polled::Error(e)) => {
-                    *seen += 1;
-                    keep(&mut first, self.on_recv_error(s, side, e));
-                }
+/// The received messages of a batch from `next` on, not handed to their
+/// handler yet; queued for the next poll if a handler's panic unwinds.
+/// (Borrowed, not moved: the batch stays where it was filled.)
+struct Undelivered<'a, M: Mode> {
+    set: &'a EpSet<M>,
+    side: Side,
+    items: &'a [(u32, Arrival)],
+    next: usize,
+}
+
+impl<M: Mode> Drop for Undelivered<'_, M> {
+    fn drop(&mut self) {
+        if let Some(rest) = self.items.get(self.next..).filter(|r| !r.is_empty()) {
+            let mut q = self.set.queue[self.side.index()].lock();
+            for &(buf, a) in rest.iter().rev() {
+                q.push_front(Queued::Received { buf, a });
             }
         }
-        self.deliver_all(s, side, batch.into_iter(), &mut first);
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Run what is queued for `side` (AMs to self, and what a panicking
+    /// handler left), then read one batch of `side`'s receive queue. What
+    /// a spinning wait meets most (nothing queued, an empty queue) stays
+    /// inline; the rest is out of line.
+    #[inline(always)]
+    pub(super) fn poll_rx(&self, s: &EpSet<M>, side: Side, seen: &mut usize) -> Result<(), Error> {
+        let mut first = None;
+        if !s.queue[side.index()].lock().is_empty() {
+            self.run_queued(s, side, seen, &mut first);
+        }
+        let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
+        let Some(g) = s.cq[1 + side.index()].try_lock() else {
+            return first.map_or(Ok(()), Err);
+        };
+        match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..self.batch]) {
+            Ok(Polled::Empty) => {}
+            Ok(Polled::Completions(n)) => {
+                // SAFETY: `poll` (of the unsafe trait Transport) wrote the
+                // first `n` entries.
+                unsafe { self.on_batch(s, side, g, &raw, n, seen, &mut first) }
+            }
+            Ok(Polled::Error(e)) => {
+                drop(g);
+                *seen += 1;
+                keep(&mut first, self.on_recv_error(s, side, e));
+            }
+            Err(e) => keep(&mut first, Err(e)),
+        }
         first.map_or(Ok(()), Err)
     }
 
-    /// Hand every message of `it` to its handler; if one panics, the rest
-    /// go back to the queue.
-    fn deliver_all(
+    /// Run the messages queued for `side`. Taken whole: a request handler
+    /// may queue a reply to self, which the reply side runs, or a request
+    /// to self, which the next poll runs.
+    #[inline(never)]
+    fn run_queued(&self, s: &EpSet<M>, side: Side, seen: &mut usize, first: &mut Option<Error>) {
+        let q = std::mem::take(&mut *s.queue[side.index()].lock());
+        *seen += q.len();
+        let mut r = Requeue {
+            set: s,
+            side,
+            rest: q.into_iter(),
+        };
+        for m in r.rest.by_ref() {
+            keep(first, self.deliver(s, side, m));
+        }
+    }
+
+    /// A batch of `n` receive completions: account every message to its
+    /// buffer while `guard` (the queue's try-lock) is held, then drop it
+    /// and run the handlers.
+    ///
+    /// # Safety
+    /// The first `n` entries of `raw` are initialised (what a transport's
+    /// `poll` reported).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    unsafe fn on_batch<G>(
         &self,
         s: &EpSet<M>,
         side: Side,
-        it: impl Iterator<Item = Queued>,
+        guard: G,
+        raw: &[MaybeUninit<Completion>],
+        n: usize,
+        seen: &mut usize,
         first: &mut Option<Error>,
     ) {
+        *seen += n;
+        s.stats.cq_reads.add(1);
+        s.stats.completions.add(n as u64);
+        let mut batch = ArrayVec::<(u32, Arrival), MAX_BATCH>::new();
+        {
+            let mut rx = s.rx[side.index()].lock();
+            // SAFETY: this function's contract.
+            for c in unsafe { filled(raw, n) } {
+                match self.account(s, side, &mut rx, c) {
+                    Ok(Some(m)) => batch.push(m),
+                    Ok(None) => {}
+                    Err(e) => keep(first, Err(e)),
+                }
+            }
+        }
+        drop(guard);
         let mut u = Undelivered {
             set: s,
             side,
-            rest: it,
+            items: &batch,
+            next: 0,
         };
-        for m in u.rest.by_ref() {
-            keep(first, self.deliver(s, side, m));
+        while let Some(&(buf, a)) = u.items.get(u.next) {
+            u.next += 1;
+            keep(first, self.deliver(s, side, Queued::Received { buf, a }));
         }
     }
 
@@ -147,7 +195,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         side: Side,
         rx: &mut RecvAccounting,
         c: Completion,
-    ) -> Result<Option<Queued>, Error> {
+    ) -> Result<Option<(u32, Arrival)>, Error> {
         let Context::Recv { buf } = c.ctx else {
             return Err(Error::UnknownContext {
                 value: c.ctx.encode(),
@@ -159,7 +207,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let offset = (!c.buf.is_null()).then(|| (c.buf as usize).wrapping_sub(base as usize));
         Ok(rx
             .arrived(buf, offset, c.len, c.released)?
-            .map(|a| Queued::Received { buf, a }))
+            .map(|a| (buf, a)))
     }
 
     /// Run one queued message's handler.
@@ -209,10 +257,21 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Err(Error::Receive(e.transfer_error()))
     }
 
-    /// Post the buffers of `side` that wait for a post. After a multi-receive
-    /// post answered "no memory", the same buffer is posted at once without
-    /// FI_MULTI_RECV (`am::recv`'s rescue post).
+    /// Post the buffers of `side` that wait for a post (the check that
+    /// none does stays inline).
+    #[inline(always)]
     pub(super) fn repost(&self, s: &EpSet<M>, side: Side) -> Result<(), Error> {
+        if s.rx[side.index()].lock().nothing_to_post() {
+            return Ok(());
+        }
+        self.post_waiting(s, side)
+    }
+
+    /// Post the buffers that wait. After a multi-receive post answered "no
+    /// memory", the same buffer is posted at once without FI_MULTI_RECV
+    /// (`am::recv`'s rescue post).
+    #[inline(never)]
+    fn post_waiting(&self, s: &EpSet<M>, side: Side) -> Result<(), Error> {
         let rx = &s.rx[side.index()];
         let mut rescued = false;
         loop {

@@ -70,26 +70,53 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Some(LongPath::Inline) => s.stats.long_inline.add(1),
             None => {}
         }
+        if self.try_send(s, side, dest, &plan, args, payload, dest_offset)? {
+            Self::count_sent(s, side, &plan);
+            return Ok(true);
+        }
+        if immediate {
+            return Ok(false);
+        }
+        self.send_waiting(set, side, dest, &plan, args, payload, dest_offset, wait)
+    }
+
+    #[inline]
+    fn count_sent(s: &EpSet<M>, side: Side, plan: &Plan) {
+        let sent = if side == Side::Request {
+            &s.stats.requests_sent
+        } else {
+            &s.stats.replies_sent
+        };
+        sent[kind_index(plan.header.kind)].add(1);
+    }
+
+    /// No send resource was free: make progress until one is. Whatever
+    /// else progress meets waits for the next poll: this message is sent (a
+    /// barrier step or a Long's header after its payload must not be
+    /// dropped half-way).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn send_waiting(
+        &self,
+        set: usize,
+        side: Side,
+        dest: usize,
+        plan: &Plan,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+        wait: Progress,
+    ) -> Result<bool, Error> {
+        let s = &self.sets[set];
         loop {
-            if self.try_send(s, side, dest, &plan, args, payload, dest_offset)? {
-                let sent = if side == Side::Request {
-                    &s.stats.requests_sent
-                } else {
-                    &s.stats.replies_sent
-                };
-                sent[kind_index(plan.header.kind)].add(1);
-                return Ok(true);
-            }
-            if immediate {
-                return Ok(false);
-            }
-            // Whatever else progress meets waits for the next poll: this
-            // message is sent (a barrier step or a Long's header after its
-            // payload must not be dropped half-way).
             self.progress_within(set, wait)?;
             if wait == Progress::Full {
                 // A peer's exit: nobody may receive this any more.
                 self.exit_if_requested()?;
+            }
+            if self.try_send(s, side, dest, plan, args, payload, dest_offset)? {
+                Self::count_sent(s, side, plan);
+                return Ok(true);
             }
         }
     }

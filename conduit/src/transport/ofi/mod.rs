@@ -126,7 +126,9 @@ impl<L: DomainLock> OfiTransport<L> {
 
     fn convert(raw: &CqEntry, rx: bool) -> Result<Completion, Error> {
         let v = raw.context() as usize;
-        let ctx = Context::decode(v).ok_or(Error::UnknownContext { value: v })?;
+        let Some(ctx) = Context::decode(v) else {
+            return Err(Error::UnknownContext { value: v });
+        };
         Ok(Completion {
             ctx,
             len: if rx { raw.len() } else { 0 },
@@ -139,6 +141,9 @@ impl<L: DomainLock> OfiTransport<L> {
         })
     }
 
+    /// Read up to `out.len()` completions of `q`. The empty case (what a
+    /// spinning wait sees most) stays inline; the rest is out of line.
+    #[inline(always)]
     fn read_queue(
         &self,
         q: &CompletionQueue,
@@ -153,28 +158,86 @@ impl<L: DomainLock> OfiTransport<L> {
         // thread at a time (its per-queue try-lock).
         match unsafe { q.read_uninit(&mut raw[..n]) }? {
             CqRead::Empty => Ok(Polled::Empty),
-            CqRead::Entries(k) => {
-                // SAFETY: k is what read_uninit reported.
-                let got = unsafe { CompletionQueue::entries(&raw, k) };
-                for (o, e) in out.iter_mut().zip(got) {
-                    o.write(Self::convert(e, rx)?);
-                }
-                Ok(Polled::Completions(k))
+            // SAFETY: k is what read_uninit reported.
+            CqRead::Entries(k) => unsafe { Self::convert_all(&raw, k, rx, out) },
+            CqRead::Error => Self::read_error(q),
+        }
+    }
+
+    /// Convert the `k` entries read into `out`.
+    ///
+    /// # Safety
+    /// The first `k` entries of `raw` were written by `fi_cq_read`.
+    #[inline(never)]
+    unsafe fn convert_all(
+        raw: &[MaybeUninit<CqEntry>],
+        k: usize,
+        rx: bool,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
+        // SAFETY: this function's contract.
+        let got = unsafe { CompletionQueue::entries(raw, k) };
+        for (o, e) in out.iter_mut().zip(got) {
+            o.write(Self::convert(e, rx)?);
+        }
+        Ok(Polled::Completions(k))
+    }
+
+    /// The error completion at the head of `q` (the caller holds the
+    /// domain lock).
+    #[cold]
+    fn read_error(q: &CompletionQueue) -> Result<Polled, Error> {
+        // SAFETY: as in read_queue, whose lock the caller still holds.
+        match unsafe { q.read_error() }? {
+            None => Ok(Polled::Empty),
+            Some(e) => Ok(Polled::Error(ErrorCompletion {
+                ctx: Context::decode(e.context as usize),
+                err: e.err,
+                prov_errno: e.prov_errno,
+                text: e.text,
+                released: e.flags & sys::FI_MULTI_RECV as u64 != 0,
+            })),
+        }
+    }
+
+    /// The transmit completions of a set with one queue per endpoint.
+    #[inline(never)]
+    fn poll_tx_queues(
+        &self,
+        s: &OfiSet,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
+        // One queue per endpoint: gather from each.
+        if s.has_deferred.load(Ordering::Acquire) {
+            let mut d = s.deferred.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(e) = d.take() {
+                s.has_deferred.store(false, Ordering::Release);
+                return Ok(Polled::Error(e));
             }
-            CqRead::Error => {
-                // SAFETY: as above.
-                match unsafe { q.read_error() }? {
-                    None => Ok(Polled::Empty),
-                    Some(e) => Ok(Polled::Error(ErrorCompletion {
-                        ctx: Context::decode(e.context as usize),
-                        err: e.err,
-                        prov_errno: e.prov_errno,
-                        text: e.text,
-                        released: e.flags & sys::FI_MULTI_RECV as u64 != 0,
-                    })),
+        }
+        let mut n = 0;
+        for q in &s.tx {
+            if n == out.len() {
+                break;
+            }
+            match self.read_queue(q, false, &mut out[n..])? {
+                Polled::Empty => {}
+                Polled::Completions(k) => n += k,
+                Polled::Error(e) if n == 0 => return Ok(Polled::Error(e)),
+                Polled::Error(e) => {
+                    // Report the completions first; the error comes with
+                    // the next poll.
+                    *s.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    s.has_deferred.store(true, Ordering::Release);
+                    return Ok(Polled::Completions(n));
                 }
             }
         }
+        Ok(if n == 0 {
+            Polled::Empty
+        } else {
+            Polled::Completions(n)
+        })
     }
 }
 
@@ -353,6 +416,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         .map_err(post_error)
     }
 
+    #[inline(always)]
     fn poll(
         &self,
         set: usize,
@@ -362,42 +426,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let s = &self.sets[set];
         match cq {
             Cq::Rx(side) => self.read_queue(&s.rx[side.index()], true, out),
-            Cq::Tx => {
-                if s.tx.len() == 1 {
-                    return self.read_queue(&s.tx[0], false, out);
-                }
-                // One queue per endpoint: gather from each.
-                if s.has_deferred.load(Ordering::Acquire) {
-                    let mut d = s.deferred.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(e) = d.take() {
-                        s.has_deferred.store(false, Ordering::Release);
-                        return Ok(Polled::Error(e));
-                    }
-                }
-                let mut n = 0;
-                for q in &s.tx {
-                    if n == out.len() {
-                        break;
-                    }
-                    match self.read_queue(q, false, &mut out[n..])? {
-                        Polled::Empty => {}
-                        Polled::Completions(k) => n += k,
-                        Polled::Error(e) if n == 0 => return Ok(Polled::Error(e)),
-                        Polled::Error(e) => {
-                            // Report the completions first; the error comes
-                            // with the next poll.
-                            *s.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                            s.has_deferred.store(true, Ordering::Release);
-                            return Ok(Polled::Completions(n));
-                        }
-                    }
-                }
-                Ok(if n == 0 {
-                    Polled::Empty
-                } else {
-                    Polled::Completions(n)
-                })
-            }
+            Cq::Tx if s.tx.len() == 1 => self.read_queue(&s.tx[0], false, out),
+            Cq::Tx => self.poll_tx_queues(s, out),
         }
     }
 }
