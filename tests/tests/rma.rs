@@ -130,13 +130,52 @@ fn segment_files() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The shm provider's endpoint objects in /dev/shm (`<pid>:<uid>:<n>`).
+fn shm_objects() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    let parts: Vec<&str> = n.split(':').collect();
+                    parts.len() == 3 && parts.iter().all(|p| p.parse::<u32>().is_ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 #[test]
 fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     let _g = serial();
     let before = segment_files();
+    let objects = shm_objects();
     let r = run(2, &["attach", "1048576"], "shm", &[], 60);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(segment_files(), before, "a normal run left segment files");
+    // The ranks end in the collective exit (_exit, endpoints not closed):
+    // the shm provider's objects must still be removed.
+    assert_eq!(
+        shm_objects(),
+        objects,
+        "a normal run left shm endpoint objects"
+    );
+    let r = run(2, &["no-such-mode"], "shm", &[], 60);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(
+        shm_objects(),
+        objects,
+        "ranks that ended with an error exit left shm endpoint objects"
+    );
+    let r = run(2, &["std-exit"], "shm", &[], 60);
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
+    assert_eq!(
+        shm_objects(),
+        objects,
+        "ranks that ended with std::process::exit left shm endpoint objects"
+    );
 
     // A job whose ranks hold their segments; kill -9 one rank mid-job.
     let launcher = tests::workspace_bin("gasnetrun-ofi", RMA);
@@ -192,4 +231,18 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     }
     tests::assert_no_survivors(RMA);
     assert_eq!(segment_files(), before, "a killed job left segment files");
+    // Only the SIGKILLed rank's own shm objects may remain (nothing runs in
+    // a process killed so); remove them.
+    let prefix = format!("{victim}:");
+    let left: Vec<String> = shm_objects()
+        .into_iter()
+        .filter(|o| !objects.contains(o))
+        .collect();
+    for o in &left {
+        let _ = std::fs::remove_file(format!("/dev/shm/{o}"));
+    }
+    assert!(
+        left.iter().all(|o| o.starts_with(&prefix)),
+        "shm endpoint objects left by ranks that were not killed with SIGKILL: {left:?}"
+    );
 }

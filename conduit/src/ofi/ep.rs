@@ -5,6 +5,7 @@ use super::cq::CompletionQueue;
 use super::domain::Domain;
 use super::error::{check, OfiError};
 use super::info::InfoList;
+use super::shm_region;
 use super::FiAddr;
 use ofi_sys as sys;
 use std::ptr;
@@ -21,6 +22,8 @@ pub(crate) struct EpInner {
     _cqs: Vec<CompletionQueue>,
     _av: Option<AddressVector>,
     held: std::sync::Mutex<Vec<Held>>,
+    /// The shm provider's shared-memory object behind this endpoint.
+    shm_object: Option<std::ffi::CString>,
     _domain: Domain,
 }
 
@@ -38,6 +41,9 @@ impl Drop for EpInner {
         let rc = unsafe { sys::fi_close(&mut (*self.raw).fid) };
         if rc != 0 {
             tracing::warn!("{}", OfiError::new("fi_close(ep)", rc as i64));
+        }
+        if let Some(o) = &self.shm_object {
+            shm_region::closed(o);
         }
     }
 }
@@ -98,11 +104,39 @@ impl EndpointBuilder {
         unsafe { set_min_multi_recv(self.raw, bytes) }
     }
 
-    /// Enable the endpoint.
+    /// Enable the endpoint. A shm endpoint's shared-memory object is
+    /// recorded so that it is removed even if the process ends without
+    /// closing it, and a stale object of a dead process with this process's
+    /// pid is replaced (see [`shm_region`]).
     pub fn enable(mut self) -> Result<Endpoint, OfiError> {
+        let shm_object = if self.domain.info().provider() == "shm" {
+            // SAFETY: raw is an open endpoint.
+            unsafe { get_name(self.raw) }
+                .ok()
+                .and_then(|a| shm_region::object_of(&a))
+        } else {
+            None
+        };
         // SAFETY: raw is open and bound as the provider requires.
-        let rc = unsafe { sys::fi_enable(self.raw) };
+        let mut rc = unsafe { sys::fi_enable(self.raw) };
+        if rc == -(sys::FI_EBUSY as i32) {
+            if let Some(o) = shm_object
+                .as_ref()
+                .filter(|o| shm_region::names_this_process(o))
+            {
+                tracing::warn!(
+                    "shm: /dev/shm/{} was left by a dead process with this pid; the provider removed it, enabling again",
+                    o.to_string_lossy()
+                );
+                // SAFETY: as above; the failed attempt changed nothing (it
+                // fails before the endpoint's region is created).
+                rc = unsafe { sys::fi_enable(self.raw) };
+            }
+        }
         check("fi_enable", rc as i64)?;
+        if let Some(o) = &shm_object {
+            shm_region::opened(o);
+        }
         let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
         Ok(Endpoint {
             inner: Arc::new(EpInner {
@@ -110,6 +144,7 @@ impl EndpointBuilder {
                 _cqs: std::mem::take(&mut self.cqs),
                 _av: self.av.take(),
                 held: std::sync::Mutex::new(Vec::new()),
+                shm_object,
                 _domain: self.domain.clone(),
             }),
         })
@@ -196,25 +231,8 @@ impl Endpoint {
 
     /// This endpoint's address (`fi_getname`), to be exchanged with peers.
     pub fn name(&self) -> Result<Vec<u8>, OfiError> {
-        let mut len: libc::size_t = 0;
-        // SAFETY: a NULL buffer with len 0 asks for the needed size.
-        let rc = unsafe { sys::fi_getname(&mut (*self.inner.raw).fid, ptr::null_mut(), &mut len) };
-        if rc != 0 && rc != -(sys::FI_ETOOSMALL as i32) {
-            check("fi_getname", rc as i64)?;
-        }
-        let mut buf = vec![0u8; len.max(1)];
-        let mut len2 = buf.len();
-        // SAFETY: buf has len2 bytes.
-        let rc = unsafe {
-            sys::fi_getname(
-                &mut (*self.inner.raw).fid,
-                buf.as_mut_ptr().cast(),
-                &mut len2,
-            )
-        };
-        check("fi_getname", rc as i64)?;
-        buf.truncate(len2);
-        Ok(buf)
+        // SAFETY: raw is an open endpoint.
+        unsafe { get_name(self.inner.raw) }
     }
 
     /// The raw handle, for the conduit's data path.
@@ -484,4 +502,24 @@ unsafe fn set_min_multi_recv(raw: *mut sys::fid_ep, bytes: usize) -> Result<(), 
     };
     check("fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc as i64)?;
     Ok(())
+}
+
+/// `fi_getname` of an endpoint.
+///
+/// # Safety
+/// `raw` must be an open endpoint.
+unsafe fn get_name(raw: *mut sys::fid_ep) -> Result<Vec<u8>, OfiError> {
+    let mut len: libc::size_t = 0;
+    // SAFETY: a NULL buffer with len 0 asks for the needed size; raw is open.
+    let rc = unsafe { sys::fi_getname(&mut (*raw).fid, ptr::null_mut(), &mut len) };
+    if rc != 0 && rc != -(sys::FI_ETOOSMALL as i32) {
+        check("fi_getname", rc as i64)?;
+    }
+    let mut buf = vec![0u8; len.max(1)];
+    let mut len2 = buf.len();
+    // SAFETY: buf has len2 bytes; raw is open.
+    let rc = unsafe { sys::fi_getname(&mut (*raw).fid, buf.as_mut_ptr().cast(), &mut len2) };
+    check("fi_getname", rc as i64)?;
+    buf.truncate(len2);
+    Ok(buf)
 }

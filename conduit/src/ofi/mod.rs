@@ -27,6 +27,7 @@ mod ep;
 mod error;
 mod info;
 mod mr;
+pub mod shm_region;
 
 pub use av::AddressVector;
 pub use cq::{CompletionQueue, CqEntry, CqErrEntry, CqRead};

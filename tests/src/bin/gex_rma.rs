@@ -327,6 +327,11 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if mode == "std-exit" {
+        // An application that ends with std::process::exit, its client
+        // never closed (the shm provider's objects must still go).
+        std::process::exit(3);
+    }
     let r = match mode.as_str() {
         "all" => all(&c),
         "bad" => bad(&c),
@@ -352,7 +357,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|attach <bytes> (got {mode:?})"
+            "usage: gex-rma all|bad|attach <bytes>|std-exit (got {mode:?})"
         ))),
     };
     match r {

@@ -174,8 +174,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
 /// End the process with `code` now, without running exit handlers (the
 /// network objects stay open: other threads may still be inside them, and
-/// the operating system reclaims them).
+/// the operating system reclaims them; the shm provider's files, which it
+/// would not, are removed first: see [`crate::ofi::shm_region`]).
 pub(crate) fn end_process(code: i32) -> ! {
+    crate::ofi::shm_region::unlink_all();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     // SAFETY: _exit has no preconditions; it ends the process.
