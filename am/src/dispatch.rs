@@ -25,8 +25,6 @@ pub struct ClientMessage<'a, F> {
     pub msg: Message<'a>,
     /// What it was checked against.
     pub signature: Signature,
-    /// Its arguments.
-    pub args: Args,
     /// For Long: where the payload lies in this rank's segment
     /// (`offset`, `len`); an inline Long's payload must be copied there
     /// before the handler runs.
@@ -41,6 +39,15 @@ pub struct Args {
 }
 
 impl Args {
+    /// Copy `msg`'s arguments out of the wire bytes (done right before the
+    /// handler runs, so that the checked message moves without them).
+    #[inline]
+    pub fn of(msg: &Message<'_>) -> Args {
+        let mut words = [0u32; MAX_ARGS];
+        let n = msg.args_into(&mut words) as u8;
+        Args { words, n }
+    }
+
     /// The arguments.
     #[inline]
     pub fn as_slice(&self) -> &[u32] {
@@ -94,10 +101,6 @@ pub fn classify<'a, F>(
         });
     }
     let handler = table.dispatch(h.handler, got, h.src)?;
-    let mut words = [0u32; MAX_ARGS];
-    for (i, w) in words.iter_mut().enumerate().take(h.nargs as usize) {
-        *w = msg.arg(i);
-    }
     let long = match h.kind {
         Kind::Long | Kind::LongInline => {
             let seg = segment_len.ok_or_else(|| Error::Malformed {
@@ -127,7 +130,6 @@ pub fn classify<'a, F>(
         handler,
         msg,
         signature: got,
-        args: Args { words, n: h.nargs },
         long,
     }))
 }
@@ -172,7 +174,7 @@ mod tests {
         match classify(&t, &b, true, None).unwrap() {
             Delivery::Client(c) => {
                 assert_eq!(*c.handler, "h");
-                assert_eq!(c.args.as_slice(), &[0, 1]);
+                assert_eq!(Args::of(&c.msg).as_slice(), &[0, 1]);
                 assert_eq!(c.long, None);
             }
             Delivery::Internal(_) => panic!("client message taken as internal"),

@@ -96,6 +96,17 @@ impl Message<'_> {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
+    /// Copy the arguments into `out`; returns how many there are.
+    #[inline]
+    pub fn args_into(&self, out: &mut [u32; crate::MAX_ARGS]) -> usize {
+        let mut n = 0;
+        for (w, b) in out.iter_mut().zip(self.args.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            n += 1;
+        }
+        n
+    }
+
     /// All arguments.
     pub fn args(&self) -> Vec<u32> {
         (0..self.header.nargs as usize)

@@ -157,7 +157,7 @@ fn check_classified(
             assert_eq!(c.signature.is_request, on_request_endpoint);
             assert_eq!(c.signature.nargs, h.nargs);
             assert_eq!(c.msg, *m);
-            assert_eq!(c.args.as_slice(), &m.args()[..]);
+            assert_eq!(am::dispatch::Args::of(&c.msg).as_slice(), &m.args()[..]);
             match (h.kind, c.long) {
                 (Kind::Long | Kind::LongInline, Some((off, len))) => {
                     let seg = segment.expect("a Long accepted without a segment");

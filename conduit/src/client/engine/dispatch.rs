@@ -95,7 +95,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         {
             let _in = HandlerScope::enter();
-            let args = cm.args.as_slice();
+            let args = am::dispatch::Args::of(&cm.msg);
+            let args = args.as_slice();
             match cm.handler {
                 HandlerFn::Short(f) => f(&mut tok, args),
                 HandlerFn::Medium(f) | HandlerFn::Long(f) => f(&mut tok, args, payload),
