@@ -24,6 +24,7 @@ mod av;
 mod cq;
 mod domain;
 mod ep;
+mod ep_ops;
 mod error;
 mod info;
 mod mr;
