@@ -133,6 +133,18 @@ impl AmSeen {
     }
 }
 
+/// The failures the threads recorded, as one error naming the first.
+fn no_thread_failed(errors: Mutex<Vec<String>>) -> Fallible<()> {
+    let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    match errors.first() {
+        Some(e) => Err(fail(format!(
+            "{} thread(s) failed, first: {e}",
+            errors.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn payload(src: u32, seq: u32, len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u32 ^ src.wrapping_mul(97) ^ seq) as u8)
@@ -252,13 +264,7 @@ pub fn am(c: &ParClient<AmSeen>, threads: usize, eps: Endpoints, msgs: u64) -> F
                 .push(format!("main thread: {e}"));
         }
     });
-    let errors = errors.into_inner().unwrap_or_default();
-    if let Some(e) = errors.first() {
-        return Err(fail(format!(
-            "{} thread(s) failed, first: {e}",
-            errors.len()
-        )));
-    }
+    no_thread_failed(errors)?;
     let st = c.state();
     for (name, v, count) in [
         ("shorts", &st.shorts, msgs),
@@ -415,13 +421,7 @@ pub fn rma(c: &ParClient<()>, threads: usize, eps: Endpoints, rounds: u64) -> Fa
                 .push(format!("main thread: {e}"));
         }
     });
-    let errors = errors.into_inner().unwrap_or_default();
-    if let Some(e) = errors.first() {
-        return Err(fail(format!(
-            "{} thread(s) failed, first: {e}",
-            errors.len()
-        )));
-    }
+    no_thread_failed(errors)?;
     let pc = c.put_counts();
     Ok(format!(
         "ok: {threads} threads x {n} ranks, {rounds} rounds of put/get to every rank, {} bytes checked on rank 0, endpoints {}; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={}",
