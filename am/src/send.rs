@@ -175,6 +175,47 @@ impl SendLimits {
     }
 }
 
+impl SendLimits {
+    /// The plan of a Short, or a Medium within the maximum, to another rank
+    /// in the job that fits the inject limit: nearly every message, decided
+    /// in a few compares without building a [`Request`]. `None` for
+    /// anything else, which [`SendLimits::plan`] decides (or refuses); where
+    /// this returns a plan, it is the one `plan` returns.
+    #[inline(always)]
+    pub fn plan_injected(
+        &self,
+        dest: usize,
+        category: Category,
+        is_request: bool,
+        handler: u8,
+        nargs: usize,
+        payload_len: usize,
+    ) -> Option<Plan> {
+        if dest >= self.size || dest == self.rank || nargs > MAX_ARGS {
+            return None;
+        }
+        let (kind, inline) = match category {
+            Category::Short => (Kind::Short, 0),
+            Category::Medium if payload_len <= self.max_medium => (Kind::Medium, payload_len),
+            _ => return None,
+        };
+        let len = message_len(kind, nargs, inline);
+        (len <= self.inject_limit).then_some(Plan {
+            header: Header {
+                kind,
+                nargs: nargs as u8,
+                is_request,
+                handler,
+                src: self.rank as u32,
+            },
+            route: Route::Inject,
+            len,
+            long: None,
+            payload_inline: kind == Kind::Medium,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +237,41 @@ mod tests {
             nargs,
             payload_len,
             long_target: Some((0, Some(1 << 20))),
+        }
+    }
+
+    /// Where the fast plan decides, it decides as `plan` does; it leaves
+    /// nothing injectable to `plan` for a Short or Medium to another rank.
+    #[test]
+    fn the_injected_plan_agrees_with_plan() {
+        for dest in 0..6 {
+            for category in [Category::Short, Category::Medium, Category::Long] {
+                for nargs in 0..=17 {
+                    for payload_len in [0, 1, 8, 40, 57, 64, 8192, 8193] {
+                        for is_request in [true, false] {
+                            let mut r = req(dest, category, nargs, payload_len);
+                            r.is_request = is_request;
+                            let full = L.plan(&r);
+                            let fast = L.plan_injected(
+                                dest,
+                                category,
+                                is_request,
+                                r.handler,
+                                nargs,
+                                payload_len,
+                            );
+                            match (&full, fast) {
+                                (_, Some(p)) => assert_eq!(full.as_ref().ok(), Some(&p), "{r:?}"),
+                                (Ok(p), None) => assert!(
+                                    p.route != Route::Inject || category == Category::Long,
+                                    "{r:?} left to plan: {p:?}"
+                                ),
+                                (Err(_), None) => {}
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

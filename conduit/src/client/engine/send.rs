@@ -39,6 +39,64 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         immediate: bool,
         wait: Progress,
     ) -> Result<bool, Error> {
+        let quick = self.limits.plan_injected(
+            dest,
+            category,
+            side == Side::Request,
+            handler,
+            args.len(),
+            payload.len(),
+        );
+        let s = &self.sets[set];
+        let plan = match quick {
+            Some(p) => p,
+            None => {
+                match self.plan_other(
+                    set,
+                    side,
+                    dest,
+                    category,
+                    handler,
+                    args,
+                    payload,
+                    dest_offset,
+                    immediate,
+                    wait,
+                )? {
+                    Some(p) => p,
+                    None => return Ok(false),
+                }
+            }
+        };
+        if self.try_send(s, side, dest, &plan, args, payload, dest_offset)? {
+            Self::count_sent(s, side, &plan);
+            return Ok(true);
+        }
+        if immediate {
+            return Ok(false);
+        }
+        self.send_waiting(set, side, dest, &plan, args, payload, dest_offset, wait)
+    }
+
+    /// The plan of what `plan_injected` leaves (Longs, messages to self,
+    /// buffered sends, bad requests); a Long's payload above the inline
+    /// limit is written here first. `None`: an immediate Long that would
+    /// block (a no-op, as in the reference).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn plan_other(
+        &self,
+        set: usize,
+        side: Side,
+        dest: usize,
+        category: Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+        immediate: bool,
+        wait: Progress,
+    ) -> Result<Option<Plan>, Error> {
         let long_target = (category == Category::Long).then(|| {
             let size = self
                 .segment
@@ -60,9 +118,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         match plan.long {
             Some(LongPath::Rma) => {
                 if immediate {
-                    // The write would block: an immediate Long above the
-                    // inline limit is a no-op, as in the reference.
-                    return Ok(false);
+                    return Ok(None);
                 }
                 self.write_long_payload(set, dest, dest_offset, payload, wait)?;
                 s.stats.long_rma.add(1);
@@ -70,14 +126,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Some(LongPath::Inline) => s.stats.long_inline.add(1),
             None => {}
         }
-        if self.try_send(s, side, dest, &plan, args, payload, dest_offset)? {
-            Self::count_sent(s, side, &plan);
-            return Ok(true);
-        }
-        if immediate {
-            return Ok(false);
-        }
-        self.send_waiting(set, side, dest, &plan, args, payload, dest_offset, wait)
+        Ok(Some(plan))
     }
 
     #[inline]
