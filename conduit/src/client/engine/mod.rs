@@ -299,7 +299,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             batch: cfg
                 .cq
                 .num_completions
-                .clamp(1, crate::transport::ofi::MAX_BATCH),
+                .clamp(1, crate::config::cq::NUM_COMPLETIONS_MAX),
             max_rma: facts.max_msg_size.max(1),
             virt_addr: facts.mr_virt_addr,
             tp,

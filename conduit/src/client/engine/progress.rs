@@ -79,21 +79,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     #[inline(always)]
     fn poll_tx(&self, s: &EpSet<M>, seen: &mut usize) -> Result<(), Error> {
         let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
+        let want = self.batch.min(MAX_BATCH);
         let polled = {
             let Some(_g) = s.cq[0].try_lock() else {
                 return Ok(());
             };
-            self.tp.poll(s.index, Cq::Tx, &mut raw[..self.batch])?
+            self.tp.poll(s.index, Cq::Tx, &mut raw[..want])?
         };
         match polled {
             Polled::Empty => Ok(()),
             // SAFETY: `poll` (of the unsafe trait Transport) wrote the
             // first `n` entries.
-            polled => unsafe { self.on_tx(s, polled, &raw, seen) },
+            polled => unsafe { self.on_tx(s, polled, &mut raw, want, seen) },
         }
     }
 
-    /// Transmit completions (or an error completion) read.
+    /// Transmit completions (or an error completion) read; a full chunk
+    /// is followed by further reads, up to `GASNET_OFI_NUM_COMPLETIONS` in
+    /// all (the chunk on the stack is small: a large frame on the poll
+    /// loop costs latency).
     ///
     /// # Safety
     /// For `Polled::Completions(n)`, the first `n` entries of `raw` are
@@ -102,38 +106,62 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     unsafe fn on_tx(
         &self,
         s: &EpSet<M>,
-        polled: Polled,
-        raw: &[MaybeUninit<Completion>],
+        mut polled: Polled,
+        raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
+        want: usize,
         seen: &mut usize,
     ) -> Result<(), Error> {
-        match polled {
-            Polled::Empty => Ok(()),
-            Polled::Completions(n) => {
-                *seen += n;
-                s.stats.cq_reads.add(1);
-                s.stats.completions.add(n as u64);
-                let mut first = None;
-                // SAFETY: this function's contract.
-                for c in unsafe { filled(raw, n) } {
-                    keep(&mut first, self.tx_done(s, c.ctx, Ok(())));
-                }
-                first.map_or(Ok(()), Err)
-            }
-            Polled::Error(e) => {
-                *seen += 1;
-                let Some(ctx) = e.ctx else {
-                    return Err(Error::UnknownContext { value: 0 });
-                };
-                let r = self.tx_done(s, ctx, Err(e.transfer_error()));
-                match r {
-                    Err(Error::Send(_)) if self.exiting() && e.err == FI_ECANCELED => Ok(()),
-                    Err(x) => {
-                        tracing::warn!("send completion error: {}", e.text);
-                        Err(x)
+        let mut first = None;
+        let mut left = self.batch;
+        loop {
+            match polled {
+                Polled::Empty => break,
+                Polled::Completions(n) => {
+                    *seen += n;
+                    s.stats.cq_reads.add(1);
+                    s.stats.completions.add(n as u64);
+                    // SAFETY: this function's contract (for the first
+                    // chunk), `poll`'s for the others.
+                    for c in unsafe { filled(raw, n) } {
+                        keep(&mut first, self.tx_done(s, c.ctx, Ok(())));
                     }
-                    Ok(()) => Ok(()),
+                    left = left.saturating_sub(n);
+                    if n < want || left == 0 {
+                        break;
+                    }
+                }
+                Polled::Error(e) => {
+                    *seen += 1;
+                    keep(&mut first, self.tx_error(s, e));
+                    break;
                 }
             }
+            let Some(_g) = s.cq[0].try_lock() else {
+                break;
+            };
+            match self.tp.poll(s.index, Cq::Tx, &mut raw[..want.min(left)]) {
+                Ok(p) => polled = p,
+                Err(e) => {
+                    keep(&mut first, Err(e));
+                    break;
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// An error completion on the transmit queue.
+    fn tx_error(&self, s: &EpSet<M>, e: crate::transport::ErrorCompletion) -> Result<(), Error> {
+        let Some(ctx) = e.ctx else {
+            return Err(Error::UnknownContext { value: 0 });
+        };
+        match self.tx_done(s, ctx, Err(e.transfer_error())) {
+            Err(Error::Send(_)) if self.exiting() && e.err == FI_ECANCELED => Ok(()),
+            Err(x) => {
+                tracing::warn!("send completion error: {}", e.text);
+                Err(x)
+            }
+            Ok(()) => Ok(()),
         }
     }
 

@@ -106,12 +106,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let Some(g) = s.cq[1 + side.index()].try_lock() else {
             return first.map_or(Ok(()), Err);
         };
-        match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..self.batch]) {
+        let want = self.batch.min(MAX_BATCH);
+        match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..want]) {
             Ok(Polled::Empty) => {}
             Ok(Polled::Completions(n)) => {
                 // SAFETY: `poll` (of the unsafe trait Transport) wrote the
                 // first `n` entries.
-                unsafe { self.on_batch(s, side, g, &raw, n, seen, &mut first) }
+                unsafe { self.on_batch(s, side, g, &raw, n, seen, &mut first) };
+                if n == want && self.batch > want {
+                    self.read_more(s, side, &mut raw, self.batch - n, seen, &mut first);
+                }
             }
             Ok(Polled::Error(e)) => {
                 drop(g);
@@ -121,6 +125,50 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Err(e) => keep(&mut first, Err(e)),
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// After a full chunk: read further chunks of `side`'s queue, up to
+    /// `left` completions in all (`GASNET_OFI_NUM_COMPLETIONS` per poll;
+    /// the chunk on the stack is small: a large frame on the poll loop
+    /// costs latency).
+    #[inline(never)]
+    fn read_more(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
+        mut left: usize,
+        seen: &mut usize,
+        first: &mut Option<Error>,
+    ) {
+        while left > 0 {
+            let Some(g) = s.cq[1 + side.index()].try_lock() else {
+                return;
+            };
+            let want = left.min(MAX_BATCH);
+            match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..want]) {
+                Ok(Polled::Empty) => return,
+                Ok(Polled::Completions(n)) => {
+                    // SAFETY: `poll` (of the unsafe trait Transport) wrote
+                    // the first `n` entries.
+                    unsafe { self.on_batch(s, side, g, raw, n, seen, first) };
+                    if n < want {
+                        return;
+                    }
+                    left -= n;
+                }
+                Ok(Polled::Error(e)) => {
+                    drop(g);
+                    *seen += 1;
+                    keep(first, self.on_recv_error(s, side, e));
+                    return;
+                }
+                Err(e) => {
+                    keep(first, Err(e));
+                    return;
+                }
+            }
+        }
     }
 
     /// Run the messages queued for `side`. Taken whole: a request handler

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A/B one latency of two builds of gex-bench with many alternating runs, for
+# differences of a few percent (one run's median moves by +-3% on a 2-core
+# machine). Each round runs OLD then NEW (2-rank jobs on PROVIDER); the
+# figure of a run is the median of its 5 repetitions. Printed: each build's
+# median over the runs, NEW/OLD, and a 90% bootstrap interval of NEW/OLD.
+#
+#   bash scripts/bench-ab.sh OLD_DIR NEW_DIR rtt|put [ROUNDS] [PROVIDER]
+#
+# rtt: AM Short round trip (--tests am); put: 8-byte blocking put
+# (--tests rma). OLD_DIR and NEW_DIR hold gasnetrun-ofi and gex-bench.
+# Measure on a quiet machine.
+set -euo pipefail
+if [ $# -lt 3 ]; then
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+old=$1 new=$2 what=$3 rounds=${4:-20} prov=${5:-shm}
+case $what in
+  rtt) args=(--tests am --sizes 8 --reps 5 --iters 50000 --flood-bytes 64 --no-pingpong)
+       pick() { grep "us per round trip" | awk '{print $(NF-4)}'; } ;;
+  put) args=(--tests rma --sizes 8 --reps 5 --iters 50000 --no-pingpong)
+       pick() { grep "blocking put/get 8 B" | awk '{print $(NF-3)}'; } ;;
+  *) echo "bench-ab: the figure must be rtt or put, not '$what'" >&2; exit 2 ;;
+esac
+dev=lo; [ "$prov" = shm ] && dev=shm
+export GASNET_QUIET=1 FI_PROVIDER=$prov GASNET_OFI_DEVICE=$dev
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for _ in $(seq 1 "$rounds"); do
+  for v in old new; do
+    d=$old; [ $v = new ] && d=$new
+    x=$(timeout 300 "$d/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE \
+          "$d/gex-bench" "${args[@]}" 2>&1 | pick | sort -n | sed -n 3p)
+    [ -n "$x" ] || { echo "bench-ab: a $v run printed no figure" >&2; exit 1; }
+    echo "$v $x" >> "$out"
+  done
+done
+python3 - "$out" "$what" "$prov" <<'EOF'
+import random, statistics, sys
+runs = {"old": [], "new": []}
+for line in open(sys.argv[1]):
+    v, x = line.split()
+    runs[v].append(float(x))
+o, n = statistics.median(runs["old"]), statistics.median(runs["new"])
+random.seed(1)
+boot = sorted(
+    statistics.median(random.choices(runs["new"], k=len(runs["new"])))
+    / statistics.median(random.choices(runs["old"], k=len(runs["old"])))
+    for _ in range(2000)
+)
+lo, hi = boot[100], boot[1899]
+print(f"{sys.argv[2]} {sys.argv[3]}: {len(runs['old'])} runs per build; "
+      f"old {o:.3f} us, new {n:.3f} us, new/old {n / o:.3f} (90% interval {lo:.3f}..{hi:.3f})")
+EOF
