@@ -399,6 +399,9 @@ fn bad_sends_are_refused_and_nothing_is_sent() {
 #[derive(Default)]
 struct Count {
     got: AtomicU64,
+    /// Rank 0 left the first barrier (its barrier wait polls, and would
+    /// run handlers of Shorts sent before).
+    ready: std::sync::atomic::AtomicBool,
     sent: std::sync::atomic::AtomicBool,
 }
 
@@ -420,12 +423,16 @@ fn one_poll_reads_up_to_num_completions() {
                 c.barrier()?;
                 let st = c.state();
                 if c.rank() == 1 {
+                    while !st.ready.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
                     for _ in 0..50 {
                         c.request_short(0, H_SHORT, &[])?;
                     }
                     st.sent.store(true, Ordering::Release);
                     return Ok((0, 0));
                 }
+                st.ready.store(true, Ordering::Release);
                 while !st.sent.load(Ordering::Acquire) {
                     std::thread::yield_now();
                 }

@@ -103,28 +103,48 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.run_queued(s, side, seen, &mut first);
         }
         let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
-        let Some(g) = s.cq[1 + side.index()].try_lock() else {
-            return first.map_or(Ok(()), Err);
-        };
         let want = self.batch.min(MAX_BATCH);
+        if self.read_chunk(s, side, &mut raw, want, seen, &mut first) && self.batch > want {
+            self.read_more(s, side, &mut raw, self.batch - want, seen, &mut first);
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Read up to `want` completions of `side`'s queue under its try-lock
+    /// and handle them; returns whether the chunk came back full (the
+    /// queue may hold more).
+    #[inline(always)]
+    fn read_chunk(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
+        want: usize,
+        seen: &mut usize,
+        first: &mut Option<Error>,
+    ) -> bool {
+        let Some(g) = s.cq[1 + side.index()].try_lock() else {
+            return false;
+        };
         match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..want]) {
-            Ok(Polled::Empty) => {}
+            Ok(Polled::Empty) => false,
             Ok(Polled::Completions(n)) => {
                 // SAFETY: `poll` (of the unsafe trait Transport) wrote the
                 // first `n` entries.
-                unsafe { self.on_batch(s, side, g, &raw, n, seen, &mut first) };
-                if n == want && self.batch > want {
-                    self.read_more(s, side, &mut raw, self.batch - n, seen, &mut first);
-                }
+                unsafe { self.on_batch(s, side, g, raw, n, seen, first) };
+                n == want
             }
             Ok(Polled::Error(e)) => {
                 drop(g);
                 *seen += 1;
-                keep(&mut first, self.on_recv_error(s, side, e));
+                keep(first, self.on_recv_error(s, side, e));
+                false
             }
-            Err(e) => keep(&mut first, Err(e)),
+            Err(e) => {
+                keep(first, Err(e));
+                false
+            }
         }
-        first.map_or(Ok(()), Err)
     }
 
     /// After a full chunk: read further chunks of `side`'s queue, up to
@@ -142,32 +162,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         first: &mut Option<Error>,
     ) {
         while left > 0 {
-            let Some(g) = s.cq[1 + side.index()].try_lock() else {
-                return;
-            };
             let want = left.min(MAX_BATCH);
-            match self.tp.poll(s.index, Cq::Rx(side), &mut raw[..want]) {
-                Ok(Polled::Empty) => return,
-                Ok(Polled::Completions(n)) => {
-                    // SAFETY: `poll` (of the unsafe trait Transport) wrote
-                    // the first `n` entries.
-                    unsafe { self.on_batch(s, side, g, raw, n, seen, first) };
-                    if n < want {
-                        return;
-                    }
-                    left -= n;
-                }
-                Ok(Polled::Error(e)) => {
-                    drop(g);
-                    *seen += 1;
-                    keep(first, self.on_recv_error(s, side, e));
-                    return;
-                }
-                Err(e) => {
-                    keep(first, Err(e));
-                    return;
-                }
+            if !self.read_chunk(s, side, raw, want, seen, first) {
+                return;
             }
+            left -= want;
         }
     }
 
