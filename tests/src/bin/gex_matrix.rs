@@ -2,9 +2,12 @@
 //!
 //! Lists the libfabric providers (`gex-providers --json`), runs the
 //! conformance programs over each usable one under `gasnetrun-ofi`, takes
-//! three quick `gex-bench` figures per provider, and writes Markdown
-//! (`docs/providers.md` by default). `tests/provider-matrix.sh` builds the
-//! programs and runs it; see `tests::matrix` for the parts.
+//! three quick `gex-bench` figures per provider, and writes the run's
+//! document and summary for the libfabric it runs against
+//! (`docs/providers/libfabric-X.Y.md` and `.json`), then the overview of
+//! every version's run (`docs/providers.md`); or, with `--out`, only the
+//! document. `tests/provider-matrix.sh` builds the programs and runs it;
+//! see `tests::matrix` for the parts.
 
 #![forbid(unsafe_code)]
 
@@ -14,14 +17,19 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 use tests::matrix::bench::{self, BenchOutcome};
 use tests::matrix::markdown::Matrix;
+use tests::matrix::summary;
+use tests::matrix::text::shell_join;
 use tests::matrix::{
-    self, judge, run_job, startup_selected, Binary, JobPlace, OutputCheck, Program, ProgramResult,
-    ProviderResult, Target, Verdict, PROGRAMS,
+    self, judge, run_job, select_programs, startup_selected, Binary, JobPlace, OutputCheck,
+    Program, ProgramResult, ProviderResult, Target, Verdict,
 };
 
 /// gex-matrix: run the conformance programs and a quick benchmark over
 /// every libfabric provider of this machine and write the provider matrix
-/// (docs/providers.md).
+/// for the libfabric it runs against: docs/providers/libfabric-X.Y.md (the
+/// run in full) and docs/providers/libfabric-X.Y.json (its summary), then
+/// docs/providers.md, every version's run side by side from the summaries
+/// there.
 ///
 /// It finds gasnetrun-ofi, gex-providers, the conformance programs and
 /// gex-bench next to itself (and the examples in examples/ there); run it
@@ -63,10 +71,15 @@ struct Opts {
         default_value = "shm,tcp"
     )]
     must_pass: Vec<String>,
-    /// Where to write the Markdown (`-`: standard output). Default:
-    /// docs/providers.md of the workspace gex-matrix was built from.
+    /// Write only the run's document, there (`-`: standard output), and
+    /// leave docs/providers/ and docs/providers.md alone. Default: the
+    /// docs/ of the workspace gex-matrix was built from, as above.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// The docs/ directory to write into instead of the workspace's (for
+    /// tests).
+    #[arg(long, hide = true, value_name = "DIR")]
+    docs_dir: Option<PathBuf>,
     /// The command line to show in the Markdown (the script passes its
     /// own).
     #[arg(long, hide = true, value_name = "TEXT")]
@@ -85,40 +98,6 @@ fn main() {
             std::process::exit(2);
         }
     }
-}
-
-/// `a b 'c d'`: arguments quoted for a shell where needed.
-fn shell_join(args: &[String]) -> String {
-    args.iter()
-        .map(|a| {
-            let plain = !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-./,=:+@".contains(c));
-            if plain {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The programs `ids` names (empty: all), in the matrix's order.
-fn select_programs(ids: &[String]) -> Result<Vec<&'static Program>, SetupError> {
-    let known: Vec<&str> = PROGRAMS.iter().map(|p| p.id).collect();
-    for id in ids {
-        if matrix::program(id).is_none() {
-            return Err(format!(
-                "--programs: unknown program {id:?} (known: {})",
-                known.join(", ")
-            ));
-        }
-    }
-    Ok(PROGRAMS
-        .iter()
-        .filter(|p| ids.is_empty() || ids.iter().any(|i| i == p.id))
-        .collect())
 }
 
 /// The directory holding gex-matrix, and a check that every program it
@@ -275,6 +254,21 @@ fn run_bench(env: &Env, target: &Target) -> Result<BenchOutcome, SetupError> {
     })
 }
 
+/// Write the run's document to `out` (`-`: standard output); what was
+/// written, for the last progress line.
+fn write_out(out: &Path, md: &str) -> Result<String, SetupError> {
+    if out == Path::new("-") {
+        print!("{md}");
+        return Ok("standard output".into());
+    }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("--out: cannot create {}: {e}", parent.display()))?;
+    }
+    std::fs::write(out, md).map_err(|e| format!("--out: cannot write {}: {e}", out.display()))?;
+    Ok(out.display().to_string())
+}
+
 fn run(opts: Opts) -> Result<i32, SetupError> {
     let t0 = Instant::now();
     let started = SystemTime::now()
@@ -297,12 +291,11 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
         .collect();
     let programs = select_programs(&opts.programs)?;
     let dir = find_binaries(&programs, !opts.no_bench)?;
-    let out = opts.out.clone().unwrap_or_else(|| {
+    let docs = opts.docs_dir.clone().unwrap_or_else(|| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .unwrap_or(Path::new("."))
             .join("docs")
-            .join("providers.md")
     });
     let scratch = std::env::temp_dir().join(format!("gex-matrix-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| {
@@ -422,60 +415,29 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
         libfabric: listing.libfabric.clone(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         deadline_secs: opts.deadline,
-        must_pass: must_pass.clone(),
+        must_pass,
         programs,
         providers: results,
+        offered: listing.providers.iter().map(|p| p.name.clone()).collect(),
     };
 
-    // Must-pass: failures on those providers, and such providers missing
-    // (unless --providers left them out).
-    let mut fatal: Vec<String> = Vec::new();
-    for p in &m.providers {
-        if m.must_pass(&p.facts.name) {
-            if let Some(why) = &p.facts.unusable_reason {
-                fatal.push(format!("{}: not usable: {why}", p.facts.name));
-            }
-            for (id, line) in p.failures() {
-                fatal.push(format!("{} {id}: {line}", p.facts.name));
-            }
+    let fatal = m.must_pass_failures(&opts.providers);
+    let wrote = match &opts.out {
+        Some(out) => write_out(out, &m.render())?,
+        None => {
+            let p = summary::publish(&docs, &m)?;
+            format!(
+                "{}, {} and {} (libfabric {})",
+                p.document.display(),
+                p.summary.display(),
+                p.overview.display(),
+                p.versions.join(", ")
+            )
         }
-    }
-    for mp in &must_pass {
-        let listed = listing
-            .providers
-            .iter()
-            .any(|p| matrix::name_matches(mp, &p.name));
-        let wanted = opts.providers.is_empty()
-            || opts.providers.iter().any(|r| {
-                r == mp
-                    || listing.providers.iter().any(|p| {
-                        matrix::name_matches(r, &p.name) && matrix::name_matches(mp, &p.name)
-                    })
-            });
-        if !listed && wanted {
-            fatal.push(format!("must-pass provider {mp} is not offered here"));
-        }
-    }
-
-    let md = m.render();
-    if out == Path::new("-") {
-        print!("{md}");
-    } else {
-        if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("--out: cannot create {}: {e}", parent.display()))?;
-        }
-        std::fs::write(&out, &md)
-            .map_err(|e| format!("--out: cannot write {}: {e}", out.display()))?;
-    }
+    };
     let failed: usize = m.providers.iter().map(|p| p.failures().len()).sum();
     eprintln!(
-        "gex-matrix: wrote {} in {}; {failed} failure(s){}",
-        if out == Path::new("-") {
-            "standard output".to_string()
-        } else {
-            out.display().to_string()
-        },
+        "gex-matrix: wrote {wrote} in {}; {failed} failure(s){}",
         matrix::duration_text(m.took_secs),
         if fatal.is_empty() {
             String::new()
@@ -517,18 +479,9 @@ mod cli_tests {
         assert_eq!(o.providers, ["shm", "tcp"]);
         assert_eq!(o.must_pass, ["shm", "tcp"]);
         assert_eq!(o.deadline, 180);
-        let ids: Vec<&str> = select_programs(&o.programs)
-            .unwrap()
-            .iter()
-            .map(|p| p.id)
-            .collect();
-        assert_eq!(ids, ["am-core", "rma-bad"]);
-        assert_eq!(select_programs(&[]).unwrap().len(), PROGRAMS.len());
-        let e = select_programs(&["am-cor".to_string()]).unwrap_err();
-        assert!(
-            e.starts_with("--programs: unknown program \"am-cor\" (known: startup-ring, am-core,"),
-            "{e}"
-        );
+        assert_eq!(o.programs, ["am-core", "rma-bad"]);
+        assert_eq!(o.out.as_deref(), Some(Path::new("-")));
+        // (select_programs is tested in tests::matrix::programs.)
         let e = Opts::try_parse_from(["gex-matrix", "--deadline", "0"])
             .unwrap_err()
             .to_string();
@@ -537,24 +490,5 @@ mod cli_tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--deadline") && e.contains("soon"), "{e}");
-    }
-
-    #[test]
-    fn command_lines_are_quoted_for_a_shell() {
-        let a: Vec<String> = [
-            "gex-matrix",
-            "--providers",
-            "tcp;ofi_rxm",
-            "it's",
-            "--out",
-            "-",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            shell_join(&a),
-            "gex-matrix --providers 'tcp;ofi_rxm' 'it'\\''s' --out -"
-        );
     }
 }

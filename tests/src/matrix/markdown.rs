@@ -1,11 +1,10 @@
-//! `docs/providers.md` as the matrix writes it.
+//! One run's document, for the libfabric it ran against:
+//! `docs/providers/libfabric-X.Y.md` (or `--out`).
 
 use super::bench::{BenchOutcome, QUICK_ARGS, RANKS};
-use super::{duration_text, name_matches, Program, ProviderResult, Verdict};
+use super::text::{cell, cut, figure, ratio_text, regenerate, SCRIPT};
+use super::{duration_text, Program, ProviderResult, Verdict};
 use std::fmt::Write;
-
-/// The script that runs the matrix (named in the generated file).
-pub const SCRIPT: &str = "tests/provider-matrix.sh";
 
 /// Longest failure line in a table cell (the full line follows the table).
 const CELL_MAX: usize = 120;
@@ -31,63 +30,39 @@ pub struct Matrix {
     pub must_pass: Vec<String>,
     /// The programs run, in order.
     pub programs: Vec<&'static Program>,
-    /// The providers, in listing order.
+    /// The providers run (or found unusable), in listing order.
     pub providers: Vec<ProviderResult>,
-}
-
-/// Make `text` safe inside a table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-/// `text` cut to `max` characters (with `...`).
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(max).collect();
-        s.push_str("...");
-        s
-    }
-}
-
-/// A ratio with two significant digits at least (`1.25`, `0.0012`).
-fn ratio_text(r: f64) -> String {
-    let decimals = if r > 0.0 && r < 0.1 {
-        (1.0 - r.log10().floor()) as usize
-    } else {
-        2
-    };
-    format!("{r:.decimals$}")
-}
-
-fn figure(v: f64, unit: &str) -> String {
-    if unit == "us" {
-        format!("{v:.2} µs")
-    } else {
-        format!("{v:.0} {unit}")
-    }
+    /// Every provider libfabric lists here, in listing order, run or left
+    /// out by `--providers`.
+    pub offered: Vec<String>,
 }
 
 impl Matrix {
-    /// Whether `provider` is one whose failures fail the run.
-    pub fn must_pass(&self, provider: &str) -> bool {
-        self.must_pass.iter().any(|m| name_matches(m, provider))
+    /// The document as `--out` writes it: its links are relative to
+    /// `docs/`.
+    pub fn render(&self) -> String {
+        self.render_with("")
     }
 
-    /// The document.
-    pub fn render(&self) -> String {
+    /// The document as `docs/providers/libfabric-X.Y.md`: its links go one
+    /// directory further up, and it links to the overview.
+    pub fn render_in_version_dir(&self) -> String {
+        self.render_with("../")
+    }
+
+    /// The document, with `up` before links relative to `docs/`.
+    fn render_with(&self, up: &str) -> String {
         let mut s = String::new();
-        self.header(&mut s);
+        self.header(&mut s, up);
         self.facts(&mut s);
-        self.conformance(&mut s);
-        self.ratios(&mut s);
+        self.conformance(&mut s, up);
+        self.ratios(&mut s, up);
         self.elsewhere(&mut s);
-        self.regenerate(&mut s);
+        regenerate(&mut s);
         s
     }
 
-    fn header(&self, s: &mut String) {
+    fn header(&self, s: &mut String, up: &str) {
         let _ = writeln!(s, "# Provider matrix (this machine)\n");
         let _ = writeln!(
             s,
@@ -108,6 +83,13 @@ impl Matrix {
                 ""
             }
         );
+        if !up.is_empty() {
+            let _ = writeln!(
+                s,
+                "This is the run against libfabric {}; [providers.md]({up}providers.md) shows every libfabric version run here side by side.\n",
+                self.libfabric
+            );
+        }
         let _ = writeln!(s, "| | |\n|---|---|");
         let _ = writeln!(s, "| host OS | {} |", cell(&self.os));
         let _ = writeln!(s, "| libfabric | {} |", cell(&self.libfabric));
@@ -172,11 +154,11 @@ impl Matrix {
         }
     }
 
-    fn conformance(&self, s: &mut String) {
+    fn conformance(&self, s: &mut String, up: &str) {
         let _ = writeln!(s, "## Conformance\n");
         let _ = writeln!(
             s,
-            "Each program runs as `gasnetrun-ofi -n RANKS PROGRAM ARGS` on this host with `FI_PROVIDER` and `GASNET_OFI_DEVICE` as above, `GASNET_QUIET=1`, `GASNET_EXITTIMEOUT=30` and no other inherited `GASNET_*` or `FI_*` variable, in a process group of its own that is killed at the deadline. It passes when the launcher exits with the expected code, the program printed its success line, and no rank outlived the job. Each program runs once, so an intermittent failure may pass in another run (and the reverse); [known-issues.md](../known-issues.md) follows up the failures.\n"
+            "Each program runs as `gasnetrun-ofi -n RANKS PROGRAM ARGS` on this host with `FI_PROVIDER` and `GASNET_OFI_DEVICE` as above, `GASNET_QUIET=1`, `GASNET_EXITTIMEOUT=30` and no other inherited `GASNET_*` or `FI_*` variable, in a process group of its own that is killed at the deadline. It passes when the launcher exits with the expected code, the program printed its success line, and no rank outlived the job. Each program runs once, so an intermittent failure may pass in another run (and the reverse); [known-issues.md]({up}../known-issues.md) follows up the failures.\n"
         );
         let _ = writeln!(s, "| program | command | ranks | passes when |");
         let _ = writeln!(s, "|---|---|---|---|");
@@ -291,11 +273,11 @@ impl Matrix {
         }
     }
 
-    fn ratios(&self, s: &mut String) {
+    fn ratios(&self, s: &mut String, up: &str) {
         let _ = writeln!(s, "## Headline ratios (quick figures)\n");
         let _ = writeln!(
             s,
-            "Quick figures, not careful ones: `gasnetrun-ofi -n {RANKS} gex-bench {}` per provider (it first waits up to 20 s for the machine to be quiet), medians of 3 repetitions on a {}-CPU machine that may be running other work. They give the order of magnitude only; [PERFORMANCE.md](PERFORMANCE.md) holds the careful figures and their method. fi_pingpong runs on the same provider between repetitions: for latency its figure is two one-way times (a round trip), for bandwidth one message in flight. ratio = ours / fi_pingpong, so below 1 is better for latency and above 1 is better for bandwidth. The last column is the CPU time other processes used meanwhile, in percent of all CPUs (gex-bench's `other_cpu_pct`): well above zero, the figures of spinning processes on so few CPUs, ours and fi_pingpong's alike, can be off by orders of magnitude.\n",
+            "Quick figures, not careful ones: `gasnetrun-ofi -n {RANKS} gex-bench {}` per provider (it first waits up to 20 s for the machine to be quiet), medians of 3 repetitions on a {}-CPU machine that may be running other work. They give the order of magnitude only; [PERFORMANCE.md]({up}PERFORMANCE.md) holds the careful figures and their method. fi_pingpong runs on the same provider between repetitions: for latency its figure is two one-way times (a round trip), for bandwidth one message in flight. ratio = ours / fi_pingpong, so below 1 is better for latency and above 1 is better for bandwidth. The last column is the CPU time other processes used meanwhile, in percent of all CPUs (gex-bench's `other_cpu_pct`): well above zero, the figures of spinning processes on so few CPUs, ours and fi_pingpong's alike, can be off by orders of magnitude.\n",
             QUICK_ARGS.join(" "),
             self.cpus
         );
@@ -396,130 +378,38 @@ impl Matrix {
         }
         let _ = writeln!(s);
     }
-
-    fn regenerate(&self, s: &mut String) {
-        let _ = writeln!(s, "## How to regenerate\n");
-        let _ = writeln!(
-            s,
-            "Run from the repository root, and commit the result whenever the conduit's behaviour on a provider changes:\n"
-        );
-        let _ = writeln!(s, "```sh");
-        let _ = writeln!(
-            s,
-            "bash {SCRIPT}                                  # every provider; builds release first; writes docs/providers.md"
-        );
-        let _ = writeln!(
-            s,
-            "bash {SCRIPT} --providers shm,tcp --no-bench   # a subset, without the benchmark"
-        );
-        let _ = writeln!(
-            s,
-            "bash {SCRIPT} --must-pass none --out -         # never fail; Markdown to standard output"
-        );
-        let _ = writeln!(s, "```\n");
-        let _ = writeln!(
-            s,
-            "The script builds `cargo build --release -p tests -p conduit -p gasnetrun-ofi -p bench -p gex-examples --bins --examples` (honouring `CARGO_TARGET_DIR`) and runs `gex-matrix` with its arguments (`gex-matrix --help` lists them: `--providers`, `--programs`, `--deadline`, `--no-bench`, `--must-pass`, `--out`). It exits 1 when a program (or the benchmark) failed on a must-pass provider (default `shm,tcp`); failures on the other providers are recorded here and do not fail the run. Progress goes to standard error."
-        );
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::bench::Headline;
-    use super::super::{ProgramResult, Target, PROGRAMS};
+    use super::super::fixtures::{bench_done, provider, run};
     use super::*;
-    use conduit::select::listing::ProviderSummary;
-
-    fn provider(
-        name: &str,
-        verdicts: &[(&'static str, Verdict)],
-        bench: BenchOutcome,
-    ) -> ProviderResult {
-        ProviderResult {
-            facts: ProviderSummary {
-                name: name.into(),
-                core: super::super::core_of(name).into(),
-                profile: name.into(),
-                network: "n".into(),
-                status: "usable".into(),
-                min_libfabric: "1.5".into(),
-                libfabric_check: "ok (needs >= 1.5, have 1.17)".into(),
-                inject_size: 4096,
-                max_msg_size: 1 << 30,
-                mr_mode: "FI_MR_VIRT_ADDR".into(),
-                mr_mode_bits: vec!["FI_MR_VIRT_ADDR".into()],
-                devices: vec!["shm".into()],
-                usable: true,
-                unusable_reason: None,
-                notes: "a note".into(),
-            },
-            target: Target {
-                name: name.into(),
-                fi_provider: name.into(),
-                device: "shm".into(),
-            },
-            programs: verdicts
-                .iter()
-                .map(|(id, v)| ProgramResult {
-                    id,
-                    verdict: v.clone(),
-                    secs: 1.5,
-                })
-                .collect(),
-            bench,
-        }
-    }
 
     #[test]
     fn document_has_every_section_and_the_failure_line() {
-        let m = Matrix {
-            command: "tests/provider-matrix.sh --no-bench".into(),
-            date: "2024-02-29 12:34 UTC".into(),
-            took_secs: 300.0,
-            os: "Debian GNU/Linux 12 (bookworm)".into(),
-            libfabric: "1.17".into(),
-            cpus: 2,
-            deadline_secs: 180,
-            must_pass: vec!["shm".into()],
-            programs: PROGRAMS[1..3].iter().collect(),
-            providers: vec![
+        let failed = Verdict::Fail("exit code 1, expected 0: a|b".into());
+        let not = Verdict::NotRun("not usable".into());
+        let m = run(
+            "1.17",
+            vec![
                 provider(
                     "shm",
-                    &[
-                        ("am-core", Verdict::Pass),
-                        (
-                            "am-barrier",
-                            Verdict::Fail("exit code 1, expected 0: a|b".into()),
-                        ),
-                    ],
-                    BenchOutcome::Done {
-                        figures: vec![Headline {
-                            label: "AM Short round trip, 8 B",
-                            unit: "us".into(),
-                            ours: 2.5,
-                            raw: Some(2.0),
-                            ratio: Some(1.25),
-                        }],
-                        pingpong_ran: true,
-                        pingpong_how: String::new(),
-                        other_cpu_pct: Some(40.0),
-                    },
+                    &[("am-core", Verdict::Pass), ("am-barrier", failed)],
+                    bench_done(2.5, Some(2.0), Some(40.0)),
                 ),
                 provider(
                     "sockets",
-                    &[
-                        ("am-core", Verdict::NotRun("not usable".into())),
-                        ("am-barrier", Verdict::NotRun("not usable".into())),
-                    ],
+                    &[("am-core", not.clone()), ("am-barrier", not)],
                     BenchOutcome::NotRun("--no-bench".into()),
                 ),
             ],
-        };
+            &["shm", "sockets"],
+        );
         let md = m.render();
         for want in [
             "Generated by `tests/provider-matrix.sh` on 2024-02-29 12:34 UTC; the run took 5 min 0 s.",
             "| host OS | Debian GNU/Linux 12 (bookworm) |",
+            "| libfabric | 1.17 |",
             "| command | `tests/provider-matrix.sh --no-bench` |",
             "| shm | shm | usable | ok (needs >= 1.5, have 1.17) | 4096 | FI_MR_VIRT_ADDR | shm | yes | `shm` | shm |",
             "| program | shm |\n|---|---|\n",
@@ -531,17 +421,26 @@ mod tests {
             "| shm | AM Short round trip, 8 B | 2.50 µs | 2.00 µs | 1.25 | 40% |",
             "| sockets | not run: --no-bench | | | | |",
             "| psm2 | recommended |",
+            "[known-issues.md](../known-issues.md)",
+            "[PERFORMANCE.md](PERFORMANCE.md)",
             "## How to regenerate",
             "bash tests/provider-matrix.sh ",
+            "(source scripts/libfabric-2.env && bash tests/provider-matrix.sh)",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
         // Profiles of providers that are listed are not repeated.
         assert!(!md.contains("| shm | usable | shared memory"), "{md}");
+        assert!(!md.contains("side by side.\n"), "{md}");
         assert!(m.must_pass("shm") && !m.must_pass("sockets"));
-        assert_eq!(ratio_text(1.254), "1.25");
-        assert_eq!(ratio_text(0.00123), "0.0012");
-        assert_eq!(ratio_text(0.05), "0.050");
-        assert_eq!(ratio_text(59.4), "59.40");
+        // In docs/providers/ the links go one level further up.
+        let md = m.render_in_version_dir();
+        for want in [
+            "This is the run against libfabric 1.17; [providers.md](../providers.md) shows",
+            "[known-issues.md](../../known-issues.md)",
+            "[PERFORMANCE.md](../PERFORMANCE.md)",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
     }
 }

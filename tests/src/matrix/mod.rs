@@ -1,185 +1,33 @@
 //! The provider matrix (`gex-matrix`, run by `tests/provider-matrix.sh`):
 //! the conformance programs and a quick benchmark over every provider this
-//! machine offers, judged and rendered as `docs/providers.md`.
+//! machine offers, judged and rendered per libfabric version as
+//! `docs/providers/libfabric-X.Y.md` (with a JSON summary beside it), and
+//! all versions side by side as `docs/providers.md`.
 //!
 //! This module holds the parts that do not need the command line: the fixed
 //! list of programs ([`PROGRAMS`]), how a provider is named to the conduit
 //! ([`fi_provider_value`], [`device_for`]), how one job is run and judged
 //! ([`run_job`], [`judge`]), the benchmark's headline figures
-//! ([`bench::headlines`]) and the Markdown ([`markdown::render`]).
+//! ([`bench::headlines`]), the per-version document
+//! ([`markdown::Matrix::render`]), its summary ([`summary::Summary`]) and
+//! the side-by-side overview ([`overview::render`]).
 
 pub mod bench;
+#[cfg(test)]
+mod fixtures;
 pub mod markdown;
+mod must_pass;
+pub mod overview;
+mod programs;
+pub mod summary;
+pub mod text;
+
+pub use programs::{program, select_programs, Binary, Program, PROGRAMS};
+pub use text::{duration_text, pretty_name, utc_text};
 
 use conduit::select::listing::{ProviderListing, ProviderSummary};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// Which executable a conformance program runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binary {
-    /// A binary in `<target>/<profile>/`.
-    Bin(&'static str),
-    /// An example in `<target>/<profile>/examples/`.
-    Example(&'static str),
-}
-
-impl Binary {
-    /// The file name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Binary::Bin(n) | Binary::Example(n) => n,
-        }
-    }
-
-    /// Its path below the directory that holds `gex-matrix`.
-    pub fn path_in(self, bin_dir: &Path) -> std::path::PathBuf {
-        match self {
-            Binary::Bin(n) => bin_dir.join(n),
-            Binary::Example(n) => bin_dir.join("examples").join(n),
-        }
-    }
-}
-
-/// One conformance program of the matrix.
-#[derive(Debug, Clone, Copy)]
-pub struct Program {
-    /// Its id in `--programs` and in the results table.
-    pub id: &'static str,
-    /// The executable.
-    pub binary: Binary,
-    /// Ranks (`gasnetrun-ofi -n`).
-    pub ranks: usize,
-    /// Its arguments.
-    pub args: &'static [&'static str],
-    /// The launcher's exit code when it passes.
-    pub exit_code: i32,
-    /// Text its standard output must contain when it passes (empty: none
-    /// required).
-    pub want: &'static str,
-    /// What it checks, for the legend.
-    pub what: &'static str,
-}
-
-impl Program {
-    /// `gex-am core` (binary name and arguments).
-    pub fn command_text(&self) -> String {
-        let mut s = self.binary.name().to_string();
-        for a in self.args {
-            s.push(' ');
-            s.push_str(a);
-        }
-        s
-    }
-}
-
-/// The conformance programs, in the order they run.
-pub const PROGRAMS: &[Program] = &[
-    Program {
-        id: "startup-ring",
-        binary: Binary::Bin("gex-startup"),
-        ranks: 4,
-        args: &[],
-        exit_code: 0,
-        want: "ranks=4 hosts=1 ring=ok",
-        what: "bootstrap, name exchange, AV insert and a message around the ring; the provider selected is the one asked for",
-    },
-    Program {
-        id: "am-core",
-        binary: Binary::Bin("gex-am"),
-        ranks: 4,
-        args: &["core"],
-        exit_code: 0,
-        want: "gex-am core: ok: 162 request/reply pairs checked",
-        what: "every AM kind, argument count and size, request and reply",
-    },
-    Program {
-        id: "am-barrier",
-        binary: Binary::Bin("gex-am"),
-        ranks: 4,
-        args: &["barrier"],
-        exit_code: 0,
-        want: "gex-am barrier: ok: 52 barriers, mismatch detected",
-        what: "named and anonymous barriers; a name mismatch is detected",
-    },
-    Program {
-        id: "am-flood",
-        binary: Binary::Bin("gex-am"),
-        ranks: 4,
-        args: &["flood", "20000", "2000"],
-        exit_code: 0,
-        want: "gex-am flood: ok: 80000 shorts and 8000 mediums",
-        what: "every rank floods every other with Shorts and largest Mediums; each arrives exactly once",
-    },
-    Program {
-        id: "am-exit",
-        binary: Binary::Bin("gex-am"),
-        ranks: 4,
-        args: &["exit", "rank1", "7"],
-        exit_code: 7,
-        want: "",
-        what: "rank 1 calls exit(7); the job ends and the launcher exits with 7",
-    },
-    Program {
-        id: "am-bad",
-        binary: Binary::Bin("gex-am"),
-        ranks: 2,
-        args: &["bad"],
-        exit_code: 0,
-        want: "gex-am bad: ok: 6 bad inputs refused",
-        what: "bad AM requests are refused with clear errors",
-    },
-    Program {
-        id: "rma-all",
-        binary: Binary::Bin("gex-rma"),
-        ranks: 4,
-        args: &["all"],
-        exit_code: 0,
-        want: "gex-rma all: ok: 189 put/get steps",
-        what: "blocking, NB and NBI puts and gets of 1 B..4 MiB, checked on both sides",
-    },
-    Program {
-        id: "rma-bad",
-        binary: Binary::Bin("gex-rma"),
-        ranks: 2,
-        args: &["bad"],
-        exit_code: 0,
-        want: "gex-rma bad: ok: 7 bad requests refused and nothing was written",
-        what: "bad RMA addresses are refused and nothing is written",
-    },
-    Program {
-        id: "example-am-ring",
-        binary: Binary::Example("am_ring"),
-        ranks: 4,
-        args: &["50"],
-        exit_code: 0,
-        want: "am_ring: ok:",
-        what: "example: 50 laps of an AM around the ranks",
-    },
-    Program {
-        id: "example-gups",
-        binary: Binary::Example("gups"),
-        ranks: 4,
-        args: &["5000"],
-        exit_code: 0,
-        want: "gups: ok:",
-        what: "example: GUPS, XOR updates and fetch-and-add by AM",
-    },
-    Program {
-        id: "example-stencil",
-        binary: Binary::Example("stencil"),
-        ranks: 4,
-        args: &["500", "100"],
-        exit_code: 0,
-        want: "stencil: ok:",
-        what: "example: 1-D stencil with NBI halo puts, compared with the serial result",
-    },
-];
-
-/// The program with this id.
-pub fn program(id: &str) -> Option<&'static Program> {
-    PROGRAMS.iter().find(|p| p.id == id)
-}
 
 /// Parse a `gex-providers --json` document.
 pub fn parse_listing(json: &str) -> Result<ProviderListing, String> {
@@ -491,50 +339,6 @@ impl ProviderResult {
     }
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for a time since the Unix epoch.
-pub fn utc_text(since_epoch: Duration) -> String {
-    let secs = since_epoch.as_secs();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
-}
-
-/// `PRETTY_NAME` from an os-release file's text.
-pub fn pretty_name(os_release: &str) -> Option<String> {
-    os_release.lines().find_map(|l| {
-        let v = l.strip_prefix("PRETTY_NAME=")?.trim();
-        let v = v
-            .strip_prefix('"')
-            .and_then(|x| x.strip_suffix('"'))
-            .unwrap_or(v);
-        Some(v.to_string())
-    })
-}
-
-/// `12.3 s`, or `2 min 5 s` from two minutes on.
-pub fn duration_text(secs: f64) -> String {
-    if secs < 120.0 {
-        format!("{secs:.1} s")
-    } else {
-        let s = secs.round() as u64;
-        format!("{} min {} s", s / 60, s % 60)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,26 +491,6 @@ mod tests {
 
     #[test]
     fn texts() {
-        assert_eq!(utc_text(Duration::from_secs(0)), "1970-01-01 00:00 UTC");
-        assert_eq!(
-            utc_text(Duration::from_secs(1_709_210_096)),
-            "2024-02-29 12:34 UTC"
-        );
-        assert_eq!(
-            pretty_name("NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n"),
-            Some("Debian GNU/Linux 12 (bookworm)".into())
-        );
-        assert_eq!(pretty_name("NAME=x\n"), None);
-        assert_eq!(duration_text(3.21), "3.2 s");
-        assert_eq!(duration_text(425.0), "7 min 5 s");
         assert_eq!(first_line("\n  \n second \nthird"), Some("second"));
-        for p in PROGRAMS {
-            assert_eq!(program(p.id).map(|x| x.id), Some(p.id));
-        }
-        assert_eq!(PROGRAMS[0].command_text(), "gex-startup");
-        assert_eq!(
-            program("am-flood").unwrap().command_text(),
-            "gex-am flood 20000 2000"
-        );
     }
 }
