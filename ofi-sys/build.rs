@@ -29,6 +29,22 @@ fn main() {
         }
     };
     println!("cargo:version={}", lib.version);
+    // libfabric 2.x renamed or dropped a few 1.x names (the domain's
+    // `data_progress` is a union with `progress`; FI_RESTRICTED_COMP is
+    // 0): the crate's portability helpers pick the spelling by this cfg.
+    println!("cargo::rustc-check-cfg=cfg(libfabric2)");
+    let major: u32 = lib
+        .version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(1);
+    if major >= 2 {
+        println!("cargo:rustc-cfg=libfabric2");
+    }
+    // The bindings change with the library found, so pkg-config's search
+    // path is an input of this build.
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
 
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let shim = out.join("ofi_shim.c");

@@ -2,7 +2,14 @@
 # The README's test command: set-up, then formatting, lints and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# Under `source scripts/libfabric-2.env` (CONDUIT_LIBFABRIC=2) everything
+# below builds and runs against libfabric 2.1 in .libfabric-2/.
+if [ "${CONDUIT_LIBFABRIC:-1}" = 2 ]; then
+  bash scripts/setup.sh --libfabric=2
+  echo "test: against libfabric $(pkg-config --modversion libfabric) ($(pkg-config --variable=libdir libfabric)), target dir ${CARGO_TARGET_DIR:-target}"
+else
+  bash scripts/setup.sh
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace

@@ -63,6 +63,17 @@ fn init_drops_libinfinipaths_handlers_and_keeps_the_applications() {
             "NOT CHECKED: IPATH_NO_BACKTRACE is set, so libinfinipath installed no handlers \
              to reset; only the application's handler is checked"
         );
+    } else if conduit::ofi::runtime_version().0 >= 2 {
+        // The libfabric 2 of scripts/setup.sh --libfabric=2 is built
+        // without psm, so nothing loads libinfinipath.
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+        assert!(
+            !maps.contains("libinfinipath") && !from_libinfinipath(libc::SIGTERM),
+            "libinfinipath is loaded with libfabric {:?}, which scripts/libfabric-2.sh builds \
+             without psm",
+            conduit::ofi::runtime_version()
+        );
+        println!("libfabric 2 loads no libinfinipath: only the application's handler is checked");
     } else {
         assert!(
             from_libinfinipath(libc::SIGTERM),

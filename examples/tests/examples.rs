@@ -78,3 +78,13 @@ fn a_bad_argument_is_refused_with_its_name() {
         r.stderr
     );
 }
+
+#[test]
+fn hello_starts_attaches_meets_and_exits() {
+    let _g = serial();
+    run(
+        "hello",
+        &["4"],
+        "hello: ok: 4 ranks started, attached 16 KiB each and met in a barrier",
+    );
+}

@@ -37,6 +37,35 @@ pub const fn fi_minor(version: u32) -> u32 {
     version & 0xFFFF
 }
 
+/// The libfabric API version of the headers this crate was built against
+/// (`FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)`): what the conduit
+/// asks `fi_getinfo` for, so a build against 2.x headers gets libfabric
+/// 2.x semantics and a build against 1.x the semantics of its 1.x.
+pub const HEADER_VERSION: u32 = fi_version_num(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+
+/// Whether the headers are libfabric 2.x (their 1.x names changed or went).
+pub const LIBFABRIC2: bool = cfg!(libfabric2);
+
+/// `FI_RESTRICTED_COMP` as a mode bit: `1 << 53` in 1.x; 2.x removed the
+/// mode and defines it as 0 (no provider can ask for it).
+// The cast is needed with 2.x, whose `0ULL` bindgen types as u32.
+#[allow(clippy::unnecessary_cast)]
+pub const RESTRICTED_COMP: u64 = FI_RESTRICTED_COMP as u64;
+
+/// Set a domain's data progress model: the `data_progress` field of
+/// libfabric 1.x, which 2.x made a union with its new name `progress`
+/// (1.x's `control_progress` is deprecated in 2.x and set apart).
+pub fn set_data_progress(attr: &mut fi_domain_attr, progress: fi_progress) {
+    #[cfg(not(libfabric2))]
+    {
+        attr.data_progress = progress;
+    }
+    #[cfg(libfabric2)]
+    {
+        attr.__bindgen_anon_1.progress = progress;
+    }
+}
+
 /// `FI_ADDR_UNSPEC` (`(uint64_t) -1`).
 pub const FI_ADDR_UNSPEC_VALUE: fi_addr_t = u64::MAX;
 
@@ -61,6 +90,39 @@ mod tests {
             fi_major(v),
             fi_minor(v)
         );
+    }
+
+    #[test]
+    fn the_loaded_library_is_not_older_than_the_headers() {
+        // SAFETY: fi_version takes no arguments and only returns a number.
+        let v = unsafe { fi_version() };
+        assert!(
+            v >= HEADER_VERSION,
+            "built against libfabric {}.{} headers, loaded libfabric {}.{}",
+            fi_major(HEADER_VERSION),
+            fi_minor(HEADER_VERSION),
+            fi_major(v),
+            fi_minor(v)
+        );
+        assert_eq!(LIBFABRIC2, FI_MAJOR_VERSION >= 2);
+    }
+
+    #[test]
+    fn data_progress_is_set_under_either_name() {
+        // SAFETY: fi_allocinfo returns an owned fi_info with a domain_attr
+        // (or NULL); freed below.
+        unsafe {
+            let info = fi_allocinfo();
+            assert!(!info.is_null());
+            set_data_progress(&mut *(*info).domain_attr, fi_progress_FI_PROGRESS_MANUAL);
+            // The same slot under the 1.x name (2.x keeps it in the union).
+            #[cfg(not(libfabric2))]
+            let got = (*(*info).domain_attr).data_progress;
+            #[cfg(libfabric2)]
+            let got = (*(*info).domain_attr).__bindgen_anon_1.data_progress;
+            assert_eq!(got, fi_progress_FI_PROGRESS_MANUAL);
+            fi_freeinfo(info);
+        }
     }
 
     #[test]
@@ -92,7 +154,7 @@ mod tests {
             (*hints).caps = (FI_MSG | FI_RMA) as u64;
             let mut info: *mut fi_info = std::ptr::null_mut();
             let rc = fi_getinfo(
-                fi_version_num(1, 15),
+                HEADER_VERSION,
                 std::ptr::null(),
                 std::ptr::null(),
                 0,

@@ -60,11 +60,11 @@ impl Drop for EndpointBuilder {
         if self.raw.is_null() {
             return;
         }
-        if self.av.is_none() {
+        if self.av.is_none() && super::runtime_version().0 < 2 {
             // libfabric 1.17's ofi_rxm dereferences the endpoint's AV in
-            // fi_close and crashes when none was bound (known-issues.md).
-            // Such an endpoint only exists on an error path during set-up;
-            // leaking it until exit is the safe choice.
+            // fi_close and crashes when none was bound (known-issues.md;
+            // 2.1 closes it). Such an endpoint only exists on an error path
+            // during set-up; leaking it until exit is the safe choice.
             tracing::debug!("not closing an endpoint that never had an AV bound");
             return;
         }

@@ -41,8 +41,11 @@ pub use mr::{MemoryRegion, RegisteredMemory};
 /// A peer's address in an address vector (`fi_addr_t`).
 pub type FiAddr = ofi_sys::fi_addr_t;
 
-/// The libfabric API version the conduit asks for (1.15, the oldest supported).
-pub const API_VERSION: u32 = ofi_sys::fi_version_num(1, 15);
+/// The libfabric API version the conduit asks `fi_getinfo` for: that of the
+/// headers it was built against (1.15 is the oldest supported), so a build
+/// against libfabric 2.x gets 2.x semantics. The library loaded at run time
+/// must not be older (checked by [`InfoList::query`]).
+pub const API_VERSION: u32 = ofi_sys::HEADER_VERSION;
 
 /// The libfabric library version loaded at run time, as `(major, minor)`.
 pub fn runtime_version() -> (u32, u32) {

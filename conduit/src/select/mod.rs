@@ -112,7 +112,7 @@ fn hints(refused_modes_too: bool) -> Hints {
     let mut mode = 0u64;
     if refused_modes_too {
         mr |= MrMode::LOCAL;
-        mode = sys::FI_CONTEXT | sys::FI_CONTEXT2 | sys::FI_MSG_PREFIX | sys::FI_RESTRICTED_COMP;
+        mode = sys::FI_CONTEXT | sys::FI_CONTEXT2 | sys::FI_MSG_PREFIX | sys::RESTRICTED_COMP;
     }
     Hints::new()
         .rdm()
