@@ -16,7 +16,10 @@ shift || true
 ranks=("$@")
 [ ${#ranks[@]} -gt 0 ] || ranks=(2 16 64)
 case $runs in ''|*[!0-9]*|0) echo "startup-time: RUNS must be a positive integer, not '$runs'" >&2; exit 2 ;; esac
-build() { cargo build --release --quiet -p gasnetrun-ofi -p gex-examples --example hello; }
+build() {
+  cargo build --release --quiet -p gasnetrun-ofi --bin gasnetrun-ofi
+  cargo build --release --quiet -p gex-examples --example hello
+}
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 measure() { # label bindir
   local label=$1 dir=$2
