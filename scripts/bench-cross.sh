@@ -15,15 +15,8 @@ if [ $# -lt 3 ]; then
   exit 2
 fi
 old=$1 new=$2 what=$3 rounds=${4:-30} prov=${5:-shm}
-case $what in
-  rtt) args=(--tests am --sizes 8 --reps 5 --iters 50000 --flood-bytes 64 --no-pingpong)
-       pick() { grep "us per round trip" | awk '{print $(NF-4)}'; } ;;
-  put) args=(--tests rma --sizes 8 --reps 5 --iters 50000 --no-pingpong)
-       pick() { grep "blocking put/get 8 B" | awk '{print $(NF-3)}'; } ;;
-  *) echo "bench-cross: the figure must be rtt or put, not '$what'" >&2; exit 2 ;;
-esac
-dev=lo; [ "$prov" = shm ] && dev=shm
-export GASNET_QUIET=1 FI_PROVIDER=$prov GASNET_OFI_DEVICE=$dev
+# shellcheck source=bench-figure.sh
+source "$(dirname "$0")/bench-figure.sh" bench-cross
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/rank.sh" <<'W'
