@@ -343,11 +343,27 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
+        // libfabric 2.x has a native tcp RDM provider, which `tcp` names
+        // in full; 1.x has only tcp;ofi_rxm.
+        let tcp = if crate::ofi::runtime_version().0 >= 2 {
+            "tcp"
+        } else {
+            "tcp;ofi_rxm"
+        };
         assert_eq!(
             (s.caps.provider.as_str(), s.caps.domain.as_str()),
-            ("tcp;ofi_rxm", "lo")
+            (tcp, "lo")
         );
         assert_eq!(s.info.first().unwrap().domain(), "lo");
+        let s = select(&SelectOptions {
+            fi_provider: Some("tcp;ofi_rxm".into()),
+            need_multi_recv: true,
+            single_host: true,
+            threads: false,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.caps.provider, "tcp;ofi_rxm");
     }
 
     #[test]
