@@ -267,21 +267,7 @@ impl InfoList {
     /// Query libfabric. A query that matches nothing (-FI_ENODATA) returns an
     /// empty list, not an error.
     pub fn query(hints: Option<&Hints>) -> Result<InfoList, OfiError> {
-        let (major, minor) = super::runtime_version();
-        if sys::fi_version_num(major, minor) < super::API_VERSION {
-            return Err(OfiError {
-                call: "fi_getinfo",
-                code: -(sys::FI_ENOSYS as i64),
-                text: format!(
-                    "the conduit was built against libfabric {}.{} headers but libfabric \
-                     {major}.{minor} is loaded; run it with the library it was built \
-                     against (LD_LIBRARY_PATH, or `source scripts/libfabric-2.env` for \
-                     the libfabric 2 of scripts/setup.sh --libfabric=2)",
-                    sys::fi_major(super::API_VERSION),
-                    sys::fi_minor(super::API_VERSION)
-                ),
-            });
-        }
+        super::loaded_is_not_older(super::API_VERSION, super::runtime_api_version())?;
         let mut out: *mut sys::fi_info = ptr::null_mut();
         let h = hints.map_or(ptr::null_mut(), |h| h.raw);
         // SAFETY: h is NULL or a valid fi_info; out receives a list we own.

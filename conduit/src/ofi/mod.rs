@@ -47,9 +47,62 @@ pub type FiAddr = ofi_sys::fi_addr_t;
 /// must not be older (checked by [`InfoList::query`]).
 pub const API_VERSION: u32 = ofi_sys::HEADER_VERSION;
 
+/// The loaded library's API version, `FI_VERSION(major, minor)`.
+pub fn runtime_api_version() -> u32 {
+    let (major, minor) = runtime_version();
+    ofi_sys::fi_version_num(major, minor)
+}
+
+/// `Ok` when the library `loaded` is at least the API version `built`
+/// against (both `FI_VERSION` numbers); else the error `fi_getinfo`
+/// reports, naming both versions and how to load the right library.
+pub(crate) fn loaded_is_not_older(built: u32, loaded: u32) -> Result<(), OfiError> {
+    if loaded >= built {
+        return Ok(());
+    }
+    let v = |x: u32| format!("{}.{}", ofi_sys::fi_major(x), ofi_sys::fi_minor(x));
+    Err(OfiError {
+        call: "fi_getinfo",
+        code: -(ofi_sys::FI_ENOSYS as i64),
+        text: format!(
+            "the conduit was built against libfabric {} headers but libfabric {} is \
+             loaded; run it with the library it was built against (LD_LIBRARY_PATH, or \
+             `source scripts/libfabric-2.env` for the libfabric 2 of scripts/setup.sh \
+             --libfabric=2)",
+            v(built),
+            v(loaded)
+        ),
+    })
+}
+
 /// The libfabric library version loaded at run time, as `(major, minor)`.
 pub fn runtime_version() -> (u32, u32) {
     // SAFETY: fi_version takes no arguments and returns a number.
     let v = unsafe { ofi_sys::fi_version() };
     (ofi_sys::fi_major(v), ofi_sys::fi_minor(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ofi_sys::fi_version_num as v;
+
+    #[test]
+    fn an_older_loaded_library_is_refused_naming_both_versions() {
+        assert_eq!(loaded_is_not_older(v(2, 1), v(2, 1)), Ok(()));
+        assert_eq!(loaded_is_not_older(v(1, 17), v(2, 1)), Ok(()));
+        let e = loaded_is_not_older(v(2, 1), v(1, 17)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fi_getinfo failed: -38 (the conduit was built against libfabric 2.1 headers but \
+             libfabric 1.17 is loaded; run it with the library it was built against \
+             (LD_LIBRARY_PATH, or `source scripts/libfabric-2.env` for the libfabric 2 of \
+             scripts/setup.sh --libfabric=2))"
+        );
+        // The library in use passes for the headers in use.
+        assert_eq!(
+            loaded_is_not_older(API_VERSION, runtime_api_version()),
+            Ok(())
+        );
+    }
 }

@@ -325,24 +325,22 @@ mod tests {
         }
     }
 
+    /// Select on one host with `FI_PROVIDER` set to `fi` (or unset).
+    fn select_one_host(fi: Option<&str>) -> Selected {
+        select(&SelectOptions {
+            fi_provider: fi.map(str::to_string),
+            need_multi_recv: true,
+            single_host: true,
+            threads: false,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
     #[test]
     fn selection_prefers_shm_on_one_host_and_lo_for_tcp() {
-        let s = select(&SelectOptions {
-            need_multi_recv: true,
-            single_host: true,
-            threads: false,
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(s.caps.provider, "shm");
-        let s = select(&SelectOptions {
-            fi_provider: Some("tcp".into()),
-            need_multi_recv: true,
-            single_host: true,
-            threads: false,
-            ..Default::default()
-        })
-        .unwrap();
+        assert_eq!(select_one_host(None).caps.provider, "shm");
+        let s = select_one_host(Some("tcp"));
         // libfabric 2.x has a native tcp RDM provider, which `tcp` names
         // in full; 1.x has only tcp;ofi_rxm.
         let tcp = if crate::ofi::runtime_version().0 >= 2 {
@@ -355,15 +353,10 @@ mod tests {
             (tcp, "lo")
         );
         assert_eq!(s.info.first().unwrap().domain(), "lo");
-        let s = select(&SelectOptions {
-            fi_provider: Some("tcp;ofi_rxm".into()),
-            need_multi_recv: true,
-            single_host: true,
-            threads: false,
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(s.caps.provider, "tcp;ofi_rxm");
+        assert_eq!(
+            select_one_host(Some("tcp;ofi_rxm")).caps.provider,
+            "tcp;ofi_rxm"
+        );
     }
 
     #[test]

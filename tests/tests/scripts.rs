@@ -1,0 +1,59 @@
+//! The set-up and measurement scripts refuse bad arguments with a message
+//! naming the argument and what is accepted, before doing anything.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("scripts")
+        .join(name)
+}
+
+fn run(name: &str, args: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script(name)).args(args);
+    let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn setup_refuses_an_unknown_argument() {
+    let (code, err) = run("setup.sh", &["--libfabric=3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "setup: unknown argument '--libfabric=3'; accepted: --libfabric=1 (Debian's 1.17, \
+         the default) or --libfabric=2 (2.1 built from Debian's source package)"
+    );
+}
+
+#[test]
+fn startup_time_refuses_a_bad_run_count() {
+    let (code, err) = run("startup-time.sh", &["0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "startup-time: RUNS must be a positive integer, not '0'"
+    );
+}
+
+#[test]
+fn benchmark_scripts_refuse_an_unknown_figure() {
+    for (name, prog) in [
+        ("bench-ab.sh", "bench-ab"),
+        ("bench-cross.sh", "bench-cross"),
+    ] {
+        let (code, err) = run(name, &["old", "new", "latency"]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("{prog}: the figure must be rtt or put, not 'latency'")
+        );
+    }
+}
