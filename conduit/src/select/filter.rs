@@ -54,32 +54,31 @@ impl ProviderFilter {
     }
 }
 
-/// Of the providers in `pool` (which passed `filter`), drop those that
-/// pass only through a core name that another offered provider has as its
-/// full name. With libfabric 2.x, `tcp` is the native tcp RDM provider and
-/// also the core of `tcp;ofi_rxm`: `FI_PROVIDER=tcp` then means the native
-/// one, as libfabric lists it first, and `tcp;ofi_rxm` is asked for by its
-/// full name. With 1.x (no native tcp RDM), `tcp` still selects
-/// `tcp;ofi_rxm`.
-pub fn prefer_exact<T>(filter: &ProviderFilter, pool: &mut Vec<T>, name: impl Fn(&T) -> &str) {
-    let exact: Vec<String> = filter
-        .exact_names(pool.iter().map(&name))
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    if exact.is_empty() {
-        return;
+impl ProviderFilter {
+    /// Keep the providers of `pool` this filter selects: those it matches,
+    /// less those matched only through a core name that another offered
+    /// provider has as its full name. With libfabric 2.x, `tcp` is the
+    /// native tcp RDM provider and also the core of `tcp;ofi_rxm`:
+    /// `FI_PROVIDER=tcp` then means the native one, as libfabric lists it
+    /// first, and `tcp;ofi_rxm` is asked for by its full name. With 1.x (no
+    /// native tcp RDM), `tcp` still selects `tcp;ofi_rxm`.
+    pub fn keep<T>(&self, pool: &mut Vec<T>, name: impl Fn(&T) -> &str) {
+        pool.retain(|c| self.matches(name(c)));
+        let exact = self.exact_names(pool.iter().map(&name));
+        if exact.is_empty() {
+            return;
+        }
+        pool.retain(|c| {
+            let p = name(c);
+            let core = p.split(';').next().unwrap_or(p);
+            // Kept: named exactly, or matched by a name nobody has in full.
+            exact.contains(&p)
+                || self
+                    .names
+                    .iter()
+                    .any(|n| (n == p || n == core) && !exact.contains(&n.as_str()))
+        });
     }
-    pool.retain(|c| {
-        let p = name(c);
-        let core = p.split(';').next().unwrap_or(p);
-        // Kept: named exactly, or matched by a name nobody has in full.
-        exact.iter().any(|n| n == p)
-            || filter
-                .names
-                .iter()
-                .any(|n| (n == p || n == core) && !exact.contains(n))
-    });
 }
 
 #[cfg(test)]
@@ -108,17 +107,15 @@ mod tests {
     fn a_provider_named_exactly_wins_over_one_matched_by_its_core() {
         let offered = ["tcp;ofi_rxm", "tcp", "shm"];
         let pick = |v: &str| {
-            let f = ProviderFilter::parse(v);
-            let mut pool: Vec<&str> = offered.iter().copied().filter(|p| f.matches(p)).collect();
-            prefer_exact(&f, &mut pool, |p| p);
+            let mut pool = offered.to_vec();
+            ProviderFilter::parse(v).keep(&mut pool, |p| p);
             pool
         };
         assert_eq!(pick("tcp"), ["tcp"]);
         assert_eq!(pick("tcp;ofi_rxm"), ["tcp;ofi_rxm"]);
         // Without a native tcp (libfabric 1.x), tcp still selects rxm.
-        let f = ProviderFilter::parse("tcp");
         let mut pool = vec!["tcp;ofi_rxm"];
-        prefer_exact(&f, &mut pool, |p| p);
+        ProviderFilter::parse("tcp").keep(&mut pool, |p| p);
         assert_eq!(pool, ["tcp;ofi_rxm"]);
         // An exclusion list names nothing exactly.
         assert_eq!(pick("^shm"), ["tcp;ofi_rxm", "tcp"]);
@@ -126,9 +123,8 @@ mod tests {
         assert_eq!(pick("shm,tcp;ofi_rxm"), ["tcp;ofi_rxm", "shm"]);
         // A list with a name that is exact for one provider keeps the
         // providers its other names match by core (libfabric 1.x).
-        let f = ProviderFilter::parse("shm,tcp");
         let mut pool = vec!["tcp;ofi_rxm", "shm"];
-        prefer_exact(&f, &mut pool, |p| p);
+        ProviderFilter::parse("shm,tcp").keep(&mut pool, |p| p);
         assert_eq!(pool, ["tcp;ofi_rxm", "shm"]);
     }
 }

@@ -196,8 +196,7 @@ pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
     let mut pool: Vec<&Candidate> = usable.clone();
     if let Some(v) = &opts.fi_provider {
         let f = ProviderFilter::parse(v);
-        pool.retain(|c| f.matches(&c.facts.provider));
-        filter::prefer_exact(&f, &mut pool, |c| &c.facts.provider);
+        f.keep(&mut pool, |c| &c.facts.provider);
         if pool.is_empty() {
             return Err(SelectError::NoSuchProvider {
                 value: v.clone(),
