@@ -60,7 +60,7 @@ fn main() {
     let rank_known = env_rank.is_some();
     if let (Some("0"), Some(t)) = (env_rank.as_deref(), &opts.plot) {
         if let Err(e) = t.check_dir() {
-            eprintln!("gex-bench: {e}");
+            conduit::eprintln_whole!("gex-bench: {e}");
             std::process::exit(2);
         }
     }
@@ -69,7 +69,7 @@ fn main() {
         // Before init the rank is only in the launcher's environment.
         let rank0 = env_rank.as_deref().is_none_or(|r| r == "0");
         if busy >= 10.0 && !opts.quiet && rank0 {
-            eprintln!(
+            conduit::eprintln_whole!(
                 "gex-bench: the machine is still {busy:.0}% busy after {} s; measuring anyway",
                 opts.wait_quiet
             );
@@ -81,14 +81,14 @@ fn main() {
     let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-bench: {}", e.report());
+            conduit::eprintln_whole!("gex-bench: {}", e.report());
             std::process::exit(1);
         }
     };
     if let (0, false, Some(t)) = (c.rank(), rank_known, &opts.plot) {
         // Launched without the rank in the environment: check now.
         if let Err(e) = t.check_dir() {
-            eprintln!("gex-bench: {e}");
+            conduit::eprintln_whole!("gex-bench: {e}");
             c.exit(1);
         }
     }
@@ -101,7 +101,7 @@ fn main() {
                 text.push_str(&format!(": {x}"));
                 cur = x.source();
             }
-            eprintln!("gex-bench: rank {}: {text}", c.rank());
+            conduit::eprintln_whole!("gex-bench: rank {}: {text}", c.rank());
             c.exit(1);
         }
     };
@@ -115,7 +115,7 @@ fn main() {
             if let Some(d) = dest {
                 table_to_stdout &= d != "-";
                 if let Err(e) = write_out(d, &text) {
-                    eprintln!("gex-bench: {e}");
+                    conduit::eprintln_whole!("gex-bench: {e}");
                     code = 1;
                 }
             }
@@ -125,13 +125,13 @@ fn main() {
         }
         if let Some(t) = &opts.plot {
             if let Err(e) = plot::write(&r, t) {
-                eprintln!("gex-bench: {e}");
+                conduit::eprintln_whole!("gex-bench: {e}");
                 code = 1;
             }
         }
     }
     if let Err(e) = c.barrier() {
-        eprintln!("gex-bench: rank {}: {e}", c.rank());
+        conduit::eprintln_whole!("gex-bench: rank {}: {e}", c.rank());
         c.exit(1);
     }
     c.exit(code);
@@ -140,13 +140,13 @@ fn main() {
 /// `--par`: the multi-threaded message rate instead of the other tests.
 fn par_main(opts: &cli::Opts) -> ! {
     if let Some(t) = opts.par.iter().find(|t| **t == 0 || **t > 64) {
-        eprintln!("gex-bench: --par {t} is not accepted: thread counts are 1..=64");
+        conduit::eprintln_whole!("gex-bench: --par {t} is not accepted: thread counts are 1..=64");
         std::process::exit(2);
     }
     let c = match par::init(&opts.par) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-bench: {}", e.report());
+            conduit::eprintln_whole!("gex-bench: {}", e.report());
             std::process::exit(1);
         }
     };
@@ -156,7 +156,7 @@ fn par_main(opts: &cli::Opts) -> ! {
                 Some(dest) => {
                     let text = serde_json::to_string_pretty(&rates).unwrap_or_default() + "\n";
                     if let Err(e) = write_out(dest, &text) {
-                        eprintln!("gex-bench: {e}");
+                        conduit::eprintln_whole!("gex-bench: {e}");
                         c.exit(1);
                     }
                     if dest != "-" {
@@ -173,7 +173,7 @@ fn par_main(opts: &cli::Opts) -> ! {
             c.exit(0)
         }
         Err(e) => {
-            eprintln!("gex-bench: rank {}: {e}", c.rank());
+            conduit::eprintln_whole!("gex-bench: rank {}: {e}", c.rank());
             c.exit(1)
         }
     }

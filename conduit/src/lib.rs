@@ -16,3 +16,7 @@ pub mod select;
 pub mod startup;
 pub mod sync;
 pub mod transport;
+
+/// `eprintln!` in one write (from `gex_env`): for messages of ranks that
+/// share a stderr.
+pub use gex_env::eprintln_whole;

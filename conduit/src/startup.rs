@@ -117,7 +117,7 @@ pub fn prepare(
     );
     for w in apply_env_actions(&actions) {
         if lead && !cfg.general.quiet {
-            eprintln!("WARNING: {w}");
+            gex_env::eprintln_whole!("WARNING: {w}");
             printed.push(format!("WARNING: {w}"));
         }
         notes.push(w);
@@ -175,7 +175,7 @@ pub fn prepare(
     // 5. Warnings and the variable record.
     if lead && !cfg.general.quiet {
         if let Some(w) = select::status_warning(caps) {
-            eprintln!("{w}");
+            gex_env::eprintln_whole!("{w}");
             printed.push(w);
         }
     }
@@ -205,7 +205,7 @@ pub fn prepare(
                 caps.provider,
                 chosen.notes
             );
-            eprintln!("{w}");
+            gex_env::eprintln_whole!("{w}");
             printed.push(w);
         }
     }
@@ -225,7 +225,7 @@ pub fn prepare(
     }
     if lead && cfg.general.verbose_env {
         for r in env.reads() {
-            eprintln!("{r}");
+            gex_env::eprintln_whole!("{r}");
             printed.push(r.to_string());
         }
     }

@@ -32,13 +32,14 @@ fn is_ident_byte(b: u8) -> bool {
 }
 
 /// Macros whose first literal is a template, not a name.
-const TEMPLATE_MACROS: [&str; 7] = [
+const TEMPLATE_MACROS: [&str; 8] = [
     "format!(",
     "format_args!(",
     "print!(",
     "println!(",
     "eprint!(",
     "eprintln!(",
+    "eprintln_whole!(",
     "panic!(",
 ];
 

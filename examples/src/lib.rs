@@ -61,11 +61,11 @@ pub fn run_example<A, S: Send>(
     body: impl FnOnce(&Client<S>, A) -> Outcome,
 ) -> ! {
     let a = args().unwrap_or_else(|e| {
-        eprintln!("{e}");
+        conduit::eprintln_whole!("{e}");
         std::process::exit(2)
     });
     let c = Client::init_with(Options::new(state)).unwrap_or_else(|e| {
-        eprintln!("{prog}: {}", e.report());
+        conduit::eprintln_whole!("{prog}: {}", e.report());
         std::process::exit(1)
     });
     // The summary is printed before the last barrier: once a peer leaves
@@ -85,7 +85,7 @@ pub fn run_example<A, S: Send>(
                 text.push_str(&format!(": {x}"));
                 cur = x.source();
             }
-            eprintln!("{prog}: rank {}: {text}", c.rank());
+            conduit::eprintln_whole!("{prog}: rank {}: {text}", c.rank());
             c.exit(1)
         }
     }

@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod args;
 mod providers;
 
 use clap::error::ErrorKind;
@@ -100,46 +101,6 @@ fn spawner_kind(s: &str) -> Result<SpawnerKind, String> {
     SpawnerKind::parse(s).ok_or_else(|| "expected local, ssh, mpi or pmi".into())
 }
 
-/// Options that take a value in the next argument.
-const VALUE_OPTS: [&str; 4] = ["-n", "-N", "-E", "--spawner"];
-
-/// Accept the GASNet spellings `-spawner=X` / `-spawner X` (clap wants
-/// `--spawner`). Only the launcher's own options are rewritten: scanning
-/// stops at `--` or at the program name.
-fn rewrite_args(args: Vec<OsString>) -> Vec<OsString> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut it = args.into_iter();
-    if let Some(a0) = it.next() {
-        out.push(a0);
-    }
-    while let Some(a) = it.next() {
-        let s = a.to_string_lossy().into_owned();
-        if s == "--" {
-            out.push(a);
-            out.extend(it);
-            break;
-        }
-        let a = if s == "-spawner" {
-            OsString::from("--spawner")
-        } else if let Some(v) = s.strip_prefix("-spawner=") {
-            OsString::from(format!("--spawner={v}"))
-        } else {
-            a
-        };
-        let s = a.to_string_lossy().into_owned();
-        out.push(a);
-        if VALUE_OPTS.contains(&s.as_str()) {
-            if let Some(v) = it.next() {
-                out.push(v);
-            }
-        } else if !s.starts_with('-') || s == "-" {
-            out.extend(it);
-            break;
-        }
-    }
-    out
-}
-
 /// One line out of a clap error.
 fn one_line(e: &clap::Error) -> String {
     let text = e.to_string();
@@ -180,21 +141,28 @@ fn main() {
         let code = match spawner::run_agent(std::io::stdin()) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("gasnetrun-ofi agent: {e}");
+                gex_env::eprintln_whole!("gasnetrun-ofi agent: {e}");
                 e.exit_code()
             }
         };
         std::process::exit(status(code));
     }
 
-    let cli = match Cli::try_parse_from(rewrite_args(raw)) {
+    let args = match args::rewrite_args(raw) {
+        Ok(a) => a,
+        Err(e) => {
+            gex_env::eprintln_whole!("gasnetrun-ofi: {e}");
+            std::process::exit(2);
+        }
+    };
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();
             std::process::exit(0);
         }
         Err(e) => {
-            eprintln!("gasnetrun-ofi: {} (try gasnetrun-ofi -h)", one_line(&e));
+            gex_env::eprintln_whole!("gasnetrun-ofi: {} (try gasnetrun-ofi -h)", one_line(&e));
             std::process::exit(2);
         }
     };
@@ -203,9 +171,15 @@ fn main() {
     }
     let mut command = cli.command.into_iter();
     let (Some(n), Some(program)) = (cli.n, command.next()) else {
-        eprintln!("gasnetrun-ofi: -n and a program are required (try gasnetrun-ofi -h)");
+        gex_env::eprintln_whole!(
+            "gasnetrun-ofi: -n and a program are required (try gasnetrun-ofi -h)"
+        );
         std::process::exit(2);
     };
+    if let Err(e) = args::check_env_names(&cli.extra_env) {
+        gex_env::eprintln_whole!("gasnetrun-ofi: {e}");
+        std::process::exit(2);
+    }
     let spec = JobSpec {
         nranks: n,
         nodes: cli.nodes,
@@ -225,7 +199,7 @@ fn main() {
     let code = match spawner::run_job(&spec, &env) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gasnetrun-ofi: {e}");
+            gex_env::eprintln_whole!("gasnetrun-ofi: {e}");
             e.exit_code()
         }
     };
@@ -241,49 +215,24 @@ mod tests {
     }
 
     #[test]
-    fn single_dash_spawner_is_rewritten_before_the_program_only() {
-        assert_eq!(
-            rewrite_args(v(&["g", "-n", "2", "-spawner=ssh", "p", "-spawner=x"])),
-            v(&["g", "-n", "2", "--spawner=ssh", "p", "-spawner=x"])
-        );
-        assert_eq!(
-            rewrite_args(v(&[
-                "g",
-                "-spawner",
-                "local",
-                "-n",
-                "-spawner=1",
-                "--",
-                "-spawner=y"
-            ])),
-            v(&[
-                "g",
-                "--spawner",
-                "local",
-                "-n",
-                "-spawner=1",
-                "--",
-                "-spawner=y"
-            ])
-        );
-    }
-
-    #[test]
     fn parses_gasnet_style_command_lines() {
-        let c = Cli::try_parse_from(rewrite_args(v(&[
-            "g",
-            "-n",
-            "4",
-            "-N",
-            "2",
-            "-E",
-            "A,B",
-            "-v",
-            "-spawner=ssh",
-            "prog",
-            "-x",
-            "y",
-        ])))
+        let c = Cli::try_parse_from(
+            args::rewrite_args(v(&[
+                "g",
+                "-n",
+                "4",
+                "-N",
+                "2",
+                "-E",
+                "A,B",
+                "-v",
+                "-spawner=ssh",
+                "prog",
+                "-x",
+                "y",
+            ]))
+            .unwrap(),
+        )
         .unwrap();
         assert_eq!(c.n, Some(4));
         assert_eq!(c.nodes, Some(2));
@@ -305,7 +254,7 @@ mod tests {
             &["g", "-n", "abc", "p"],
             &["g", "p"],
         ] {
-            let e = Cli::try_parse_from(rewrite_args(v(a))).unwrap_err();
+            let e = Cli::try_parse_from(args::rewrite_args(v(a)).unwrap()).unwrap_err();
             let l = one_line(&e);
             assert!(!l.contains('\n') && l.contains("-n"), "{l}");
         }

@@ -20,12 +20,12 @@ pub fn list_providers() -> i32 {
         Some(p) if p.exists() => match Command::new(&p).status() {
             Ok(s) => s.code().unwrap_or(1),
             Err(e) => {
-                eprintln!("gasnetrun-ofi: cannot run {}: {e}", p.display());
+                gex_env::eprintln_whole!("gasnetrun-ofi: cannot run {}: {e}", p.display());
                 1
             }
         },
         _ => {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: --list-providers needs the {PROVIDERS_PROGRAM} program next to gasnetrun-ofi (build it with: cargo build -p conduit)"
             );
             1

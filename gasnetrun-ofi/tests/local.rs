@@ -392,3 +392,72 @@ fn help_and_list_providers() {
         "net: {block}"
     );
 }
+
+/// Arguments, environment and the start of the one line expected.
+type Refusal<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], String);
+
+/// Each refusal names what is wrong (issue 16's list of misleading
+/// messages): the exact line, exit 2, nothing started.
+#[test]
+fn refusals_name_the_argument_or_variable_at_fault() {
+    let _g = serial();
+    let t = token("refuse");
+    let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
+                    --version; put -- before a program whose name starts with -)";
+    let cases: [Refusal; 5] = [
+        (
+            &["--bogus", "-n", "2", "true"],
+            &[],
+            format!(
+                "gasnetrun-ofi: unknown option \"--bogus\" before the program (the launcher \
+                 accepts {accepted}"
+            ),
+        ),
+        (
+            &["-n", "2", "-q", "true"],
+            &[],
+            format!(
+                "gasnetrun-ofi: unknown option \"-q\" before the program (the launcher accepts \
+                 {accepted}"
+            ),
+        ),
+        (
+            &["-n", "1", "-E", "A=B", "true"],
+            &[],
+            "gasnetrun-ofi: -E \"A=B\" is not accepted: expected names of environment variables \
+             (letters, digits and _, separated by commas); to pass A with a value, export it and \
+             use -E A"
+                .into(),
+        ),
+        (
+            &["-n", "1", "true"],
+            &[("GASNET_EXITTIMEOUT_MAX", "1.5")],
+            "gasnetrun-ofi: GASNET_EXITTIMEOUT_MAX=\"1.5\" is not accepted: expected a number of \
+             seconds no smaller than GASNET_EXITTIMEOUT_MIN (10, its default; set \
+             GASNET_EXITTIMEOUT_MIN lower too)"
+                .into(),
+        ),
+        (
+            &["-spawner=ssh", "-n", "2", "true"],
+            &[("GASNET_SSH_SERVERS", "nosuchhost.invalid")],
+            "gasnetrun-ofi: GASNET_SSH_SERVERS=\"nosuchhost.invalid\": host \
+             \"nosuchhost.invalid\" cannot be resolved ("
+                .into(),
+        ),
+    ];
+    for (args, env, want) in cases {
+        let mut args = args.to_vec();
+        args.push(&t);
+        let d = Job::start(&t, &args, env).wait(DEADLINE);
+        assert_eq!(d.code, Some(2), "{args:?}: {:?}", d.err);
+        assert_eq!(d.err.len(), 1, "{args:?}: {:?}", d.err);
+        assert!(
+            d.err[0].starts_with(&want),
+            "{args:?}:\n{}\n{want}",
+            d.err[0]
+        );
+    }
+    // -n2 is -n 2.
+    let d = Job::start(&t, &["-n2", &bc(), &t, "check", "1"], &[]).wait(DEADLINE);
+    assert_eq!(d.code, Some(0), "{:?}", d.err);
+}

@@ -72,12 +72,35 @@ impl ExitTimeout {
             LIMIT,
         )?;
         if min > max {
-            return Err(EnvError::new(
-                "GASNET_EXITTIMEOUT_MIN",
-                &env.peek("GASNET_EXITTIMEOUT_MIN")
-                    .unwrap_or_else(|| min.to_string()),
-                format!("a number of seconds no larger than GASNET_EXITTIMEOUT_MAX ({max})"),
-            ));
+            // Blame the one the user set; when both are set, MIN (and say
+            // MAX was set too).
+            let set_min = env.peek("GASNET_EXITTIMEOUT_MIN");
+            return Err(match (set_min, env.peek("GASNET_EXITTIMEOUT_MAX")) {
+                (None, Some(v)) => EnvError::new(
+                    "GASNET_EXITTIMEOUT_MAX",
+                    &v,
+                    format!(
+                        "a number of seconds no smaller than GASNET_EXITTIMEOUT_MIN \
+                         ({min}, its default; set GASNET_EXITTIMEOUT_MIN lower too)"
+                    ),
+                ),
+                (Some(v), Some(_)) => EnvError::new(
+                    "GASNET_EXITTIMEOUT_MIN",
+                    &v,
+                    format!(
+                        "a number of seconds no larger than GASNET_EXITTIMEOUT_MAX \
+                         ({max}, as set)"
+                    ),
+                ),
+                (v, None) => EnvError::new(
+                    "GASNET_EXITTIMEOUT_MIN",
+                    &v.unwrap_or_else(|| min.to_string()),
+                    format!(
+                        "a number of seconds no larger than GASNET_EXITTIMEOUT_MAX \
+                         ({max}, its default)"
+                    ),
+                ),
+            });
         }
         Ok(ExitTimeout {
             explicit,
@@ -123,8 +146,36 @@ mod tests {
         let e = ExitTimeout::from_env(&EnvReader::quiet(&env)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "GASNET_EXITTIMEOUT_MIN=\"500\" is not accepted: expected a number of seconds no larger than GASNET_EXITTIMEOUT_MAX (480)"
+            "GASNET_EXITTIMEOUT_MIN=\"500\" is not accepted: expected a number of seconds no larger than GASNET_EXITTIMEOUT_MAX (480, its default)"
         );
+    }
+
+    #[test]
+    fn max_below_the_default_min_blames_max() {
+        let env = MapEnv::from([("GASNET_EXITTIMEOUT_MAX", "1.5")]);
+        let e = ExitTimeout::from_env(&EnvReader::quiet(&env)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "GASNET_EXITTIMEOUT_MAX=\"1.5\" is not accepted: expected a number of seconds no smaller than GASNET_EXITTIMEOUT_MIN (10, its default; set GASNET_EXITTIMEOUT_MIN lower too)"
+        );
+    }
+
+    #[test]
+    fn both_set_and_crossed_blames_min() {
+        let env = MapEnv::from([
+            ("GASNET_EXITTIMEOUT_MAX", "5"),
+            ("GASNET_EXITTIMEOUT_MIN", "7"),
+        ]);
+        let e = ExitTimeout::from_env(&EnvReader::quiet(&env)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "GASNET_EXITTIMEOUT_MIN=\"7\" is not accepted: expected a number of seconds no larger than GASNET_EXITTIMEOUT_MAX (5, as set)"
+        );
+        let env = MapEnv::from([
+            ("GASNET_EXITTIMEOUT_MAX", "5"),
+            ("GASNET_EXITTIMEOUT_MIN", "2"),
+        ]);
+        assert!(ExitTimeout::from_env(&EnvReader::quiet(&env)).is_ok());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::fmt;
 use std::sync::Mutex;
 
 mod exit_timeout;
+pub mod line;
 mod size;
 pub use exit_timeout::{
     ExitTimeout, EXITTIMEOUT_FACTOR_DEFAULT, EXITTIMEOUT_MAX_DEFAULT, EXITTIMEOUT_MIN_DEFAULT,
@@ -216,7 +217,7 @@ impl<'a> EnvReader<'a> {
                 return;
             }
             if self.echo {
-                eprintln!("{read}");
+                crate::eprintln_whole!("{read}");
             }
             reads.push(read);
         }
@@ -360,9 +361,9 @@ impl<'a> EnvReader<'a> {
 
 fn size_expected(min: u64, why: Option<&str>) -> String {
     let mut s = if min > 0 {
-        format!("a size of at least {min} bytes (a number with an optional K, M or G suffix)")
+        format!("a size of at least {min} bytes (a number with an optional K, M, G or T suffix)")
     } else {
-        "a size in bytes (a number with an optional K, M or G suffix)".to_string()
+        "a size in bytes (a number with an optional K, M, G or T suffix)".to_string()
     };
     if let Some(why) = why {
         s.push_str(" [");
@@ -429,7 +430,7 @@ mod tests {
         assert_eq!(r.size("S", 0, 512).unwrap(), 16384);
         assert_eq!(
             r.size("T", 0, 512).unwrap_err().to_string(),
-            "T=\"100\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M or G suffix)"
+            "T=\"100\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M, G or T suffix)"
         );
         assert!(r
             .size("U", 0, 0)

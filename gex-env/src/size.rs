@@ -18,7 +18,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     let num = num.trim();
     if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!("{s:?} is not a number with a K/M/G/T suffix"));
+        return Err(format!("{s:?} is not a number"));
     }
     if num.contains('.') {
         let f: f64 = num

@@ -172,7 +172,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
                 pids.insert(pid, r);
             }
             Err(e) => {
-                eprintln!("gasnetrun-ofi agent on host {}: {e}", job.host);
+                gex_env::eprintln_whole!("gasnetrun-ofi agent on host {}: {e}", job.host);
                 // Report the rank as failed to start (127, like a shell).
                 let _ = write_frame(
                     &mut ctl,

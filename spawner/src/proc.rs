@@ -38,9 +38,9 @@ pub(crate) fn own_group_and_pdeathsig_with(cmd: &mut Command, sig: libc::c_int) 
 }
 
 /// Start one rank: `program args` with `env` added, in its own process
-/// group, killed if its parent dies. With `prefix`, its stdout and stderr
-/// are copied line by line to ours with `[rank] ` in front; otherwise it
-/// shares ours. Returns the pid.
+/// group, killed if its parent dies. Its stdout and stderr are copied to
+/// ours a whole line at a time (with `[rank] ` in front when `prefix`), so
+/// lines of different ranks never interleave mid-line. Returns the pid.
 pub(crate) fn spawn_rank(
     program: &OsStr,
     args: &[OsString],
@@ -52,54 +52,62 @@ pub(crate) fn spawn_rank(
     let mut cmd = Command::new(program);
     cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null());
-    if prefix {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     own_group_and_pdeathsig(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| SpawnError::Spawn {
         what: format!("rank {rank} ({})", program.to_string_lossy()),
         source: e,
     })?;
-    if prefix {
-        if let Some(o) = child.stdout.take() {
-            forwarders.extend(forward_lines(o, rank, false));
-        }
-        if let Some(e) = child.stderr.take() {
-            forwarders.extend(forward_lines(e, rank, true));
-        }
-    }
+    let tag = prefix.then(|| format!("[{rank}] "));
+    forward_output(&mut child, tag, forwarders);
     // The child is reaped with waitpid(-1) by the reaper thread; dropping
     // the handle neither waits nor kills.
     Ok(child.id())
 }
 
-/// Copy lines from `src` with a `[rank] ` prefix; `None` if no thread could
-/// be started (the output is then lost, the job goes on).
+/// Start forwarding a child's piped stdout and stderr (whole lines, each
+/// with `tag` in front when given).
+pub(crate) fn forward_output(
+    child: &mut std::process::Child,
+    tag: Option<String>,
+    forwarders: &mut Vec<JoinHandle<()>>,
+) {
+    if let Some(o) = child.stdout.take() {
+        forwarders.extend(forward_lines(o, tag.clone(), false));
+    }
+    if let Some(e) = child.stderr.take() {
+        forwarders.extend(forward_lines(e, tag, true));
+    }
+}
+
+/// Copy whole lines from `src` to our stdout or stderr, each in one
+/// `write_all` under the stream's lock (with `tag` in front); a last line
+/// without a newline gets one. `None` if no thread could be started (the
+/// output is then lost, the job goes on).
 fn forward_lines(
     src: impl Read + Send + 'static,
-    rank: usize,
+    tag: Option<String>,
     to_stderr: bool,
 ) -> Option<JoinHandle<()>> {
     thread::Builder::new()
         .stack_size(64 * 1024)
         .spawn(move || {
             let mut r = BufReader::new(src);
-            let mut line = Vec::new();
+            let mut line = tag.clone().unwrap_or_default().into_bytes();
+            let start = line.len();
             loop {
-                line.clear();
+                line.truncate(start);
                 match r.read_until(b'\n', &mut line) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
                         if line.last() != Some(&b'\n') {
                             line.push(b'\n');
                         }
-                        let mut out = format!("[{rank}] ").into_bytes();
-                        out.extend_from_slice(&line);
                         let _ = if to_stderr {
-                            std::io::stderr().lock().write_all(&out)
+                            std::io::stderr().lock().write_all(&line)
                         } else {
                             let mut o = std::io::stdout().lock();
-                            o.write_all(&out).and_then(|_| o.flush())
+                            o.write_all(&line).and_then(|_| o.flush())
                         };
                     }
                 }

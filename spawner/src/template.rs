@@ -266,7 +266,7 @@ enum Ev {
 /// SIGTERM, then SIGKILL a second later, and are reaped.
 pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, SpawnError> {
     if verbose {
-        eprintln!(
+        gex_env::eprintln_whole!(
             "gasnetrun-ofi: spawner {}: {}",
             kind.name(),
             command_text(&job.argv)
@@ -322,7 +322,7 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
                 code_from_signal.get_or_insert(128 + s);
                 if signals == 1 {
                     if verbose {
-                        eprintln!(
+                        gex_env::eprintln_whole!(
                             "gasnetrun-ofi: received signal {s}; passing it to {}",
                             job.argv[0].to_string_lossy()
                         );
@@ -398,7 +398,7 @@ fn reap_leftovers(verbose: bool) {
         let waited = start.elapsed();
         if waited > Duration::from_millis(300) && !sent_term {
             if verbose {
-                eprintln!(
+                gex_env::eprintln_whole!(
                     "gasnetrun-ofi: {} process(es) outlived the launcher command; terminating them",
                     left.len()
                 );

@@ -68,14 +68,14 @@ pub fn main<S: Send + Sync>(
     let (t, eps, n) = match parse_args(prog, args, default_count) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            gex_env::eprintln_whole!("{prog}: {e}");
             std::process::exit(2);
         }
     };
     let c = match init(t, eps, state(t)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{prog}: {}", crate::report(&*e));
+            gex_env::eprintln_whole!("{prog}: {}", crate::report(&*e));
             std::process::exit(1);
         }
     };
@@ -85,13 +85,13 @@ pub fn main<S: Send + Sync>(
                 println!("{prog} threads: {line}");
             }
             if let Err(e) = c.barrier() {
-                eprintln!("{prog}: rank {}: {}", c.rank(), e.report());
+                gex_env::eprintln_whole!("{prog}: rank {}: {}", c.rank(), e.report());
                 c.exit(1);
             }
             c.exit(0)
         }
         Err(e) => {
-            eprintln!("{prog}: rank {}: {}", c.rank(), crate::report(&*e));
+            gex_env::eprintln_whole!("{prog}: rank {}: {}", c.rank(), crate::report(&*e));
             c.exit(1)
         }
     }
@@ -212,7 +212,7 @@ pub fn am(c: &ParClient<AmSeen>, threads: usize, eps: Endpoints, msgs: u64) -> F
                                 let got = c.state().replies[t].load(Ordering::Relaxed);
                                 if !warned && std::time::Instant::now() > warn_at {
                                     warned = true;
-                                    eprintln!("rank {me} thread {t}: {got} of {want} replies after 20 s\n{}", c.diagnostics());
+                                    gex_env::eprintln_whole!("rank {me} thread {t}: {got} of {want} replies after 20 s\n{}", c.diagnostics());
                                 }
                                 got == want
                             })?;

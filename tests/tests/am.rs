@@ -199,6 +199,36 @@ fn statistics_are_written_at_exit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Without a `%`, every rank's report lands in the one file, whole, once
+/// (a stale file from an earlier job is emptied first).
+#[test]
+fn statsfile_without_percent_keeps_every_ranks_report() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-stats1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("stats");
+    std::fs::write(&file, "# ofi-conduit statistics, rank 9\nstale\n").unwrap();
+    let path = file.display().to_string();
+    let r = run(4, &["core"], "shm", &[("GASNET_STATSFILE", &path)], 120);
+    ok(&r, "shm");
+    let s = std::fs::read_to_string(&file).expect("the shared statistics file");
+    assert!(!s.contains("stale"), "{s}");
+    for rank in 0..4 {
+        let head = format!("# ofi-conduit statistics, rank {rank}\n");
+        assert_eq!(s.matches(&head).count(), 1, "rank {rank}:\n{s}");
+        let at = s.find(&head).unwrap();
+        let report = &s[at..];
+        let end = report[1..]
+            .find("# ofi-conduit")
+            .map_or(report.len(), |e| e + 1);
+        // Each report is whole: its first counter through its last.
+        assert!(report[..end].contains("AM_REQUEST_SHORT_SENT "), "{s}");
+        assert!(report[..end].contains("NB_PUT_BLOCK "), "{s}");
+    }
+    assert_eq!(s.matches("# ofi-conduit statistics").count(), 4, "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The value of `name` in a statistics file.
 fn counter(stats: &str, name: &str) -> u64 {
     stats

@@ -101,7 +101,7 @@ impl Bench<'_> {
 
     fn progress(&self, what: &str) {
         if self.rank0() && !self.o.quiet {
-            eprintln!(
+            conduit::eprintln_whole!(
                 "[gex-bench {:7.1} s] {what}",
                 self.progress_t0.elapsed().as_secs_f64()
             );
@@ -369,7 +369,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
         b.raw(pp.as_ref(), &mut pp_errors)?;
     }
     for e in &pp_errors {
-        eprintln!("gex-bench: {e}");
+        conduit::eprintln_whole!("gex-bench: {e}");
     }
     let memory = b.rss_gather(start_mem, own_ticks() - own0)?;
     let (busy1, total1) = cpu_ticks();

@@ -24,7 +24,9 @@ fn main() {
                 return;
             }
             other => {
-                eprintln!("gex-providers: unknown argument {other:?} (expected --json or --help)");
+                gex_env::eprintln_whole!(
+                    "gex-providers: unknown argument {other:?} (expected --json or --help)"
+                );
                 std::process::exit(2);
             }
         }
@@ -33,7 +35,7 @@ fn main() {
         Ok(c) if json => print!("{}", conduit::select::listing::provider_json(&c)),
         Ok(c) => print!("{}", conduit::select::listing::provider_report(&c)),
         Err(e) => {
-            eprintln!("gex-providers: {e}");
+            gex_env::eprintln_whole!("gex-providers: {e}");
             std::process::exit(1);
         }
     }

@@ -108,6 +108,9 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
             cfg.am.num_receive_buffs = n;
         }
     }
+    if let Some(f) = &cfg.general.stats_file {
+        super::statsfile::prepare(f, boot.hosts().local_index() == 0);
+    }
     let caps = prepared.caps().clone();
     let wait_mode = WaitMode::resolve(
         cfg.general.wait_mode,

@@ -54,6 +54,7 @@ mod memory;
 mod scope;
 mod segment;
 mod stats;
+mod statsfile;
 mod token;
 mod wait;
 

@@ -66,7 +66,7 @@ pub const RECEIVE_BUFF_SIZE_MAX: usize = 1 << 30;
 
 /// What `GASNET_OFI_RECEIVE_BUFF_SIZE` accepts, for error messages.
 pub const RECEIVE_BUFF_SIZE_ACCEPTED: &str =
-    "a positive size in bytes up to 1G (a number with an optional K, M or G suffix), single or recv";
+    "a positive size in bytes up to 1G (a number with an optional K, M, G or T suffix), single or recv";
 
 /// `GASNET_OFI_RECEIVE_BUFF_SIZE`: how inbound AMs are received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -65,7 +65,7 @@ pub(crate) fn size_in(
             name,
             &value_text(r, name, n),
             format!(
-                "a size from {min} bytes to {} (a number with an optional K, M or G suffix)",
+                "a size from {min} bytes to {} (a number with an optional K, M, G or T suffix)",
                 gex_env::format_size(max as u64)
             ),
         ));
@@ -83,7 +83,7 @@ pub(crate) fn opt_size(r: &EnvReader<'_>, name: &str) -> Result<Option<usize>, E
                 name,
                 &value_text(r, name, n),
                 format!(
-                    "a size of at most {} (a number with an optional K, M or G suffix)",
+                    "a size of at most {} (a number with an optional K, M, G or T suffix)",
                     gex_env::format_size(usize::MAX as u64)
                 ),
             )

@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(
             err(&[("GASNET_OFI_BBUF_SIZE", "0")]),
             "GASNET_OFI_BBUF_SIZE=\"0\" is not accepted: expected a size of at least 1 bytes \
-(a number with an optional K, M or G suffix)"
+(a number with an optional K, M, G or T suffix)"
         );
     }
 
@@ -166,7 +166,7 @@ mod tests {
             "GASNET_OFI_BBUF_THRESHOLD=\"131073\" is not accepted: expected a size of at most \
 131072 bytes (32 x GASNET_OFI_BBUF_SIZE = 32 x 4096)"
         );
-        assert_eq!(err(&[("GASNET_OFI_BBUF_THRESHOLD", "1.2K")]), "GASNET_OFI_BBUF_THRESHOLD=\"1.2K\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [1.2K is not a whole number of bytes]");
+        assert_eq!(err(&[("GASNET_OFI_BBUF_THRESHOLD", "1.2K")]), "GASNET_OFI_BBUF_THRESHOLD=\"1.2K\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [1.2K is not a whole number of bytes]");
     }
 
     #[test]
@@ -226,6 +226,6 @@ mod tests {
             "GASNET_OFI_RMA_INJECT_LIMIT=1048576 is above the provider's maximum inject size of \
 192 bytes; using 192"
         );
-        assert_eq!(err(&[("GASNET_OFI_RMA_INJECT_LIMIT", "1K2")]), "GASNET_OFI_RMA_INJECT_LIMIT=\"1K2\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [\"1K2\" is not a number with a K/M/G/T suffix]");
+        assert_eq!(err(&[("GASNET_OFI_RMA_INJECT_LIMIT", "1K2")]), "GASNET_OFI_RMA_INJECT_LIMIT=\"1K2\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [\"1K2\" is not a number]");
     }
 }

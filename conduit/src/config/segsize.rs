@@ -152,7 +152,7 @@ mod tests {
                 read(bad).unwrap_err().to_string(),
                 format!(
                     "GASNET_MAX_SEGSIZE=\"{bad}\" is not accepted: expected an absolute size (a \
-number with an optional K, M or G suffix) or a fraction of physical memory above 0 and at most 1, \
+number with an optional K, M, G or T suffix) or a fraction of physical memory above 0 and at most 1, \
 per process (such as 0.5/P) or per host (such as 0.85/H)"
                 ),
                 "{bad}"

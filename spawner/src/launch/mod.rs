@@ -151,7 +151,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
     }
     let plan = make_plan(spec, env)?;
     if plan.verbose {
-        eprintln!(
+        gex_env::eprintln_whole!(
             "gasnetrun-ofi: spawner {}, {} rank(s) on {} host(s), exit timeout {:.1}s, bootstrap tree radix {}",
             plan.kind.name(),
             plan.n,
@@ -174,7 +174,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
         .local_addr()
         .map_err(|e| SpawnError::io("reading the listener address", e))?;
     if plan.verbose {
-        eprintln!("gasnetrun-ofi: bootstrap listening on {addr}");
+        gex_env::eprintln_whole!("gasnetrun-ofi: bootstrap listening on {addr}");
     }
     let secret = new_secret()?;
     let (tx, rx) = mpsc::channel::<Ev>();
@@ -221,11 +221,11 @@ fn run_template_job(
             _ => template::ENV_PMIRUN_CMD,
         };
         if !env.string(var, template::DEFAULT_TEMPLATE).contains("%M") {
-            eprintln!("gasnetrun-ofi: -N {k} is not used: {var} has no %M");
+            gex_env::eprintln_whole!("gasnetrun-ofi: -N {k} is not used: {var} has no %M");
         }
     }
     if verbose {
-        eprintln!(
+        gex_env::eprintln_whole!(
             "gasnetrun-ofi: spawner {}, {} rank(s); variables passed to the ranks: {}",
             kind.name(),
             spec.nranks,

@@ -95,7 +95,9 @@ pub(super) fn ssh_conf(env: &EnvReader<'_>) -> Result<SshConf, SpawnError> {
     Ok(SshConf { prefix, remote_cmd })
 }
 
-fn read_hosts(env: &EnvReader<'_>) -> Result<Vec<String>, SpawnError> {
+/// The host list and where it came from (`GASNET_SSH_NODEFILE="f"` or
+/// `GASNET_SSH_SERVERS="..."`), for messages about its hosts.
+fn read_hosts(env: &EnvReader<'_>) -> Result<(Vec<String>, String), SpawnError> {
     if let Some(f) = env.opt_string("GASNET_SSH_NODEFILE") {
         let text = std::fs::read_to_string(&f)
             .map_err(|e| usage(format!("GASNET_SSH_NODEFILE={f:?} cannot be read: {e}")))?;
@@ -103,25 +105,43 @@ fn read_hosts(env: &EnvReader<'_>) -> Result<Vec<String>, SpawnError> {
         if h.is_empty() {
             return Err(usage(format!("GASNET_SSH_NODEFILE={f:?} names no host")));
         }
-        return Ok(h);
+        return Ok((h, format!("GASNET_SSH_NODEFILE={f:?}")));
     }
     match env.opt_string("GASNET_SSH_SERVERS") {
-        Some(s) if !parse_host_list(&s).is_empty() => Ok(parse_host_list(&s)),
+        Some(s) if !parse_host_list(&s).is_empty() => {
+            Ok((parse_host_list(&s), format!("GASNET_SSH_SERVERS={s:?}")))
+        }
         _ => Err(usage(
             "the ssh spawner needs a host list: set GASNET_SSH_SERVERS or GASNET_SSH_NODEFILE",
         )),
     }
 }
 
-/// The address this machine uses to reach `host` (no packet is sent).
-fn route_to(host: &str) -> Option<IpAddr> {
-    let target = (host, 22)
-        .to_socket_addrs()
-        .ok()?
-        .find(SocketAddr::is_ipv4)?;
-    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
-    s.connect(target).ok()?;
-    Some(s.local_addr().ok()?.ip())
+/// The address this machine uses to reach `host` (no packet is sent), or
+/// why there is none. `from` names the variable the host came from.
+fn route_to(host: &str, from: &str) -> Result<IpAddr, SpawnError> {
+    let addrs = (host, 22).to_socket_addrs().map_err(|e| {
+        usage(format!(
+            "{from}: host {host:?} cannot be resolved ({e}); name hosts this machine can \
+             resolve (or their IP addresses)"
+        ))
+    })?;
+    let Some(target) = addrs.into_iter().find(SocketAddr::is_ipv4) else {
+        return Err(usage(format!(
+            "{from}: host {host:?} has no IPv4 address (the bootstrap needs one); set \
+             {ENV_BOOTSTRAP_HOST} to this machine's IPv4 address its ranks can reach"
+        )));
+    };
+    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))
+        .and_then(|s| s.connect(target).map(|()| s))
+        .and_then(|s| s.local_addr())
+        .map_err(|e| {
+            usage(format!(
+                "{from}: this machine has no route to host {host:?} ({target}): {e}; set \
+                 {ENV_BOOTSTRAP_HOST} to this machine's address its ranks can reach"
+            ))
+        })?;
+    Ok(s.ip())
 }
 
 pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, SpawnError> {
@@ -157,7 +177,7 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
             )
         }
         SpawnerKind::Ssh => {
-            let list = read_hosts(env)?;
+            let (list, from) = read_hosts(env)?;
             let nodes = spec.nodes.unwrap_or(n.min(list.len()));
             if nodes == 0 || nodes > list.len() {
                 return Err(usage(format!(
@@ -173,13 +193,7 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
                 Some(h) => h.parse::<IpAddr>().map_err(|_| {
                     EnvError::new(ENV_BOOTSTRAP_HOST, h, "an IP address of this machine")
                 })?,
-                None => route_to(&hosts[0]).ok_or_else(|| {
-                    usage(format!(
-                        "cannot tell which address of this machine host {:?} reaches: \
-                         set {ENV_BOOTSTRAP_HOST}",
-                        hosts[0]
-                    ))
-                })?,
+                None => route_to(&hosts[0], &from)?,
             };
             (hosts, block_placement(n, nodes), Some(ssh_conf(env)?), ip)
         }

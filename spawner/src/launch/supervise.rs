@@ -152,7 +152,7 @@ impl Job {
                         Some(e) => e.describe(),
                         None => "exited".into(),
                     };
-                    eprintln!(
+                    gex_env::eprintln_whole!(
                         "gasnetrun-ofi: rank {r} on host {} {code} but {} rank(s) still ran \
                          after the exit timeout of {:.1}s; terminating the job",
                         self.host_name(r),
@@ -200,7 +200,7 @@ impl Job {
         }
         self.kill_all(Signal::SIGKILL);
         if self.running > 0 {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: {} rank(s) did not report their end; giving up on them",
                 self.running
             );
@@ -229,7 +229,7 @@ impl Job {
             Ev::RankMsg { rank, msg } => match msg {
                 Msg::Abort { code } => {
                     if self.teardown.is_none() && self.code.is_none() {
-                        eprintln!(
+                        gex_env::eprintln_whole!(
                             "gasnetrun-ofi: rank {rank} on host {} called abort({code}); terminating the job",
                             self.host_name(rank)
                         );
@@ -281,7 +281,7 @@ impl Job {
                 let s = Signal::try_from(sig).unwrap_or(Signal::SIGTERM);
                 if self.signals == 1 {
                     if self.verbose {
-                        eprintln!(
+                        gex_env::eprintln_whole!(
                             "gasnetrun-ofi: received {}; passing it to every rank",
                             s.as_str()
                         );
@@ -326,7 +326,7 @@ impl Job {
         self.ends[rank] = Some(end);
         self.running -= 1;
         if self.verbose {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: rank {rank} on host {} {}",
                 self.host_name(rank),
                 end.describe()
@@ -351,7 +351,7 @@ impl Job {
         }
         self.code.get_or_insert(end.shell_code());
         if self.running > 0 {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: rank {rank} on host {} {} while {} other rank(s) were running; terminating the job",
                 self.host_name(rank),
                 end.describe(),
@@ -359,7 +359,7 @@ impl Job {
             );
             self.start_teardown(Signal::SIGTERM);
         } else if let RankEnd::Signal(_) = end {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: rank {rank} on host {} {}",
                 self.host_name(rank),
                 end.describe()
@@ -395,7 +395,7 @@ impl Job {
             self.running -= 1;
         }
         if self.teardown.is_none() {
-            eprintln!(
+            gex_env::eprintln_whole!(
                 "gasnetrun-ofi: the ssh session to host {host} ({}) {} while {} were running; terminating the job",
                 self.hosts[host],
                 end.describe(),

@@ -382,7 +382,7 @@ fn main() {
     let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-am: {}", e.report());
+            gex_env::eprintln_whole!("gex-am: {}", e.report());
             std::process::exit(1);
         }
     };
@@ -407,13 +407,13 @@ fn main() {
                 println!("gex-am {mode}: {line}");
             }
             if let Err(e) = c.barrier() {
-                eprintln!("gex-am: rank {}: {}", c.rank(), e.report());
+                gex_env::eprintln_whole!("gex-am: rank {}: {}", c.rank(), e.report());
                 c.exit(1);
             }
             c.exit(0);
         }
         Err(e) => {
-            eprintln!("gex-am: rank {}: {}", c.rank(), report(&*e));
+            gex_env::eprintln_whole!("gex-am: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
         }
     }

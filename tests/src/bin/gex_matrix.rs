@@ -94,7 +94,7 @@ fn main() {
     match run(opts) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("gex-matrix: {e}");
+            gex_env::eprintln_whole!("gex-matrix: {e}");
             std::process::exit(2);
         }
     }
@@ -317,7 +317,7 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
         .iter()
         .map(|&i| listing.providers[i].name.as_str())
         .collect();
-    eprintln!(
+    gex_env::eprintln_whole!(
         "gex-matrix: libfabric {}; providers: {}; {} program(s){}; deadline {} s per job",
         listing.libfabric,
         names.join(", "),
@@ -355,7 +355,7 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
                 })
                 .collect();
             res.bench = BenchOutcome::NotRun("not usable".into());
-            eprintln!("gex-matrix: {}: not usable: {why}", res.facts.name);
+            gex_env::eprintln_whole!("gex-matrix: {}: not usable: {why}", res.facts.name);
             results.push(res);
             continue;
         }
@@ -364,9 +364,9 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
             let before = env.scratch_files();
             let r = run_program(&env, prog, &res.target)?;
             match &r.verdict {
-                Verdict::Pass => eprintln!("pass ({:.1} s)", r.secs),
-                Verdict::Fail(l) => eprintln!("FAIL ({:.1} s): {l}", r.secs),
-                Verdict::NotRun(w) => eprintln!("not run: {w}"),
+                Verdict::Pass => gex_env::eprintln_whole!("pass ({:.1} s)", r.secs),
+                Verdict::Fail(l) => gex_env::eprintln_whole!("FAIL ({:.1} s): {l}", r.secs),
+                Verdict::NotRun(w) => gex_env::eprintln_whole!("not run: {w}"),
             }
             let left: Vec<String> = env
                 .scratch_files()
@@ -374,7 +374,7 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
                 .filter(|f| !before.contains(f))
                 .collect();
             if !left.is_empty() {
-                eprintln!(
+                gex_env::eprintln_whole!(
                     "gex-matrix:   the job left {} in {}",
                     left.join(", "),
                     env.scratch.display()
@@ -388,9 +388,9 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
             res.bench = run_bench(&env, &res.target)?;
             match &res.bench {
                 BenchOutcome::Failed(l) => {
-                    eprintln!("FAIL ({:.1} s): {l}", t.elapsed().as_secs_f64())
+                    gex_env::eprintln_whole!("FAIL ({:.1} s): {l}", t.elapsed().as_secs_f64())
                 }
-                _ => eprintln!("done ({:.1} s)", t.elapsed().as_secs_f64()),
+                _ => gex_env::eprintln_whole!("done ({:.1} s)", t.elapsed().as_secs_f64()),
             }
         }
         results.push(res);
@@ -436,7 +436,7 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
         }
     };
     let failed: usize = m.providers.iter().map(|p| p.failures().len()).sum();
-    eprintln!(
+    gex_env::eprintln_whole!(
         "gex-matrix: wrote {wrote} in {}; {failed} failure(s){}",
         matrix::duration_text(m.took_secs),
         if fatal.is_empty() {
@@ -446,11 +446,11 @@ fn run(opts: Opts) -> Result<i32, SetupError> {
         }
     );
     for f in &fatal {
-        eprintln!("gex-matrix:   {f}");
+        gex_env::eprintln_whole!("gex-matrix:   {f}");
     }
     let left = env.scratch_files();
     if !left.is_empty() {
-        eprintln!(
+        gex_env::eprintln_whole!(
             "gex-matrix: the jobs left {} file(s) in {} (kept)",
             left.len(),
             env.scratch.display()

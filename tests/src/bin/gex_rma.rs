@@ -168,7 +168,7 @@ fn all(c: &Client) -> Fallible<String> {
             let t0 = std::time::Instant::now();
             step(c, form, len, k)?;
             if std::env::var_os("GEX_RMA_TIMING").is_some() && c.rank() == 0 {
-                eprintln!("step {name} {len}: {:?}", t0.elapsed());
+                gex_env::eprintln_whole!("step {name} {len}: {:?}", t0.elapsed());
             }
             steps += 1;
         }
@@ -323,7 +323,7 @@ fn main() {
     let c = match Client::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gex-rma: {}", e.report());
+            gex_env::eprintln_whole!("gex-rma: {}", e.report());
             std::process::exit(1);
         }
     };
@@ -348,7 +348,7 @@ fn main() {
                 // Wait to be killed (the test kills one rank with SIGKILL).
                 loop {
                     if let Err(e) = c.poll() {
-                        eprintln!("gex-rma: rank {}: {}", c.rank(), e.report());
+                        gex_env::eprintln_whole!("gex-rma: rank {}: {}", c.rank(), e.report());
                         c.exit(1);
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
@@ -368,13 +368,13 @@ fn main() {
             // No rank exits before rank 0 printed: a peer's exit would end
             // rank 0 too (collective exit).
             if let Err(e) = c.barrier() {
-                eprintln!("gex-rma: rank {}: {}", c.rank(), e.report());
+                gex_env::eprintln_whole!("gex-rma: rank {}: {}", c.rank(), e.report());
                 c.exit(1);
             }
             c.exit(0);
         }
         Err(e) => {
-            eprintln!("gex-rma: rank {}: {}", c.rank(), report(&*e));
+            gex_env::eprintln_whole!("gex-rma: rank {}: {}", c.rank(), report(&*e));
             c.exit(1);
         }
     }

@@ -143,7 +143,7 @@ fn run() -> Result<(), String> {
 
 fn main() {
     if let Err(e) = run() {
-        eprintln!("gex-startup: {e}");
+        gex_env::eprintln_whole!("gex-startup: {e}");
         std::process::exit(1);
     }
 }

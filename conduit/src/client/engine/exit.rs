@@ -27,7 +27,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     fn abort_job(&self, code: i32, why: String) -> ! {
-        eprintln!("ofi-conduit (rank {}): {why}; aborting the job", self.rank);
+        gex_env::eprintln_whole!("ofi-conduit (rank {}): {why}; aborting the job", self.rank);
         self.boot.abort(code)
     }
 
@@ -140,16 +140,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let Some(path) = &self.cfg.general.stats_file else {
             return;
         };
-        let path = path.replace('%', &self.rank.to_string());
         let mut s = self.stats().report(self.rank);
         let pc = self.put_counts();
         s.push_str(&format!(
             "NB_PUT_INJECT {}\nNB_PUT_BOUNCE {}\nNB_PUT_BLOCK {}\n",
             pc.inject, pc.bounce, pc.block
         ));
-        if let Err(e) = std::fs::write(&path, s) {
-            eprintln!("ofi-conduit: cannot write GASNET_STATSFILE {path}: {e}");
-        }
+        crate::client::statsfile::write(path, self.rank, &s);
     }
 
     /// The put-path counters summed over the sets.

@@ -42,7 +42,7 @@ impl Local {
 /// back, and the network cannot say when it stops.
 #[cold]
 pub(crate) fn abort_in_flight(rank: usize, e: &Error) -> ! {
-    eprintln!(
+    gex_env::eprintln_whole!(
         "ofi-conduit (rank {rank}): {}; an RMA transfer may still be using memory that \
          is about to be released, so the process aborts",
         e.report()

@@ -43,14 +43,14 @@ fn max_medium_good_and_bad() {
     assert_eq!(
         err(&[("GASNET_OFI_MAX_MEDIUM", "511")]),
         "GASNET_OFI_MAX_MEDIUM=\"511\" is not accepted: expected a size of at least 512 bytes \
-(a number with an optional K, M or G suffix)"
+(a number with an optional K, M, G or T suffix)"
     );
     assert_eq!(
         err(&[("GASNET_OFI_MAX_MEDIUM", "2G")]),
         "GASNET_OFI_MAX_MEDIUM=\"2G\" is not accepted: expected a size from 512 bytes to 1G \
-(a number with an optional K, M or G suffix)"
+(a number with an optional K, M, G or T suffix)"
     );
-    assert_eq!(err(&[("GASNET_OFI_MAX_MEDIUM", "lots")]), "GASNET_OFI_MAX_MEDIUM=\"lots\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M or G suffix) [\"lots\" is not a number with a K/M/G/T suffix]");
+    assert_eq!(err(&[("GASNET_OFI_MAX_MEDIUM", "lots")]), "GASNET_OFI_MAX_MEDIUM=\"lots\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M, G or T suffix) [\"lots\" is not a number]");
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn receive_buff_size_forms() {
             err(&[("GASNET_OFI_RECEIVE_BUFF_SIZE", bad)]),
             format!(
                 "GASNET_OFI_RECEIVE_BUFF_SIZE=\"{bad}\" is not accepted: expected a positive \
-size in bytes up to 1G (a number with an optional K, M or G suffix), single or recv"
+size in bytes up to 1G (a number with an optional K, M, G or T suffix), single or recv"
             )
         );
     }
@@ -193,8 +193,8 @@ fn inject_limit_and_alias() {
         ("GASNET_OFI_INJECT_LIMIT", "junk"),
     ]);
     assert_eq!(read(&env).unwrap().inject_limit, Some(64));
-    assert_eq!(err(&[("GASNET_OFI_AM_INJECT_LIMIT", "big")]), "GASNET_OFI_AM_INJECT_LIMIT=\"big\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [\"big\" is not a number with a K/M/G/T suffix]");
-    assert_eq!(err(&[("GASNET_OFI_INJECT_LIMIT", "big")]), "GASNET_OFI_INJECT_LIMIT=\"big\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [\"big\" is not a number with a K/M/G/T suffix]");
+    assert_eq!(err(&[("GASNET_OFI_AM_INJECT_LIMIT", "big")]), "GASNET_OFI_AM_INJECT_LIMIT=\"big\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [\"big\" is not a number]");
+    assert_eq!(err(&[("GASNET_OFI_INJECT_LIMIT", "big")]), "GASNET_OFI_INJECT_LIMIT=\"big\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [\"big\" is not a number]");
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn long_am_rma_thresh() {
         8256
     );
     assert_eq!(err(&[("GASNET_OFI_LONG_AM_RMA_THRESH", "2Q")]), 
-        "GASNET_OFI_LONG_AM_RMA_THRESH=\"2Q\" is not accepted: expected a size in bytes (a number with an optional K, M or G suffix) [\"2Q\" is not a number with a K/M/G/T suffix]"
+        "GASNET_OFI_LONG_AM_RMA_THRESH=\"2Q\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [\"2Q\" is not a number]"
     );
 }
 

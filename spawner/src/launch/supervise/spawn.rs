@@ -6,7 +6,7 @@ use super::{Job, Proc};
 use crate::agent::AgentJob;
 use crate::launch::plan::{ranks_of_host, ranks_text, Plan};
 use crate::launch::JobSpec;
-use crate::proc::{own_group_and_pdeathsig, signal_group, spawn_rank};
+use crate::proc::{forward_output, own_group_and_pdeathsig, signal_group, spawn_rank};
 use crate::SpawnError;
 use bootstrap::wire::{secret_to_hex, write_frame, Secret};
 use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
@@ -99,13 +99,18 @@ impl Job {
             };
             let mut cmd = Command::new(&ssh.prefix[0]);
             cmd.args(&ssh.prefix[1..]).arg(name).arg(&ssh.remote_cmd);
-            cmd.stdin(Stdio::piped());
+            // The agent forwards its ranks' output a line at a time; ssh
+            // may split what it carries, so its output is forwarded a
+            // line at a time again (ranks of several hosts share ours).
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             own_group_and_pdeathsig(&mut cmd);
             if plan.verbose {
                 let mut argv = ssh.prefix.clone();
                 argv.push(name.clone());
                 argv.push(ssh.remote_cmd.clone());
-                eprintln!(
+                gex_env::eprintln_whole!(
                     "gasnetrun-ofi: host {h} ({name}), {}: {}",
                     ranks_text(&ranks),
                     shell_words::join(&argv)
@@ -121,6 +126,7 @@ impl Job {
                     });
                 }
             };
+            forward_output(&mut child, None, &mut self.forwarders);
             let pid = child.id();
             self.ssh_pid[h] = Some(pid);
             self.ssh_running += 1;
