@@ -29,6 +29,9 @@ Environment:
   GASNET_SSH_CMD          remote shell command (default: ssh)
   GASNET_SSH_OPTIONS      options put before the host name (shell-like quoting);
                           OpenSSH also gets -o StrictHostKeyChecking=no -o BatchMode=yes
+                          -o ConnectTimeout=10 -o ServerAliveInterval=10 -o ServerAliveCountMax=3
+  GASNET_SSH_STARTUP_TIMEOUT  seconds every host has to answer (default 30)
+  GASNET_SPAWN_MAX_PER_HOST   most ranks started on one host (default: estimated)
   GASNET_SSH_REMOTE_PATH  working directory on the remote hosts (default: the current one)
   GASNET_EXITTIMEOUT[_MAX,_MIN,_FACTOR]  how long the job may take to end once
                           one rank has exited (default min(480, 10 + 0.25 * N) s)

@@ -404,7 +404,7 @@ fn refusals_name_the_argument_or_variable_at_fault() {
     let t = token("refuse");
     let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
                     --version; put -- before a program whose name starts with -)";
-    let cases: [Refusal; 5] = [
+    let cases: [Refusal; 7] = [
         (
             &["--bogus", "-n", "2", "true"],
             &[],
@@ -443,6 +443,21 @@ fn refusals_name_the_argument_or_variable_at_fault() {
             "gasnetrun-ofi: GASNET_SSH_SERVERS=\"nosuchhost.invalid\": host \
              \"nosuchhost.invalid\" cannot be resolved ("
                 .into(),
+        ),
+        (
+            &["-n", "100000", "true"],
+            &[],
+            "gasnetrun-ofi: 100000 ranks on host ".into(),
+        ),
+        (
+            &["-n", "3", "true"],
+            &[("GASNET_SPAWN_MAX_PER_HOST", "2")],
+            format!(
+                "gasnetrun-ofi: 3 ranks on host {:?} (this host) are more than it can start: at \
+                 most 2 (GASNET_SPAWN_MAX_PER_HOST=2); use fewer ranks or more hosts, or set \
+                 GASNET_SPAWN_MAX_PER_HOST to the most ranks a host may start",
+                bootstrap::this_host()
+            ),
         ),
     ];
     for (args, env, want) in cases {

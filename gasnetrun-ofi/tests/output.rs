@@ -23,7 +23,7 @@ fn script() -> String {
 
 fn check(lines: &[String], prefix: bool, what: &str, head: &str, tail: bool) {
     let mut seen = vec![vec![false; LINES + 1]; RANKS];
-    let mut last = vec![false; RANKS];
+    let mut last = [false; RANKS];
     for l in lines {
         let (rank_tag, body) = if prefix {
             let (t, b) = l
@@ -54,7 +54,10 @@ fn check(lines: &[String], prefix: bool, what: &str, head: &str, tail: bool) {
     }
     for (r, s) in seen.iter().enumerate() {
         let missing: Vec<_> = (1..=LINES).filter(|&n| !s[n]).collect();
-        assert!(missing.is_empty(), "{what}: rank {r} lost lines {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "{what}: rank {r} lost lines {missing:?}"
+        );
     }
     if tail {
         assert!(

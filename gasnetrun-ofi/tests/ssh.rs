@@ -270,3 +270,87 @@ fn ssh_launcher_killed_leaves_no_remote_rank() {
     let d = job.wait(DEADLINE);
     assert_eq!(d.signal, Some(9));
 }
+
+/// A "host" whose ssh port accepts connections and never says a word (a
+/// hung sshd, a host behind a black hole): it holds every connection until
+/// dropped.
+struct SilentHost {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SilentHost {
+    fn start() -> SilentHost {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        l.set_nonblocking(true).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s2 = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok((c, _)) = l.accept() {
+                    held.push(c);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        SilentHost { port, stop }
+    }
+}
+
+impl Drop for SilentHost {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A host that never answers ends the job within seconds naming it: by
+/// ssh's ConnectTimeout (the launcher's default is 10 s; 2 s here), or by
+/// the launcher's start-up deadline (GASNET_SSH_STARTUP_TIMEOUT) when ssh
+/// itself would wait longer. Nothing of the job survives.
+#[test]
+fn ssh_host_that_never_answers_ends_the_job_naming_it() {
+    let _g = serial();
+    let host = SilentHost::start();
+    for (ssh_timeout, startup, want) in [
+        (
+            "2",
+            "30",
+            "gasnetrun-ofi: the ssh session to host 0 (127.0.0.1) exited with code 255 while \
+             ranks 0-1 were running; terminating the job",
+        ),
+        (
+            "60",
+            "2",
+            "gasnetrun-ofi: host(s) 0 (127.0.0.1) did not answer within 2.0s of the start (the \
+             ssh session or its agent never reported; GASNET_SSH_STARTUP_TIMEOUT); terminating \
+             the job",
+        ),
+    ] {
+        let t = token("silent");
+        let opts = format!(
+            "-p {} -o ConnectTimeout={ssh_timeout} -o SetEnv=TOKEN={t}",
+            host.port
+        );
+        let d = Job::start(
+            &t,
+            &["-n", "2", "-spawner=ssh", "true", &t],
+            &[
+                ("GASNET_SSH_SERVERS", "127.0.0.1"),
+                ("GASNET_SSH_OPTIONS", &opts),
+                ("GASNET_SSH_STARTUP_TIMEOUT", startup),
+            ],
+        )
+        .wait(DEADLINE);
+        assert_ne!(d.code, Some(0), "{:?}", d.err);
+        assert!(d.err.iter().any(|l| l == want), "{:?}", d.err);
+        assert!(
+            d.elapsed < Duration::from_secs(8),
+            "took {:?}: {:?}",
+            d.elapsed,
+            d.err
+        );
+        assert_no_survivors(&t);
+    }
+}

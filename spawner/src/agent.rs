@@ -108,6 +108,26 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
     let frame = read_frame(&mut input, MAX_FRAME)
         .map_err(|e| SpawnError::io("reading the job description on stdin", e))?;
     let job = AgentJob::decode(&frame)?;
+    // The ranks this host must start, against what it can hold (the
+    // launcher cannot see remote hosts); the override comes with the job.
+    let vars = gex_env::MapEnv(
+        job.env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect(),
+    );
+    let cap = crate::capacity::of_this_host(&gex_env::EnvReader::quiet(&vars))?;
+    crate::capacity::check(
+        job.ranks.len(),
+        &format!("{} ({})", job.host, bootstrap::this_host()),
+        cap.as_ref(),
+    )
+    .map_err(SpawnError::Usage)?;
     let mut ctl = TcpStream::connect(job.addr.as_str())
         .map_err(|e| SpawnError::io(format!("connecting to the launcher at {}", job.addr), e))?;
     let _ = ctl.set_nodelay(true);

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 mod agent;
+pub mod capacity;
 mod error;
 pub mod launch;
 mod proc;

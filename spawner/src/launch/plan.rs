@@ -35,7 +35,25 @@ pub fn parse_node_file(text: &str) -> Vec<String> {
 pub(super) struct SshConf {
     pub(super) prefix: Vec<String>,
     pub(super) remote_cmd: String,
+    /// `GASNET_SSH_STARTUP_TIMEOUT`: how long every host's agent has to
+    /// answer before the job is ended naming the hosts that did not.
+    pub(super) startup: Duration,
 }
+
+/// `GASNET_SSH_STARTUP_TIMEOUT`.
+pub(super) const ENV_SSH_STARTUP_TIMEOUT: &str = "GASNET_SSH_STARTUP_TIMEOUT";
+
+/// OpenSSH options the launcher adds after the user's (OpenSSH keeps the
+/// first value of an option, so `GASNET_SSH_OPTIONS` overrides each):
+/// no prompts, a connection that fails within 10 s, and a session whose
+/// peer stops answering ends within 30 s.
+pub(super) const OPENSSH_DEFAULTS: [&str; 5] = [
+    "StrictHostKeyChecking=no",
+    "BatchMode=yes",
+    "ConnectTimeout=10",
+    "ServerAliveInterval=10",
+    "ServerAliveCountMax=3",
+];
 
 pub(super) struct Plan {
     pub(super) kind: SpawnerKind,
@@ -82,7 +100,7 @@ pub(super) fn ssh_conf(env: &EnvReader<'_>) -> Result<SshConf, SpawnError> {
         .file_name()
         .is_some_and(|f| f == "ssh");
     if is_openssh {
-        for o in ["StrictHostKeyChecking=no", "BatchMode=yes"] {
+        for o in OPENSSH_DEFAULTS {
             prefix.push("-o".into());
             prefix.push(o.into());
         }
@@ -92,7 +110,12 @@ pub(super) fn ssh_conf(env: &EnvReader<'_>) -> Result<SshConf, SpawnError> {
         shell_words::quote(&remote_path),
         shell_words::quote(&agent.to_string_lossy())
     );
-    Ok(SshConf { prefix, remote_cmd })
+    let startup = env.float(ENV_SSH_STARTUP_TIMEOUT, 30.0, 1.0, 86400.0)?;
+    Ok(SshConf {
+        prefix,
+        remote_cmd,
+        startup: Duration::from_secs_f64(startup),
+    })
 }
 
 /// The host list and where it came from (`GASNET_SSH_NODEFILE="f"` or
@@ -169,8 +192,12 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
                      set GASNET_SSH_SERVERS to use more hosts"
                 )));
             }
+            let host = this_host();
+            let cap = crate::capacity::of_this_host(env)?;
+            crate::capacity::check(n, &format!("{host:?} (this host)"), cap.as_ref())
+                .map_err(usage)?;
             (
-                vec![this_host()],
+                vec![host],
                 vec![0; n],
                 None,
                 IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -316,7 +343,18 @@ mod tests {
             &c.prefix[..5],
             &["ssh", "-p", "2222", "-o", "ProxyCommand=a b"]
         );
-        assert!(c.prefix.contains(&"BatchMode=yes".to_string()));
+        for o in OPENSSH_DEFAULTS {
+            assert!(c.prefix.contains(&o.to_string()), "{o}");
+        }
+        // The user's options come first (OpenSSH keeps the first value).
+        let at = |o: &str| c.prefix.iter().position(|p| p == o).unwrap();
+        assert!(at("ProxyCommand=a b") < at("ConnectTimeout=10"));
+        assert_eq!(c.startup, Duration::from_secs(30));
+        let env = MapEnv::from([(ENV_SSH_STARTUP_TIMEOUT, "0.5")]);
+        assert_eq!(
+            ssh_conf(&EnvReader::quiet(&env)).err().unwrap().to_string(),
+            "GASNET_SSH_STARTUP_TIMEOUT=\"0.5\" is not accepted: expected a number from 1 to 86400"
+        );
         assert!(c.remote_cmd.starts_with("cd '/dir with space' && exec "));
         let env = MapEnv::from([("GASNET_SSH_OPTIONS", "-o 'unclosed")]);
         assert!(ssh_conf(&EnvReader::quiet(&env)).is_err());

@@ -74,6 +74,9 @@ pub(super) struct Job {
     signals: usize,
     ranks_done_at: Option<Instant>,
     forwarders: Vec<thread::JoinHandle<()>>,
+    /// ssh jobs: when every host's agent must have answered, and how long
+    /// that was (for the message).
+    startup: Option<(Instant, Duration)>,
 }
 
 impl Job {
@@ -107,6 +110,10 @@ impl Job {
             signals: 0,
             ranks_done_at: None,
             forwarders: Vec::new(),
+            startup: plan
+                .ssh
+                .as_ref()
+                .map(|c| (Instant::now() + c.startup, c.startup)),
         }
     }
 
@@ -126,6 +133,7 @@ impl Job {
             d.push(at + HARD_GRACE);
         }
         d.extend(self.ssh_ended_early.iter().flatten().map(|&(_, at)| at));
+        d.extend(self.startup.map(|(at, _)| at));
         d.into_iter().min()
     }
 
@@ -163,6 +171,7 @@ impl Job {
                     self.start_teardown(Signal::SIGTERM);
                 }
             }
+            self.check_startup(now);
             if let Some(t) = &self.teardown {
                 if !t.killed && now >= t.kill_at {
                     self.kill_all(Signal::SIGKILL);
@@ -191,6 +200,42 @@ impl Job {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
+    }
+
+    /// ssh jobs: once every agent answered, the start-up deadline is
+    /// gone; when it passes first, the job ends naming the hosts whose
+    /// agent never answered (a host that does not answer ssh, or hangs).
+    fn check_startup(&mut self, now: Instant) {
+        let Some((at, took)) = self.startup else {
+            return;
+        };
+        let silent: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| self.agents[h].is_none() && self.ssh_pid[h].is_some())
+            .collect();
+        if silent.is_empty() && self.agents.iter().all(Option::is_some) {
+            self.startup = None;
+            return;
+        }
+        if now < at || self.teardown.is_some() {
+            return;
+        }
+        self.startup = None;
+        if silent.is_empty() {
+            return;
+        }
+        let names: Vec<String> = silent
+            .iter()
+            .map(|&h| format!("{h} ({})", self.hosts[h]))
+            .collect();
+        gex_env::eprintln_whole!(
+            "gasnetrun-ofi: host(s) {} did not answer within {:.1}s of the start (the ssh \
+             session or its agent never reported; GASNET_SSH_STARTUP_TIMEOUT); terminating the \
+             job",
+            names.join(", "),
+            took.as_secs_f64()
+        );
+        self.code.get_or_insert(1);
+        self.start_teardown(Signal::SIGTERM);
     }
 
     /// The hard deadline passed: kill what is left and stop waiting.
