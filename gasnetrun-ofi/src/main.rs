@@ -140,6 +140,9 @@ fn main() {
         .without_time()
         .init();
 
+    if raw.get(1).is_some_and(|a| a == "--shm-janitor") {
+        std::process::exit(spawner::shm_clean::run_janitor(std::io::stdin()));
+    }
     if raw.get(1).is_some_and(|a| a == "--ssh-agent") {
         let code = match spawner::run_agent(std::io::stdin()) {
             Ok(c) => c,

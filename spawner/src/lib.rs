@@ -18,6 +18,7 @@ pub mod capacity;
 mod error;
 pub mod launch;
 mod proc;
+pub mod shm_clean;
 pub mod template;
 
 pub use agent::run_agent;

@@ -4,7 +4,7 @@
 use crate::SpawnError;
 use bootstrap::wire::RankEnd;
 use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -132,7 +132,9 @@ pub(crate) fn signal_group(pid: u32, sig: Signal) {
 
 /// Start the thread that reaps every child of this process and reports
 /// `(pid, end)`. Start it only after every child has been spawned (it stops
-/// when there are no children left).
+/// when there are no children left). A child that ended is first left
+/// unreaped (`WNOWAIT`) while what its shm provider left in `/dev/shm` is
+/// removed: its pid cannot be reused before it is reaped.
 pub(crate) fn spawn_reaper<E: Send + 'static>(
     tx: Sender<E>,
     wrap: impl Fn(u32, RankEnd) -> E + Send + 'static,
@@ -141,9 +143,17 @@ pub(crate) fn spawn_reaper<E: Send + 'static>(
         .name("reaper".into())
         .stack_size(64 * 1024)
         .spawn(move || loop {
-            match waitpid(None, None) {
+            let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+            let pid = match waitid(Id::All, flags) {
+                Ok(st) => st.pid(),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => break,
+            };
+            let Some(pid) = pid else { continue };
+            crate::shm_clean::remove_left(pid.as_raw() as u32);
+            match waitpid(pid, None) {
                 Ok(st) => {
-                    if let (Some(pid), Some(end)) = (st.pid(), rank_end(st)) {
+                    if let Some(end) = rank_end(st) {
                         if tx.send(wrap(pid.as_raw() as u32, end)).is_err() {
                             break;
                         }

@@ -178,35 +178,8 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     );
 
     // A job whose ranks hold their segments; kill -9 one rank mid-job.
-    let launcher = tests::workspace_bin("gasnetrun-ofi", RMA);
-    let mut cmd = std::process::Command::new(launcher);
-    cmd.args(["-n", "2", RMA, "attach-hang", "1048576"])
-        .env("GASNET_QUIET", "1")
-        .env("GASNET_EXITTIMEOUT", "10")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("start the job");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    // Wait until both ranks attached, then find one and kill it.
-    let victim = loop {
-        assert!(std::time::Instant::now() < deadline, "ranks never attached");
-        let pids: Vec<i32> = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| {
-                let pid: i32 = e.file_name().to_string_lossy().parse().ok()?;
-                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-                let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                (text.starts_with(RMA) && text.contains("attach-hang")).then_some(pid)
-            })
-            .collect();
-        if pids.len() == 2 {
-            // Let them get through the attach.
-            std::thread::sleep(Duration::from_millis(1500));
-            break pids[1];
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut child = start_attach_hang();
+    let victim = wait_attached()[1];
     // While the ranks run, their segment files are already unlinked.
     assert_eq!(
         segment_files(),
@@ -231,9 +204,8 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     }
     tests::assert_no_survivors(RMA);
     assert_eq!(segment_files(), before, "a killed job left segment files");
-    // Only the SIGKILLed rank's own shm objects may remain (nothing runs in
-    // a process killed so); remove them.
-    let prefix = format!("{victim}:");
+    // Nothing runs in a rank killed with SIGKILL: the launcher removed its
+    // shm provider's objects when it ended (before reaping it).
     let left: Vec<String> = shm_objects()
         .into_iter()
         .filter(|o| !objects.contains(o))
@@ -242,7 +214,78 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
         let _ = std::fs::remove_file(format!("/dev/shm/{o}"));
     }
     assert!(
-        left.iter().all(|o| o.starts_with(&prefix)),
-        "shm endpoint objects left by ranks that were not killed with SIGKILL: {left:?}"
+        left.is_empty(),
+        "shm endpoint objects left after rank {victim} was killed with SIGKILL: {left:?}"
     );
+
+    // kill -9 of the launcher: its ranks die with it (parent-death
+    // signal), and its janitor removes what their provider left.
+    let mut child = start_attach_hang();
+    let (_, launcher_pid) = (wait_attached(), child.id() as i32);
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(launcher_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+    tests::assert_no_survivors(RMA);
+    let end = std::time::Instant::now() + Duration::from_secs(15);
+    let left = loop {
+        let left: Vec<String> = shm_objects()
+            .into_iter()
+            .filter(|o| !objects.contains(o))
+            .collect();
+        if left.is_empty() || std::time::Instant::now() > end {
+            break left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for o in &left {
+        let _ = std::fs::remove_file(format!("/dev/shm/{o}"));
+    }
+    assert!(
+        left.is_empty(),
+        "shm endpoint objects left 15 s after the launcher was killed: {left:?}"
+    );
+    assert_eq!(
+        segment_files(),
+        before,
+        "a killed launcher left segment files"
+    );
+}
+
+/// A 2-rank job on shm whose ranks attach a segment and wait.
+fn start_attach_hang() -> std::process::Child {
+    let launcher = tests::workspace_bin("gasnetrun-ofi", RMA);
+    let mut cmd = std::process::Command::new(launcher);
+    cmd.args(["-n", "2", RMA, "attach-hang", "1048576"])
+        .env("FI_PROVIDER", "shm")
+        .env("GASNET_QUIET", "1")
+        .env("GASNET_EXITTIMEOUT", "10")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.spawn().expect("start the job")
+}
+
+/// The pids of the two attach-hang ranks, once both have attached.
+fn wait_attached() -> Vec<i32> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "ranks never attached");
+        let pids: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let pid: i32 = e.file_name().to_string_lossy().parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                (text.starts_with(RMA) && text.contains("attach-hang")).then_some(pid)
+            })
+            .collect();
+        if pids.len() == 2 {
+            // Let them get through the attach.
+            std::thread::sleep(Duration::from_millis(1500));
+            return pids;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -191,14 +191,26 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
         });
     }
     let mut job = Job::new(&plan);
+    // Local ranks die with a killed launcher; the janitor removes what
+    // their shm provider left (ssh agents clean up after their own ranks).
+    let mut janitor = match plan.kind {
+        SpawnerKind::Ssh => None,
+        _ => crate::shm_clean::Janitor::start(),
+    };
     match plan.kind {
         SpawnerKind::Ssh => job.spawn_ssh(spec, &plan, addr, secret)?,
         _ => job.spawn_local(spec, &plan, addr, secret)?,
+    }
+    if let Some(j) = &mut janitor {
+        j.watch(job.rank_pids());
     }
     spawn_reaper(tx.clone(), |pid, end| Ev::Child { pid, end });
     drop(tx);
     job.run(rx);
     job.finish_output();
+    if let Some(j) = janitor {
+        j.done();
+    }
     Ok(job.code.unwrap_or(0))
 }
 

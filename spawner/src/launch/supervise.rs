@@ -117,6 +117,11 @@ impl Job {
         }
     }
 
+    /// The pids of the ranks started here (local spawner).
+    pub(super) fn rank_pids(&self) -> Vec<u32> {
+        self.rank_pid.iter().flatten().copied().collect()
+    }
+
     fn host_name(&self, rank: usize) -> &str {
         &self.hosts[self.host_of[rank]]
     }

@@ -1,0 +1,171 @@
+//! What a dead rank's shm provider left in `/dev/shm`.
+//!
+//! libfabric's shm provider backs each endpoint with a POSIX shared-memory
+//! object named `<pid>:<uid>:<n>` and removes it only in `fi_close` or its
+//! own signal handlers; a rank killed with SIGKILL (or whose launcher was
+//! killed, which kills it) leaves three objects of 16 MiB, and a later
+//! process with the same pid then fails to start its endpoints
+//! (known-issues.md). The conduit removes its own when it can; these are
+//! the ones it cannot:
+//! * the launcher (or an ssh agent) removes a child's objects when the
+//!   child has ended and before it is reaped, so the pid cannot have been
+//!   reused yet ([`remove_left`], called by the reaper);
+//! * when the launcher itself is killed, a janitor process it started
+//!   ([`run_janitor`]) outlives it, waits for the ranks it was told about to
+//!   be gone, and removes their objects.
+
+use std::io::{BufRead, BufReader, Read};
+use std::time::{Duration, Instant};
+
+/// Remove `/dev/shm/<pid>:<uid>:*` (regular files of this user) for the
+/// ended process `pid`; returns how many were removed.
+pub fn remove_left(pid: u32) -> usize {
+    let uid = nix::unistd::geteuid().as_raw();
+    let prefix = format!("{pid}:{uid}:");
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let ours = e.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_file() && m.uid() == uid
+        });
+        if ours && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        tracing::debug!("removed {removed} shm object(s) left by pid {pid}");
+    }
+    removed
+}
+
+/// The janitor's input: one `pid N` line per rank started, then `done`
+/// when the launcher ended normally (it cleaned up itself).
+pub const JANITOR_DONE: &str = "done";
+
+/// Run as the janitor: read rank pids from `input` (the launcher's pipe);
+/// at `done`, exit; at end of input without it (the launcher died), wait up
+/// to 10 s for each rank to be gone (they die with their parent), then
+/// remove what they left. Returns the exit code.
+pub fn run_janitor(input: impl Read) -> i32 {
+    let mut pids = Vec::new();
+    for line in BufReader::new(input).lines() {
+        let Ok(line) = line else { break };
+        if line == JANITOR_DONE {
+            return 0;
+        }
+        if let Some(p) = line
+            .strip_prefix("pid ")
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            pids.push(p);
+        }
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    for pid in pids {
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            remove_left(pid);
+        }
+    }
+    0
+}
+
+/// The launcher's end of a janitor process (`gasnetrun-ofi --shm-janitor`).
+pub(crate) struct Janitor {
+    stdin: std::process::ChildStdin,
+}
+
+impl Janitor {
+    /// Start the janitor: this executable with `--shm-janitor`, in a
+    /// process group of its own and without a parent-death signal (it must
+    /// outlive a killed launcher). `None` if it cannot be started (the job
+    /// goes on; only a killed launcher's ranks would leave objects).
+    pub(crate) fn start() -> Option<Janitor> {
+        use std::os::unix::process::CommandExt;
+        let exe = std::env::current_exe().ok()?;
+        let mut child = std::process::Command::new(exe)
+            .arg("--shm-janitor")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| tracing::debug!("no shm janitor: {e}"))
+            .ok()?;
+        Some(Janitor {
+            stdin: child.stdin.take()?,
+        })
+    }
+
+    /// Tell the janitor about ranks started.
+    pub(crate) fn watch(&mut self, pids: impl IntoIterator<Item = u32>) {
+        use std::io::Write;
+        let text: String = pids.into_iter().map(|p| format!("pid {p}\n")).collect();
+        let _ = self.stdin.write_all(text.as_bytes());
+    }
+
+    /// The launcher ends normally: the janitor has nothing to do.
+    pub(crate) fn done(mut self) {
+        use std::io::Write;
+        let _ = writeln!(self.stdin, "{JANITOR_DONE}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pid that no process has (above any pid_max in use here).
+    const DEAD: u32 = 4_000_000;
+
+    #[test]
+    fn removes_only_the_dead_pids_objects() {
+        let uid = nix::unistd::geteuid().as_raw();
+        let mine = [
+            format!("/dev/shm/{DEAD}:{uid}:0"),
+            format!("/dev/shm/{DEAD}:{uid}:12"),
+        ];
+        let others = [
+            format!("/dev/shm/{DEAD}1:{uid}:0"),
+            format!("/dev/shm/{DEAD}:{uid}:x"),
+            format!("/dev/shm/{}:{uid}:0", DEAD + 1),
+        ];
+        for f in mine.iter().chain(&others) {
+            std::fs::write(f, b"x").unwrap();
+        }
+        assert_eq!(remove_left(DEAD), 2);
+        for f in &mine {
+            assert!(!std::path::Path::new(f).exists(), "{f}");
+        }
+        for f in &others {
+            assert!(std::path::Path::new(f).exists(), "{f}");
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+
+    #[test]
+    fn janitor_cleans_after_a_dead_launcher_only() {
+        let uid = nix::unistd::geteuid().as_raw();
+        let f = format!("/dev/shm/{}:{uid}:0", DEAD + 2);
+        std::fs::write(&f, b"x").unwrap();
+        let input = format!("pid {}\ndone\n", DEAD + 2);
+        assert_eq!(run_janitor(input.as_bytes()), 0);
+        assert!(std::path::Path::new(&f).exists());
+        let input = format!("pid {}\n", DEAD + 2);
+        assert_eq!(run_janitor(input.as_bytes()), 0);
+        assert!(!std::path::Path::new(&f).exists());
+    }
+}
