@@ -125,6 +125,19 @@ pub(crate) fn rank_end(st: WaitStatus) -> Option<RankEnd> {
     }
 }
 
+/// Whether process `pid` is stopped (state `T` or `t` in
+/// `/proc/<pid>/stat`: SIGSTOP, a terminal stop, or a debugger).
+pub(crate) fn is_stopped(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may
+    // itself hold spaces or parentheses.
+    stat.rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next())
+        .is_some_and(|c| c == 'T' || c == 't')
+}
+
 /// Send `sig` to the process group led by `pid`.
 pub(crate) fn signal_group(pid: u32, sig: Signal) {
     let _ = killpg(Pid::from_raw(pid as i32), sig);

@@ -122,6 +122,25 @@ impl Job {
         self.rank_pid.iter().flatten().copied().collect()
     }
 
+    /// `"; rank(s) 3 stopped (SIGSTOP or a debugger)"` for the ranks of
+    /// this host still running that are stopped (empty if none): why a job
+    /// hung, for the teardown's line. Remote ranks are not looked at.
+    fn stopped_note(&self) -> String {
+        let stopped: Vec<String> = (0..self.n)
+            .filter(|&r| self.ends[r].is_none())
+            .filter(|&r| self.rank_pid[r].is_some_and(crate::proc::is_stopped))
+            .map(|r| r.to_string())
+            .collect();
+        if stopped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; rank(s) {} stopped (SIGSTOP or a debugger)",
+                stopped.join(", ")
+            )
+        }
+    }
+
     fn host_name(&self, rank: usize) -> &str {
         &self.hosts[self.host_of[rank]]
     }
@@ -167,10 +186,11 @@ impl Job {
                     };
                     gex_env::eprintln_whole!(
                         "gasnetrun-ofi: rank {r} on host {} {code} but {} rank(s) still ran \
-                         after the exit timeout of {:.1}s; terminating the job",
+                         after the exit timeout of {:.1}s; terminating the job{}",
                         self.host_name(r),
                         self.running,
-                        self.timeout.as_secs_f64()
+                        self.timeout.as_secs_f64(),
+                        self.stopped_note()
                     );
                     self.code.get_or_insert(1);
                     self.start_teardown(Signal::SIGTERM);
@@ -280,8 +300,9 @@ impl Job {
                 Msg::Abort { code } => {
                     if self.teardown.is_none() && self.code.is_none() {
                         gex_env::eprintln_whole!(
-                            "gasnetrun-ofi: rank {rank} on host {} called abort({code}); terminating the job",
-                            self.host_name(rank)
+                            "gasnetrun-ofi: rank {rank} on host {} called abort({code}); terminating the job{}",
+                            self.host_name(rank),
+                            self.stopped_note()
                         );
                         self.code = Some(code);
                         self.start_teardown(Signal::SIGTERM);
@@ -402,10 +423,11 @@ impl Job {
         self.code.get_or_insert(end.shell_code());
         if self.running > 0 {
             gex_env::eprintln_whole!(
-                "gasnetrun-ofi: rank {rank} on host {} {} while {} other rank(s) were running; terminating the job",
+                "gasnetrun-ofi: rank {rank} on host {} {} while {} other rank(s) were running; terminating the job{}",
                 self.host_name(rank),
                 end.describe(),
-                self.running
+                self.running,
+                self.stopped_note()
             );
             self.start_teardown(Signal::SIGTERM);
         } else if let RankEnd::Signal(_) = end {

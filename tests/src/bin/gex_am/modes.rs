@@ -10,9 +10,20 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
         210,
         Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)),
     )?;
-    c.barrier()?;
     let me = c.rank();
+    if how == "after-pause" {
+        // For fault tests: each rank says it is up (with its pid) before
+        // the barrier; rank 0 then polls for 2 s and exits.
+        println!("ready {me} {}", std::process::id());
+        std::io::Write::flush(&mut std::io::stdout())?;
+    }
+    c.barrier()?;
     match how {
+        "after-pause" if me == 0 => {
+            let t = std::time::Instant::now();
+            c.block_until(|| t.elapsed() >= std::time::Duration::from_secs(2))?;
+            c.exit(code)
+        }
         "rank0" if me == 0 => c.exit(code),
         "rank1" if me == 1 % c.size() => c.exit(code),
         "handler" if me == 1 % c.size() => c.request_short(0, 210, &[code as u32])?,
@@ -24,7 +35,7 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
             c.barrier()?;
             return Ok("return".into());
         }
-        "rank0" | "rank1" | "handler" => {}
+        "rank0" | "rank1" | "handler" | "after-pause" => {}
         _ => return Err(fail(format!("unknown exit mode {how}"))),
     }
     // Everyone else waits for the exit to reach them.
