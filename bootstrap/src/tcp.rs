@@ -316,6 +316,7 @@ fn short(m: &Msg) -> &'static str {
         Msg::Finalize { .. } => "Finalize",
         Msg::RankExit { .. } => "RankExit",
         Msg::Kill { .. } => "Kill",
+        Msg::Heartbeat => "Heartbeat",
     }
 }
 

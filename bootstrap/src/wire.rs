@@ -288,6 +288,9 @@ pub enum Msg {
         /// The signal number.
         signal: i32,
     },
+    /// launcher <-> agent, every second: still here. A side that hears
+    /// nothing for the exit timeout takes the other as unreachable.
+    Heartbeat,
 }
 
 impl Msg {
@@ -330,6 +333,7 @@ impl Msg {
                 Enc::new().u8(7).u32(*rank).u8(k).i32(v).done()
             }
             Msg::Kill { signal } => Enc::new().u8(8).i32(*signal).done(),
+            Msg::Heartbeat => Enc::new().u8(9).done(),
         }
     }
 
@@ -372,6 +376,7 @@ impl Msg {
                 Msg::RankExit { rank, end }
             }
             8 => Msg::Kill { signal: d.i32()? },
+            9 => Msg::Heartbeat,
             t => return Err(BootstrapError::Protocol(format!("unknown message tag {t}"))),
         };
         d.finish()?;
@@ -430,6 +435,7 @@ mod tests {
                 end: RankEnd::Signal(9),
             },
             Msg::Kill { signal: 15 },
+            Msg::Heartbeat,
         ] {
             assert_eq!(Msg::decode(&m.encode()).unwrap(), m);
         }

@@ -98,7 +98,7 @@ impl AgentJob {
 enum Ev {
     Child(u32, RankEnd),
     Kill(i32),
-    LauncherGone(&'static str),
+    LauncherGone(String),
 }
 
 /// Run as the ssh agent: read the job from `input` (the ssh session's
@@ -147,8 +147,25 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
     thread::spawn(move || {
         let mut buf = [0u8; 256];
         while matches!(input.read(&mut buf), Ok(n) if n > 0) {}
-        let _ = tx1.send(Ev::LauncherGone("stdin closed"));
+        let _ = tx1.send(Ev::LauncherGone("stdin closed".into()));
     });
+    // ... or silent for the exit timeout (a partition closes nothing).
+    let heard = crate::heartbeat::Heard::new();
+    let exit_timeout = gex_env::ExitTimeout::from_env(&gex_env::EnvReader::quiet(&vars))?
+        .for_job(job.size as usize);
+    let ctl_w = std::sync::Arc::new(std::sync::Mutex::new(
+        ctl.try_clone()
+            .map_err(|e| SpawnError::io("cloning the control socket", e))?,
+    ));
+    let tx4 = tx.clone();
+    crate::heartbeat::agent_side(
+        ctl_w.clone(),
+        heard.clone(),
+        crate::heartbeat::silence_limit(exit_timeout),
+        move |why| {
+            let _ = tx4.send(Ev::LauncherGone(why));
+        },
+    );
     // ... or the control connection closes; it also carries Kill requests.
     let mut ctl_r = ctl
         .try_clone()
@@ -157,15 +174,22 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
     thread::spawn(move || loop {
         match read_frame(&mut ctl_r, wire::MAX_HELLO).map(|f| Msg::decode(&f)) {
             Ok(Ok(Msg::Kill { signal })) => {
+                heard.touch();
                 let _ = tx2.send(Ev::Kill(signal));
             }
-            Ok(_) => {}
+            Ok(_) => heard.touch(),
             Err(_) => {
-                let _ = tx2.send(Ev::LauncherGone("control connection closed"));
+                let _ = tx2.send(Ev::LauncherGone("control connection closed".into()));
                 break;
             }
         }
     });
+    // Every write goes through the one lock (the heartbeat thread writes
+    // too): frames never interleave.
+    let report = |m: Msg| {
+        let mut s = ctl_w.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = write_frame(&mut *s, &m.encode());
+    };
 
     let secret_hex = wire::secret_to_hex(&job.secret);
     let mut pids: HashMap<u32, u32> = HashMap::new(); // pid -> rank
@@ -194,14 +218,10 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
             Err(e) => {
                 gex_env::eprintln_whole!("gasnetrun-ofi agent on host {}: {e}", job.host);
                 // Report the rank as failed to start (127, like a shell).
-                let _ = write_frame(
-                    &mut ctl,
-                    &Msg::RankExit {
-                        rank: r,
-                        end: RankEnd::Code(127),
-                    }
-                    .encode(),
-                );
+                report(Msg::RankExit {
+                    rank: r,
+                    end: RankEnd::Code(127),
+                });
             }
         }
     }
@@ -225,7 +245,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         match rx.recv() {
             Ok(Ev::Child(pid, end)) => {
                 if let Some(r) = running.remove(&pid) {
-                    let _ = write_frame(&mut ctl, &Msg::RankExit { rank: r, end }.encode());
+                    report(Msg::RankExit { rank: r, end });
                 }
             }
             Ok(Ev::Kill(sig)) => {

@@ -16,6 +16,7 @@
 mod agent;
 pub mod capacity;
 mod error;
+pub mod heartbeat;
 pub mod launch;
 mod proc;
 pub mod shm_clean;

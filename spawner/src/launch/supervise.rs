@@ -77,6 +77,10 @@ pub(super) struct Job {
     /// ssh jobs: when every host's agent must have answered, and how long
     /// that was (for the message).
     startup: Option<(Instant, Duration)>,
+    /// When each host's agent was last heard from (`liveness`).
+    heard: Vec<Option<Instant>>,
+    /// When the agents get their next heartbeat.
+    next_beat: Instant,
 }
 
 impl Job {
@@ -114,6 +118,8 @@ impl Job {
                 .ssh
                 .as_ref()
                 .map(|c| (Instant::now() + c.startup, c.startup)),
+            heard: vec![None; h],
+            next_beat: Instant::now(),
         }
     }
 
@@ -158,6 +164,9 @@ impl Job {
         }
         d.extend(self.ssh_ended_early.iter().flatten().map(|&(_, at)| at));
         d.extend(self.startup.map(|(at, _)| at));
+        if self.agents.iter().any(Option::is_some) {
+            d.push(self.next_beat);
+        }
         d.into_iter().min()
     }
 
@@ -197,6 +206,7 @@ impl Job {
                 }
             }
             self.check_startup(now);
+            self.liveness(now);
             if let Some(t) = &self.teardown {
                 if !t.killed && now >= t.kill_at {
                     self.kill_all(Signal::SIGKILL);
@@ -322,6 +332,7 @@ impl Job {
                 m => tracing::warn!("bootstrap: unexpected message from rank {rank}: {m:?}"),
             },
             Ev::Agent { host, stream } => {
+                self.heard[host] = Some(Instant::now());
                 self.agents[host] = Some(stream);
                 self.agent_open[host] = true;
                 if self.teardown.is_some() {
@@ -329,6 +340,7 @@ impl Job {
                 }
             }
             Ev::AgentMsg { host, msg } => {
+                self.heard[host] = Some(Instant::now());
                 if let Msg::RankExit { rank, end } = msg {
                     let rank = rank as usize;
                     if rank < self.n && self.host_of[rank] == host {
@@ -536,6 +548,8 @@ impl Job {
         let _ = std::io::stdout().flush();
     }
 }
+
+mod liveness;
 
 #[cfg(test)]
 mod tests;
