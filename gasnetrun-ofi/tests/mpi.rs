@@ -9,6 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
+/// For one client program (`gex-rma all` moves 100s of MiB).
+const CLIENT_DEADLINE: Duration = Duration::from_secs(120);
 /// This machine has 2 cores: 4 ranks need --oversubscribe.
 const TEMPLATE: &str = "mpirun --oversubscribe -np %N %C";
 
@@ -82,6 +84,44 @@ fn pmi_four_ranks_under_mpirun() {
 #[test]
 fn mpi_four_ranks_under_mpirun() {
     four_ranks("mpi", "MPIRUN_CMD");
+}
+
+/// The client programs ([`client_programs`]) under `spawner`, 4 ranks,
+/// with `envs`; the lead rank's provider warning must name `provider`.
+fn client_programs_under(spawner: &str, var: &str, envs: &[(&str, &str)], provider: &str) {
+    let flag = format!("-spawner={spawner}");
+    for p in client_programs(4) {
+        let t = token("client");
+        let mut args = vec![flag.clone(), "-n".into(), "4".into(), "--".into()];
+        args.extend(p.command(&t));
+        let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+        let mut all = vec![(var, TEMPLATE), ("GASNET_EXITTIMEOUT", "30")];
+        all.extend_from_slice(envs);
+        let d = Job::start(&t, &args, &all).wait(CLIENT_DEADLINE);
+        eprintln!("{spawner}: {} over {provider}: {:?}", p.name(), d.elapsed);
+        p.check(&format!("{spawner} spawner under mpirun"), &d, provider);
+    }
+}
+
+/// The client itself (AMs, RMA, barriers, collective exit) under mpirun,
+/// bootstrapped over PMIx: `gex-am core` and `flood`, `gex-rma all` and the
+/// examples, 4 ranks, with each spawner: on the provider the conduit picks
+/// for ranks of one host (shm), and over tcp;ofi_rxm (named in full: with
+/// libfabric 2.x `FI_PROVIDER=tcp` is the native tcp provider) on the
+/// loopback device, its variables passed on by mpirun.
+#[test]
+fn client_programs_under_mpirun_with_the_pmi_and_mpi_spawners() {
+    let _g = serial();
+    need_mpirun();
+    for (spawner, var) in [("pmi", "PMIRUN_CMD"), ("mpi", "MPIRUN_CMD")] {
+        client_programs_under(spawner, var, &[], "shm provider (shm)");
+        client_programs_under(
+            spawner,
+            var,
+            &[("FI_PROVIDER", "tcp;ofi_rxm"), ("GASNET_OFI_DEVICE", "lo")],
+            "tcp;ofi_rxm provider (lo)",
+        );
+    }
 }
 
 /// Which bootstrap the mpi spawner's ranks use: the PMIx server under

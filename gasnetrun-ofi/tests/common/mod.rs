@@ -25,24 +25,32 @@ pub fn launcher() -> PathBuf {
 }
 
 /// The test program (an example of this package, built by `cargo test`).
-///
-/// `cargo test` builds examples as `examples/bootcheck-<hash>` and does not
-/// always refresh the `examples/bootcheck` link, so the most recently built
-/// of these is used: a stale copy from an older build cannot stand in.
 pub fn bootcheck() -> PathBuf {
+    example("bootcheck")
+}
+
+/// An example program of this package (`bootcheck`, or one of the client
+/// programs built here: `gex-am`, `gex-rma`, `example-gups`, ...).
+///
+/// `cargo test` builds examples as `examples/<name>-<hash>` (with `_` for
+/// `-` in the name) and does not always refresh the `examples/<name>` link,
+/// so the most recently built of these is used: a stale copy from an older
+/// build cannot stand in.
+pub fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe
         .parent()
         .and_then(|d| d.parent())
         .unwrap()
         .join("examples");
+    let hashed = format!("{}-", name.replace('-', "_"));
     let newest = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            (n == "bootcheck" || n.starts_with("bootcheck-")) && !n.contains('.')
+            (n == name || n.starts_with(&hashed)) && !n.contains('.')
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max_by_key(|(t, _)| *t)
@@ -50,10 +58,15 @@ pub fn bootcheck() -> PathBuf {
     match newest {
         Some(p) => p,
         None => panic!(
-            "{}/bootcheck is missing: run through cargo test",
+            "{}/{name} is missing: run through cargo test (`cargo test -p gasnetrun-ofi` builds it)",
             dir.display()
         ),
     }
+}
+
+/// [`example`] as a command-line argument.
+pub fn example_arg(name: &str) -> String {
+    example(name).to_string_lossy().into_owned()
 }
 
 /// A marker unique to one test, put on the ranks' command lines.
@@ -317,5 +330,147 @@ impl Drop for Job {
         if let Ok(None) = self.child.try_wait() {
             self.kill();
         }
+    }
+}
+
+/// One run of a client program (an example of this package) and what its
+/// rank 0 prints when every check passed.
+pub struct ClientRun {
+    /// The example's name ([`example`]).
+    pub program: &'static str,
+    /// Its arguments (the job's token goes after them: the programs
+    /// ignore further arguments).
+    pub args: Vec<String>,
+    /// How the success line starts; exactly one stdout line starts so.
+    pub want: String,
+    /// Further text that line must contain.
+    pub also: Vec<String>,
+    /// Text that line must not contain (e.g. a path counter of 0).
+    pub not: Vec<&'static str>,
+}
+
+/// The client programs, each over `n` ranks: `gex-am core` and `flood`,
+/// `gex-rma all` and the examples `am_ring`, `gups` and `stencil`, with the
+/// summary lines of the `tests` and `gex-examples` tests (`tests/tests/am.rs`,
+/// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks.
+pub fn client_programs(n: usize) -> Vec<ClientRun> {
+    let run = |program, args: &[&str], want: String| ClientRun {
+        program,
+        args: args.iter().map(|a| a.to_string()).collect(),
+        want,
+        also: Vec::new(),
+        not: Vec::new(),
+    };
+    vec![
+        ClientRun {
+            // Both Long paths (inline and RMA) taken.
+            not: vec!["long_inline=0 ", "long_rma=0 "],
+            ..run(
+                "gex-am",
+                &["core"],
+                "gex-am core: ok: 162 request/reply pairs checked".into(),
+            )
+        },
+        run(
+            "gex-am",
+            &["flood", "20000", "2000"],
+            format!(
+                "gex-am flood: ok: {} shorts and {} mediums of 8192 bytes from {n} ranks arrived exactly once",
+                20000 * n,
+                2000 * n
+            ),
+        ),
+        ClientRun {
+            // Every put path (inject, bounce buffer, blocking) taken.
+            not: vec!["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"],
+            ..run(
+                "gex-rma",
+                &["all"],
+                "gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, \
+                 500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="
+                    .into(),
+            )
+        },
+        run(
+            "example-am_ring",
+            &["50"],
+            format!(
+                "am_ring: ok: 50 laps around {n} ranks, {} hops, trail checked",
+                50 * n
+            ),
+        ),
+        ClientRun {
+            also: vec![format!(
+                "restored the table; {} fetch-and-adds by AM sum correctly",
+                5000 * n
+            )],
+            ..run(
+                "example-gups",
+                &["5000"],
+                format!("gups: ok: {} XOR updates by AM (", 2 * 5000 * n),
+            )
+        },
+        run(
+            "example-stencil",
+            &["500", "100"],
+            format!(
+                "stencil: ok: {} cells on {n} ranks, 100 steps, matches the serial result",
+                500 * n
+            ),
+        ),
+    ]
+}
+
+impl ClientRun {
+    /// `<program> <args> <token>` for the launcher's command line.
+    pub fn command(&self, token: &str) -> Vec<String> {
+        let mut v = vec![example_arg(self.program)];
+        v.extend(self.args.iter().cloned());
+        v.push(token.to_string());
+        v
+    }
+
+    /// What the run is called in failure messages.
+    pub fn name(&self) -> String {
+        format!("{} {}", self.program, self.args.join(" "))
+    }
+
+    /// The job exited 0, rank 0 printed the success line once (with what
+    /// it must and must not contain), and the lead rank's provider warning
+    /// names `provider` (e.g. `tcp;ofi_rxm provider (veth0)`). A failure
+    /// message carries the job's whole output.
+    pub fn check(&self, what: &str, d: &Done, provider: &str) {
+        let all = || {
+            format!(
+                "{what}: {}: exit code {:?}, signal {:?}, {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                self.name(),
+                d.code,
+                d.signal,
+                d.elapsed,
+                d.out_text(),
+                d.err_text()
+            )
+        };
+        assert_eq!(d.code, Some(0), "{}", all());
+        let lines: Vec<&String> = d.out.iter().filter(|l| l.starts_with(&self.want)).collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "want one line starting {:?}; {}",
+            self.want,
+            all()
+        );
+        for a in &self.also {
+            assert!(lines[0].contains(a.as_str()), "want {a:?}; {}", all());
+        }
+        for n in &self.not {
+            assert!(!lines[0].contains(n), "unwanted {n:?}; {}", all());
+        }
+        let warning = format!("WARNING: ofi-conduit is using the {provider}");
+        assert!(
+            d.err.iter().any(|l| l.starts_with(&warning)),
+            "want the warning {warning:?}; {}",
+            all()
+        );
     }
 }
