@@ -10,21 +10,14 @@ mod common;
 use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const PROVIDERS: [(&str, &str); 2] = [("shm", "shm"), ("tcp;ofi_rxm", "lo")];
 
-/// gex-am, built next to the launcher by `cargo test --workspace`.
+/// gex-am, built as an example of this package.
 fn gex_am() -> String {
-    let p: PathBuf = launcher().with_file_name("gex-am");
-    assert!(
-        p.exists(),
-        "{} not found: build it with `cargo build -p tests` (cargo test --workspace does)",
-        p.display()
-    );
-    p.display().to_string()
+    example_arg("gex-am")
 }
 
 fn shm_objects() -> Vec<String> {
