@@ -203,6 +203,11 @@ impl Lab {
 
     /// `gasnetrun-ofi args...` in the first host's namespace, ssh spawner.
     fn launch(&self, t: &str, args: &[&str], envs: &[(&str, &str)]) -> Done {
+        self.start(t, args, envs).wait(DEADLINE)
+    }
+
+    /// [`Lab::launch`] without waiting.
+    fn start(&self, t: &str, args: &[&str], envs: &[(&str, &str)]) -> Job {
         let mut cmd = ip(&["netns", "exec", &self.ns(0)]);
         cmd.arg(launcher()).args(args);
         cmd.env("GASNET_SSH_SERVERS", Lab::servers())
@@ -210,7 +215,16 @@ impl Lab {
             .env("GASNET_OFI_BOOTSTRAP_HOST", Lab::addr(0))
             .env("GASNET_OFI_SPAWNER", "ssh")
             .envs(envs.iter().copied());
-        Job::start_cmd(t, cmd).wait(DEADLINE)
+        Job::start_cmd(t, cmd)
+    }
+
+    /// Take host `h`'s link down (its port on the hub's bridge): a
+    /// partition, no connection closed.
+    fn cut(&self, h: usize) {
+        run(
+            "taking a host's link down",
+            &mut ip(&["-n", &self.hub(), "link", "set", &format!("p{h}"), "down"]),
+        );
     }
 }
 
@@ -311,4 +325,56 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
             );
         }
     }
+}
+
+/// A partition in the middle of a flood: host c's link goes down. The job
+/// ends within the exit timeout (5 s here) plus the teardown's grace,
+/// exit code 1, with one line naming host c and its ranks; the cut-off
+/// host's agent, hearing nothing from the launcher for as long, kills its
+/// ranks: no process of the job is left on any host.
+#[test]
+fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
+    let _g = serial();
+    let lab = Lab::new();
+    let am = example_arg("gex-am");
+    let t = token("netnscut");
+    let job = lab.start(
+        &t,
+        &["-n", "6", "--", &am, "flood", "20000000", "200000", &t],
+        &[
+            ("FI_PROVIDER", "tcp;ofi_rxm"),
+            ("GASNET_OFI_DEVICE", "veth0"),
+            ("GASNET_QUIET", "1"),
+            ("GASNET_EXITTIMEOUT", "5"),
+            ("GASNET_WAIT_MODE", "yield"),
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let cut = Instant::now();
+    lab.cut(2);
+    let d = job.wait(DEADLINE);
+    let took = cut.elapsed();
+    assert_eq!(d.code, Some(1), "stderr: {}", d.err_text());
+    let lines: Vec<_> = d
+        .err
+        .iter()
+        .filter(|l| l.contains("terminating the job"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", d.err);
+    assert!(
+        lines[0].starts_with(&format!(
+            "gasnetrun-ofi: host 2 ({}) sent nothing for ",
+            Lab::addr(2)
+        )) && lines[0].ends_with(
+            "s (the job's exit timeout, GASNET_EXITTIMEOUT): ranks 4-5 unreachable; \
+             terminating the job"
+        ),
+        "{:?}",
+        d.err
+    );
+    assert!(
+        took < Duration::from_secs(5 + 10),
+        "the job took {took:?} to end after the cut: {:?}",
+        d.err
+    );
 }
