@@ -28,7 +28,14 @@ forms=(
   "AM core, summary line|gex-am core|0|gex-am core: ok"
   "GUPS example, summary line|examples/gups 5000|0|gups: ok:"
 )
-objects() { find /dev/shm -maxdepth 1 -regex '.*/[0-9]+:[0-9]+:[0-9]+' | sort; }
+# shm provider objects left by processes that are gone (those of live
+# processes, such as another job's, are not this job's leftovers).
+objects() {
+  find /dev/shm -maxdepth 1 -regex '.*/[0-9]+:[0-9]+:[0-9]+' | sort | while read -r f; do
+    p=${f##*/}; p=${p%%:*}
+    [ -d "/proc/$p" ] || echo "$f"
+  done
+}
 before=$(objects)
 failed=0
 echo "| exit form | shm | tcp;ofi_rxm |"

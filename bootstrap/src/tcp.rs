@@ -317,6 +317,7 @@ fn short(m: &Msg) -> &'static str {
         Msg::RankExit { .. } => "RankExit",
         Msg::Kill { .. } => "Kill",
         Msg::Heartbeat => "Heartbeat",
+        Msg::SshEnded { .. } => "SshEnded",
     }
 }
 

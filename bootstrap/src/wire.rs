@@ -291,6 +291,14 @@ pub enum Msg {
     /// launcher <-> agent, every second: still here. A side that hears
     /// nothing for the exit timeout takes the other as unreachable.
     Heartbeat,
+    /// agent -> launcher: the ssh session this agent started for another
+    /// host's agent (the ssh tree) ended.
+    SshEnded {
+        /// The other host's index.
+        host: u32,
+        /// How the ssh process ended.
+        end: RankEnd,
+    },
 }
 
 impl Msg {
@@ -326,14 +334,15 @@ impl Msg {
             Msg::Abort { code } => Enc::new().u8(5).i32(*code).done(),
             Msg::Finalize { code } => Enc::new().u8(6).i32(*code).done(),
             Msg::RankExit { rank, end } => {
-                let (k, v) = match end {
-                    RankEnd::Code(c) => (0, *c),
-                    RankEnd::Signal(s) => (1, *s),
-                };
+                let (k, v) = end_parts(end);
                 Enc::new().u8(7).u32(*rank).u8(k).i32(v).done()
             }
             Msg::Kill { signal } => Enc::new().u8(8).i32(*signal).done(),
             Msg::Heartbeat => Enc::new().u8(9).done(),
+            Msg::SshEnded { host, end } => {
+                let (k, v) = end_parts(end);
+                Enc::new().u8(10).u32(*host).u8(k).i32(v).done()
+            }
         }
     }
 
@@ -366,21 +375,36 @@ impl Msg {
             6 => Msg::Finalize { code: d.i32()? },
             7 => {
                 let rank = d.u32()?;
-                let k = d.u8()?;
-                let v = d.i32()?;
-                let end = match k {
-                    0 => RankEnd::Code(v),
-                    1 => RankEnd::Signal(v),
-                    _ => return Err(BootstrapError::Protocol("bad exit kind".into())),
-                };
+                let end = end_from(d.u8()?, d.i32()?)?;
                 Msg::RankExit { rank, end }
             }
             8 => Msg::Kill { signal: d.i32()? },
             9 => Msg::Heartbeat,
+            10 => {
+                let host = d.u32()?;
+                let end = end_from(d.u8()?, d.i32()?)?;
+                Msg::SshEnded { host, end }
+            }
             t => return Err(BootstrapError::Protocol(format!("unknown message tag {t}"))),
         };
         d.finish()?;
         Ok(m)
+    }
+}
+
+/// A process end as (kind, value) on the wire.
+fn end_parts(end: &RankEnd) -> (u8, i32) {
+    match end {
+        RankEnd::Code(c) => (0, *c),
+        RankEnd::Signal(s) => (1, *s),
+    }
+}
+
+fn end_from(kind: u8, v: i32) -> Result<RankEnd, BootstrapError> {
+    match kind {
+        0 => Ok(RankEnd::Code(v)),
+        1 => Ok(RankEnd::Signal(v)),
+        _ => Err(BootstrapError::Protocol("bad exit kind".into())),
     }
 }
 
@@ -436,6 +460,10 @@ mod tests {
             },
             Msg::Kill { signal: 15 },
             Msg::Heartbeat,
+            Msg::SshEnded {
+                host: 3,
+                end: RankEnd::Code(255),
+            },
         ] {
             assert_eq!(Msg::decode(&m.encode()).unwrap(), m);
         }

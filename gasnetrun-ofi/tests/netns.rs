@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 const SUBNET: &str = "10.231.0";
-const HOSTS: usize = 3;
 
 fn run(what: &str, cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| {
@@ -44,6 +43,7 @@ fn ip(args: &[&str]) -> Command {
 
 /// The namespaces, their sshds and the key directory; all removed on drop.
 struct Lab {
+    hosts: usize,
     tag: String,
     made: Vec<String>,
     sshd: Vec<Child>,
@@ -73,10 +73,16 @@ impl Lab {
         );
     }
 
+    /// Three hosts.
     fn new() -> Lab {
+        Lab::with_hosts(3)
+    }
+
+    fn with_hosts(hosts: usize) -> Lab {
         let tag = format!("gx{}", std::process::id());
         let dir = std::env::temp_dir().join(format!("netns-lab-{}", std::process::id()));
         let mut lab = Lab {
+            hosts,
             tag,
             made: Vec::new(),
             sshd: Vec::new(),
@@ -92,7 +98,7 @@ impl Lab {
             "bridge up",
             &mut ip(&["-n", &hub, "link", "set", "br0", "up"]),
         );
-        for h in 0..HOSTS {
+        for h in 0..lab.hosts {
             let ns = lab.ns(h);
             lab.add_ns(&ns);
             let port = format!("p{h}");
@@ -144,7 +150,7 @@ impl Lab {
         )
         .unwrap();
         let d = self.dir.display();
-        for h in 0..HOSTS {
+        for h in 0..self.hosts {
             let conf = format!(
                 "Port 22\nListenAddress {}\nHostKey {d}/host_key\nPermitRootLogin yes\n\
                  AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
@@ -164,7 +170,7 @@ impl Lab {
         }
         // Wait until each sshd listens (checked inside its namespace).
         let end = Instant::now() + Duration::from_secs(10);
-        for h in 0..HOSTS {
+        for h in 0..self.hosts {
             loop {
                 let out = ip(&["netns", "exec", &self.ns(h), "ss", "-Hltn", "sport = :22"])
                     .output()
@@ -197,8 +203,8 @@ impl Lab {
         )
     }
 
-    fn servers() -> String {
-        (0..HOSTS).map(Lab::addr).collect::<Vec<_>>().join(" ")
+    fn servers(&self) -> String {
+        (0..self.hosts).map(Lab::addr).collect::<Vec<_>>().join(" ")
     }
 
     /// `gasnetrun-ofi args...` in the first host's namespace, ssh spawner.
@@ -210,7 +216,7 @@ impl Lab {
     fn start(&self, t: &str, args: &[&str], envs: &[(&str, &str)]) -> Job {
         let mut cmd = ip(&["netns", "exec", &self.ns(0)]);
         cmd.arg(launcher()).args(args);
-        cmd.env("GASNET_SSH_SERVERS", Lab::servers())
+        cmd.env("GASNET_SSH_SERVERS", self.servers())
             .env("GASNET_SSH_OPTIONS", self.ssh_options())
             .env("GASNET_OFI_BOOTSTRAP_HOST", Lab::addr(0))
             .env("GASNET_OFI_SPAWNER", "ssh")
@@ -375,6 +381,107 @@ fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
     assert!(
         took < Duration::from_secs(5 + 10),
         "the job took {took:?} to end after the cut: {:?}",
+        d.err
+    );
+}
+
+/// The ssh tree (`GASNET_SSH_OUT_DEGREE=2`) over 6 namespace hosts: the
+/// launcher starts the agents of hosts 0 and 1, which start those of hosts
+/// 2-3 and 4-5. A 12-rank bootcheck job checks the host map and the data
+/// exchange across all of them; `-v` says who started each agent and when
+/// each answered (the times per level are in docs/launching.md). Then a
+/// rank on a level-2 host is killed: the job ends naming it, and nothing
+/// is left on any host.
+#[test]
+fn ssh_tree_of_degree_two_over_six_namespace_hosts() {
+    let _g = serial();
+    let lab = Lab::with_hosts(6);
+    let b = bootcheck().to_string_lossy().into_owned();
+    let t = token("netnstree");
+    let d = lab.launch(
+        &t,
+        &["-v", "-n", "12", "--", &b, &t, "check", "6"],
+        &[("GASNET_SSH_OUT_DEGREE", "2")],
+    );
+    assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+    for r in 0..12 {
+        let want = format!(
+            "[{r}] bootcheck rank {r} ok host {} local {}/2",
+            r / 2,
+            r % 2
+        );
+        assert!(d.out.contains(&want), "missing {want:?} in {:?}", d.out);
+    }
+    for (h, by) in [
+        (0, "the launcher"),
+        (1, "the launcher"),
+        (2, "the agent of host 0"),
+        (3, "the agent of host 0"),
+        (4, "the agent of host 1"),
+        (5, "the agent of host 1"),
+    ] {
+        let want = format!("gasnetrun-ofi: host {h} ({}), ", Lab::addr(h));
+        let line = d
+            .err
+            .iter()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("no line for host {h}: {:?}", d.err));
+        assert!(
+            line.contains(&format!(", started by {by}: ")),
+            "host {h}: {line}"
+        );
+    }
+    let mut by_level = [Vec::new(), Vec::new()];
+    for h in 0..6 {
+        let want = format!(
+            "gasnetrun-ofi: the agent of host {h} ({}) answered after ",
+            Lab::addr(h)
+        );
+        let line = d
+            .err
+            .iter()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("host {h} never answered: {:?}", d.err));
+        let rest = &line[want.len()..];
+        let secs: f64 = rest.split(' ').next().unwrap().parse().unwrap();
+        let level = if h < 2 { 1 } else { 2 };
+        assert!(
+            rest.ends_with(&format!("(level {level} of the ssh tree)")),
+            "{line}"
+        );
+        by_level[level - 1].push(secs);
+    }
+    eprintln!(
+        "netns ssh tree: agents answered after (s): level 1 {:?}, level 2 {:?}",
+        by_level[0], by_level[1]
+    );
+
+    // A rank on host 5 (started by host 1's agent) killed: the job ends
+    // naming it, nothing left anywhere.
+    let t = token("netnstreekill");
+    let mut job = lab.start(
+        &t,
+        &["-n", "12", "--", &b, &t, "hang"],
+        &[("GASNET_SSH_OUT_DEGREE", "2"), ("GASNET_EXITTIMEOUT", "5")],
+    );
+    let ready = job.wait_stdout(12, DEADLINE, |l| l.starts_with("ready "));
+    let pid: i32 = ready
+        .iter()
+        .find_map(|l| l.strip_prefix("ready 11 "))
+        .and_then(|x| x.parse().ok())
+        .expect("rank 11's pid");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let d = job.wait(DEADLINE);
+    assert_eq!(d.code, Some(128 + 9), "stderr: {}", d.err_text());
+    assert!(
+        d.err
+            .iter()
+            .any(|l| l.starts_with("gasnetrun-ofi: rank 11 on host ")
+                && l.contains("killed by signal 9 (SIGKILL)")),
+        "{:?}",
         d.err
     );
 }

@@ -13,6 +13,7 @@
 //!   or the control connection closes).
 
 use crate::proc::{signal_group, spawn_rank, spawn_reaper};
+use crate::sshtree::SshCommand;
 use crate::SpawnError;
 use bootstrap::wire::{self, read_frame, write_frame, Dec, Enc, Msg, RankEnd, Secret, MAX_FRAME};
 use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
@@ -37,6 +38,10 @@ pub(crate) struct AgentJob {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub prefix_output: bool,
+    /// How to start other hosts' agents, and the hosts (index, name, job)
+    /// this agent starts (the ssh tree; empty below its leaves).
+    pub ssh: SshCommand,
+    pub children: Vec<(u32, String, AgentJob)>,
 }
 
 impl AgentJob {
@@ -58,7 +63,16 @@ impl AgentJob {
         for a in &self.args {
             e = e.bytes(a.as_bytes());
         }
-        e.u8(u8::from(self.prefix_output)).done()
+        e = e.u8(u8::from(self.prefix_output));
+        e = e.u32(self.ssh.prefix.len() as u32);
+        for w in &self.ssh.prefix {
+            e = e.str(w);
+        }
+        e = e.str(&self.ssh.remote_cmd).u32(self.children.len() as u32);
+        for (h, name, job) in &self.children {
+            e = e.u32(*h).str(name).bytes(&job.encode());
+        }
+        e.done()
     }
 
     pub(crate) fn decode(b: &[u8]) -> Result<AgentJob, SpawnError> {
@@ -80,6 +94,13 @@ impl AgentJob {
             .map(|_| d.bytes().map(os))
             .collect::<Result<Vec<_>, _>>()?;
         let prefix_output = d.u8()? != 0;
+        let nw = d.u32()?;
+        let prefix = (0..nw).map(|_| d.str()).collect::<Result<Vec<_>, _>>()?;
+        let remote_cmd = d.str()?;
+        let nc = d.u32()?;
+        let children = (0..nc)
+            .map(|_| Ok((d.u32()?, d.str()?, AgentJob::decode(d.bytes()?)?)))
+            .collect::<Result<Vec<_>, SpawnError>>()?;
         d.finish()?;
         Ok(AgentJob {
             secret,
@@ -91,6 +112,8 @@ impl AgentJob {
             program,
             args,
             prefix_output,
+            ssh: SshCommand { prefix, remote_cmd },
+            children,
         })
     }
 }
@@ -191,9 +214,27 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         let _ = write_frame(&mut *s, &m.encode());
     };
 
+    let mut forwarders = Vec::new();
+    // The ssh tree: the agents this one starts, first (they take longest).
+    let keep = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut ssh_children: HashMap<u32, u32> = HashMap::new(); // pid -> host
+    for (h, name, child) in &job.children {
+        match crate::sshtree::start_agent(&job.ssh, name, child.encode(), &keep, &mut forwarders) {
+            Ok(pid) => {
+                ssh_children.insert(pid, *h);
+            }
+            Err(e) => {
+                gex_env::eprintln_whole!("gasnetrun-ofi agent on host {}: {e}", job.host);
+                report(Msg::SshEnded {
+                    host: *h,
+                    end: RankEnd::Code(127),
+                });
+            }
+        }
+    }
+
     let secret_hex = wire::secret_to_hex(&job.secret);
     let mut pids: HashMap<u32, u32> = HashMap::new(); // pid -> rank
-    let mut forwarders = Vec::new();
     for &r in &job.ranks {
         let mut env = job.env.clone();
         for (k, v) in [
@@ -241,17 +282,30 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
 
     let mut running = pids.clone();
     let mut code = 0;
-    while !running.is_empty() {
+    // Until this host's ranks and the ssh sessions it started have ended.
+    while !running.is_empty() || !ssh_children.is_empty() {
         match rx.recv() {
             Ok(Ev::Child(pid, end)) => {
                 if let Some(r) = running.remove(&pid) {
                     report(Msg::RankExit { rank: r, end });
+                } else if let Some(h) = ssh_children.remove(&pid) {
+                    report(Msg::SshEnded { host: h, end });
                 }
             }
             Ok(Ev::Kill(sig)) => {
                 let sig = Signal::try_from(sig).unwrap_or(Signal::SIGKILL);
                 for pid in running.keys() {
                     signal_group(*pid, sig);
+                }
+                // The launcher tells every agent itself; an ssh session
+                // whose agent has not answered yet ends with SIGKILL.
+                if sig == Signal::SIGKILL {
+                    for pid in ssh_children.keys() {
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(*pid as i32),
+                            Signal::SIGKILL,
+                        );
+                    }
                 }
             }
             Ok(Ev::LauncherGone(why)) => {
@@ -261,6 +315,13 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
                 code = 1;
                 for pid in running.keys() {
                     signal_group(*pid, Signal::SIGKILL);
+                }
+                // The agents this one started see their stdin close.
+                for pid in ssh_children.keys() {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(*pid as i32),
+                        Signal::SIGTERM,
+                    );
                 }
             }
             Err(_) => break,
@@ -288,7 +349,15 @@ mod tests {
             program: "./p".into(),
             args: vec!["with space".into(), OsString::from_vec(vec![0xff, b'\n'])],
             prefix_output: true,
+            ssh: SshCommand {
+                prefix: vec!["ssh".into(), "-p".into(), "22".into()],
+                remote_cmd: "cd '/a b' && exec x --ssh-agent".into(),
+            },
+            children: Vec::new(),
         };
+        let mut parent = j.clone();
+        parent.children = vec![(5, "node-5".into(), j.clone()), (6, "n6".into(), j.clone())];
+        assert_eq!(AgentJob::decode(&parent.encode()).unwrap(), parent);
         assert_eq!(AgentJob::decode(&j.encode()).unwrap(), j);
     }
 }

@@ -20,6 +20,7 @@ pub mod heartbeat;
 pub mod launch;
 mod proc;
 pub mod shm_clean;
+pub mod sshtree;
 pub mod template;
 
 pub use agent::run_agent;

@@ -38,6 +38,18 @@ pub(super) struct SshConf {
     /// `GASNET_SSH_STARTUP_TIMEOUT`: how long every host's agent has to
     /// answer before the job is ended naming the hosts that did not.
     pub(super) startup: Duration,
+    /// `GASNET_SSH_OUT_DEGREE`: the most ssh sessions one process starts.
+    pub(super) degree: usize,
+}
+
+impl SshConf {
+    /// The command that starts an agent.
+    pub(super) fn command(&self) -> crate::sshtree::SshCommand {
+        crate::sshtree::SshCommand {
+            prefix: self.prefix.clone(),
+            remote_cmd: self.remote_cmd.clone(),
+        }
+    }
 }
 
 /// `GASNET_SSH_STARTUP_TIMEOUT`.
@@ -111,10 +123,17 @@ pub(super) fn ssh_conf(env: &EnvReader<'_>) -> Result<SshConf, SpawnError> {
         shell_words::quote(&agent.to_string_lossy())
     );
     let startup = env.float(ENV_SSH_STARTUP_TIMEOUT, 30.0, 1.0, 86400.0)?;
+    let degree = env.uint(
+        crate::sshtree::ENV_OUT_DEGREE,
+        crate::sshtree::DEFAULT_OUT_DEGREE,
+        1,
+        4096,
+    )? as usize;
     Ok(SshConf {
         prefix,
         remote_cmd,
         startup: Duration::from_secs_f64(startup),
+        degree,
     })
 }
 

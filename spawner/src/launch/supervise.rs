@@ -81,6 +81,9 @@ pub(super) struct Job {
     heard: Vec<Option<Instant>>,
     /// When the agents get their next heartbeat.
     next_beat: Instant,
+    /// When the job started, and the ssh tree's out-degree (for `-v`).
+    started: Instant,
+    degree: usize,
 }
 
 impl Job {
@@ -120,6 +123,8 @@ impl Job {
                 .map(|c| (Instant::now() + c.startup, c.startup)),
             heard: vec![None; h],
             next_beat: Instant::now(),
+            started: Instant::now(),
+            degree: plan.ssh.as_ref().map_or(1, |c| c.degree),
         }
     }
 
@@ -244,8 +249,15 @@ impl Job {
         let Some((at, took)) = self.startup else {
             return;
         };
+        // Hosts whose agent never answered and whose ranks are not known
+        // to be lost yet (an ssh session that ended counts them lost).
         let silent: Vec<usize> = (0..self.hosts.len())
-            .filter(|&h| self.agents[h].is_none() && self.ssh_pid[h].is_some())
+            .filter(|&h| {
+                self.agents[h].is_none()
+                    && ranks_of_host(&self.host_of, h)
+                        .iter()
+                        .any(|&r| self.ends[r].is_none())
+            })
             .collect();
         if silent.is_empty() && self.agents.iter().all(Option::is_some) {
             self.startup = None;
@@ -333,6 +345,15 @@ impl Job {
             },
             Ev::Agent { host, stream } => {
                 self.heard[host] = Some(Instant::now());
+                if self.verbose {
+                    gex_env::eprintln_whole!(
+                        "gasnetrun-ofi: the agent of host {host} ({}) answered after {:.3} s \
+                         (level {} of the ssh tree)",
+                        self.hosts[host],
+                        self.started.elapsed().as_secs_f64(),
+                        crate::sshtree::level(host, self.degree)
+                    );
+                }
                 self.agents[host] = Some(stream);
                 self.agent_open[host] = true;
                 if self.teardown.is_some() {
@@ -341,11 +362,21 @@ impl Job {
             }
             Ev::AgentMsg { host, msg } => {
                 self.heard[host] = Some(Instant::now());
-                if let Msg::RankExit { rank, end } = msg {
-                    let rank = rank as usize;
-                    if rank < self.n && self.host_of[rank] == host {
-                        self.rank_ended(rank, end);
+                match msg {
+                    Msg::RankExit { rank, end } => {
+                        let rank = rank as usize;
+                        if rank < self.n && self.host_of[rank] == host {
+                            self.rank_ended(rank, end);
+                        }
                     }
+                    // An ssh session of the tree, started by that agent.
+                    Msg::SshEnded { host: h, end } => {
+                        let h = h as usize;
+                        if h < self.hosts.len() && self.ssh_pid[h].is_none() {
+                            self.session_ended(h, end);
+                        }
+                    }
+                    _ => {}
                 }
             }
             Ev::AgentGone { host } => {
@@ -454,6 +485,11 @@ impl Job {
     fn ssh_ended(&mut self, host: usize, end: RankEnd) {
         self.ssh_running = self.ssh_running.saturating_sub(1);
         self.ssh_pid[host] = None;
+        self.session_ended(host, end);
+    }
+
+    /// The ssh session to `host` ended (ours, or one an agent started).
+    fn session_ended(&mut self, host: usize, end: RankEnd) {
         if self.agent_open[host] {
             // The agent's last reports (its ranks' exits) may still be in
             // its stream's reader: the child's end can overtake them. Judge

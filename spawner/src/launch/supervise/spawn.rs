@@ -6,16 +6,14 @@ use super::{Job, Proc};
 use crate::agent::AgentJob;
 use crate::launch::plan::{ranks_of_host, ranks_text, Plan};
 use crate::launch::JobSpec;
-use crate::proc::{forward_output, own_group_and_pdeathsig, signal_group, spawn_rank};
+use crate::proc::{signal_group, spawn_rank};
 use crate::SpawnError;
-use bootstrap::wire::{secret_to_hex, write_frame, Secret};
+use bootstrap::wire::{secret_to_hex, Secret};
 use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::thread;
 
 impl Job {
     pub(in crate::launch) fn spawn_local(
@@ -84,65 +82,73 @@ impl Job {
         };
         let env: Vec<(OsString, OsString)> =
             plan.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
-        for (h, name) in plan.hosts.iter().enumerate() {
+        let command = ssh.command();
+        // The job of host `h` with the jobs of the hosts its agent starts.
+        fn job_of(h: usize, plan: &Plan, degree: usize, base: &AgentJob) -> AgentJob {
             let ranks = ranks_of_host(&plan.host_of, h);
-            let job = AgentJob {
-                secret,
-                addr: addr.to_string(),
-                host: h as u32,
-                size: plan.n as u32,
-                ranks: ranks.iter().map(|&r| r as u32).collect(),
-                env: env.clone(),
-                program: spec.program.clone(),
-                args: spec.args.clone(),
-                prefix_output: plan.verbose,
-            };
-            let mut cmd = Command::new(&ssh.prefix[0]);
-            cmd.args(&ssh.prefix[1..]).arg(name).arg(&ssh.remote_cmd);
+            let mut job = base.clone();
+            job.host = h as u32;
+            job.ranks = ranks.iter().map(|&r| r as u32).collect();
+            job.children = crate::sshtree::children(Some(h), plan.hosts.len(), degree)
+                .into_iter()
+                .map(|c| {
+                    (
+                        c as u32,
+                        plan.hosts[c].clone(),
+                        job_of(c, plan, degree, base),
+                    )
+                })
+                .collect();
+            job
+        }
+        let base = AgentJob {
+            secret,
+            addr: addr.to_string(),
+            host: 0,
+            size: plan.n as u32,
+            ranks: Vec::new(),
+            env,
+            program: spec.program.clone(),
+            args: spec.args.clone(),
+            prefix_output: plan.verbose,
+            ssh: command.clone(),
+            children: Vec::new(),
+        };
+        if plan.verbose {
+            for (h, name) in plan.hosts.iter().enumerate() {
+                let by = match crate::sshtree::level(h, ssh.degree) {
+                    1 => "the launcher".to_string(),
+                    _ => format!("the agent of host {}", h / ssh.degree - 1),
+                };
+                gex_env::eprintln_whole!(
+                    "gasnetrun-ofi: host {h} ({name}), {}, started by {by}: {}",
+                    ranks_text(&ranks_of_host(&plan.host_of, h)),
+                    shell_words::join(command.prefix.iter().chain([name, &command.remote_cmd]))
+                );
+            }
+        }
+        for h in crate::sshtree::children(None, plan.hosts.len(), ssh.degree) {
+            let name = &plan.hosts[h];
+            let frame = job_of(h, plan, ssh.degree, &base).encode();
             // The agent forwards its ranks' output a line at a time; ssh
             // may split what it carries, so its output is forwarded a
             // line at a time again (ranks of several hosts share ours).
-            cmd.stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            own_group_and_pdeathsig(&mut cmd);
-            if plan.verbose {
-                let mut argv = ssh.prefix.clone();
-                argv.push(name.clone());
-                argv.push(ssh.remote_cmd.clone());
-                gex_env::eprintln_whole!(
-                    "gasnetrun-ofi: host {h} ({name}), {}: {}",
-                    ranks_text(&ranks),
-                    shell_words::join(&argv)
-                );
-            }
-            let mut child = match cmd.spawn() {
-                Ok(c) => c,
+            let pid = match crate::sshtree::start_agent(
+                &command,
+                name,
+                frame,
+                &self.ssh_stdin,
+                &mut self.forwarders,
+            ) {
+                Ok(p) => p,
                 Err(e) => {
                     self.abandon();
-                    return Err(SpawnError::Spawn {
-                        what: format!("{} for host {name}", ssh.prefix[0]),
-                        source: e,
-                    });
+                    return Err(e);
                 }
             };
-            forward_output(&mut child, None, &mut self.forwarders);
-            let pid = child.id();
             self.ssh_pid[h] = Some(pid);
             self.ssh_running += 1;
             self.procs.insert(pid, Proc::Ssh(h));
-            if let Some(mut stdin) = child.stdin.take() {
-                let keep = self.ssh_stdin.clone();
-                let frame = job.encode();
-                // Written from a thread: ssh may not read before it connects.
-                thread::spawn(move || {
-                    if write_frame(&mut stdin, &frame).is_ok() {
-                        if let Ok(mut k) = keep.lock() {
-                            k.push(stdin);
-                        }
-                    }
-                });
-            }
         }
         Ok(())
     }
