@@ -383,6 +383,37 @@ fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
         "the job took {took:?} to end after the cut: {:?}",
         d.err
     );
+
+    // SIGTERM on the launcher right after a cut: it passes the signal on,
+    // gives up on what it cannot reach after its grace, and ends with
+    // 128 + 15; the cut-off host's agent ends its ranks by itself.
+    let t = token("netnscutterm");
+    let job = lab.start(
+        &t,
+        &["-n", "6", "--", &am, "flood", "20000000", "200000", &t],
+        &[
+            ("FI_PROVIDER", "tcp;ofi_rxm"),
+            ("GASNET_OFI_DEVICE", "veth0"),
+            ("GASNET_QUIET", "1"),
+            ("GASNET_EXITTIMEOUT", "5"),
+            ("GASNET_WAIT_MODE", "yield"),
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    lab.cut(1);
+    let term = Instant::now();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let d = job.wait(DEADLINE);
+    assert_eq!(d.code, Some(128 + 15), "stderr: {}", d.err_text());
+    assert!(
+        term.elapsed() < Duration::from_secs(12),
+        "the launcher took {:?} to end after SIGTERM: {:?}",
+        term.elapsed(),
+        d.err
+    );
 }
 
 /// The ssh tree (`GASNET_SSH_OUT_DEGREE=2`) over 6 namespace hosts: the
