@@ -516,4 +516,6 @@ impl Job {
 }
 
 #[cfg(test)]
+mod hellos;
+#[cfg(test)]
 mod tests;
