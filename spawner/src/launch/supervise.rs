@@ -518,4 +518,6 @@ impl Job {
 #[cfg(test)]
 mod hellos;
 #[cfg(test)]
+mod scale_check;
+#[cfg(test)]
 mod tests;
