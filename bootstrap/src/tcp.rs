@@ -13,18 +13,16 @@
 //! 4. Collectives go up the tree (children to parent) and back down.
 //!    Every rank holds at most `k + 2` sockets whatever `N` is.
 
+mod accept;
+
 use crate::hostmap::HostMap;
-use crate::wire::{self, read_frame, secret_eq, write_frame, Msg, Secret, MAX_FRAME, MAX_HELLO};
+use crate::wire::{self, read_frame, write_frame, Msg, Secret, MAX_FRAME, MAX_HELLO};
 use crate::{Bootstrap, BootstrapError};
+use accept::accept_children;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::sync::Mutex;
 use std::time::Duration;
 
-/// How long a connecting peer has to present the secret.
-const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a rank tries to reach the launcher.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -43,11 +41,30 @@ pub fn tree_children(rank: usize, size: usize, radix: usize) -> Vec<usize> {
     (first..first.saturating_add(radix).min(size)).collect()
 }
 
+/// What a rank wrote to its tree connections: its `ChildHello` to its
+/// parent and every frame of the collectives (bytes include each frame's
+/// 4-byte length). The launcher connection is not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeTraffic {
+    /// Frames written.
+    pub frames: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+impl TreeTraffic {
+    fn add(&mut self, payload: usize) {
+        self.frames += 1;
+        self.bytes += 4 + payload as u64;
+    }
+}
+
 struct Tree {
     parent: Option<(usize, TcpStream)>,
     children: Vec<(usize, TcpStream)>,
     seq: u64,
     broken: Option<String>,
+    sent: TreeTraffic,
 }
 
 /// A rank's bootstrap over TCP (see the module documentation).
@@ -128,6 +145,7 @@ impl TcpBootstrap {
         if radix < 2 {
             return Err(BootstrapError::Protocol(format!("tree radix {radix} < 2")));
         }
+        let mut sent = TreeTraffic::default();
         let parent = match (tree_parent(rank, radix), parent_addr) {
             (None, _) => None,
             (Some(p), Some(a)) => {
@@ -139,7 +157,9 @@ impl TcpBootstrap {
                     secret,
                     rank: rank as u32,
                 };
-                write_frame(&mut s, &m.encode()).map_err(lost(format!("parent rank {p}")))?;
+                let m = m.encode();
+                write_frame(&mut s, &m).map_err(lost(format!("parent rank {p}")))?;
+                sent.add(m.len());
                 Some((p, s))
             }
             (Some(p), None) => {
@@ -159,6 +179,7 @@ impl TcpBootstrap {
                 children,
                 seq: 0,
                 broken: None,
+                sent,
             }),
             control: Mutex::new(ctl),
         };
@@ -178,6 +199,11 @@ impl TcpBootstrap {
             .collect::<Result<Vec<_>, _>>()?;
         let hosts = HostMap::new(rank, &entries)?;
         Ok(TcpBootstrap { hosts, ..boot })
+    }
+
+    /// What this rank has written to its tree connections so far.
+    pub fn traffic(&self) -> TreeTraffic {
+        self.tree.lock().map(|t| t.sent).unwrap_or_default()
     }
 
     fn with_tree<T>(
@@ -210,17 +236,20 @@ fn header(op: u8, seq: u64) -> Vec<u8> {
     h
 }
 
-/// Send `payload` tagged with `op` and `seq`.
+/// Send `payload` tagged with `op` and `seq`, counted in `sent`.
 fn send(
     s: &mut TcpStream,
     who: &str,
     op: u8,
     seq: u64,
     payload: &[u8],
+    sent: &mut TreeTraffic,
 ) -> Result<(), BootstrapError> {
     let mut f = header(op, seq);
     f.extend_from_slice(payload);
-    write_frame(s, &f).map_err(lost(who.to_string()))
+    write_frame(s, &f).map_err(lost(who.to_string()))?;
+    sent.add(f.len());
+    Ok(())
 }
 
 /// Receive a whole frame, check its tag; returns the frame (header included).
@@ -233,92 +262,6 @@ fn recv(s: &mut TcpStream, who: &str, op: u8, seq: u64) -> Result<Vec<u8>, Boots
         )));
     }
     Ok(f)
-}
-
-fn accept_children(
-    listener: TcpListener,
-    secret: Secret,
-    expected: &[usize],
-) -> Result<Vec<(usize, TcpStream)>, BootstrapError> {
-    if expected.is_empty() {
-        return Ok(Vec::new());
-    }
-    let laddr = listener
-        .local_addr()
-        .map_err(|e| BootstrapError::io("reading the listener address", e))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<(usize, TcpStream)>();
-    let stop2 = stop.clone();
-    let acceptor = thread::Builder::new()
-        .name("bootstrap-accept".into())
-        .stack_size(128 * 1024)
-        .spawn(move || {
-            for conn in listener.incoming() {
-                if stop2.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(mut s) = conn else { continue };
-                let tx = tx.clone();
-                let _ = thread::Builder::new()
-                    .stack_size(128 * 1024)
-                    .spawn(move || {
-                        let peer = s
-                            .peer_addr()
-                            .map(|a| a.to_string())
-                            .unwrap_or_else(|_| "?".into());
-                        let _ = s.set_read_timeout(Some(AUTH_TIMEOUT));
-                        let why = match read_frame(&mut s, MAX_HELLO)
-                            .map_err(|e| e.to_string())
-                            .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()))
-                        {
-                            Ok(Msg::ChildHello { secret: s2, rank }) if secret_eq(&s2, &secret) => {
-                                let _ = s.set_read_timeout(None);
-                                let _ = s.set_nodelay(true);
-                                let _ = tx.send((rank as usize, s));
-                                return;
-                            }
-                            Ok(Msg::ChildHello { .. }) => "wrong secret".to_string(),
-                            Ok(m) => format!("unexpected message {}", short(&m)),
-                            Err(e) => e,
-                        };
-                        tracing::warn!("bootstrap: dropped a connection from {peer}: {why}");
-                    });
-            }
-        })
-        .map_err(|e| BootstrapError::io("starting the accept thread", e))?;
-    let mut got: Vec<(usize, TcpStream)> = Vec::with_capacity(expected.len());
-    while got.len() < expected.len() {
-        let (r, s) = rx
-            .recv()
-            .map_err(|_| BootstrapError::PeerLost("the accept thread ended".into()))?;
-        if !expected.contains(&r) || got.iter().any(|(g, _)| *g == r) {
-            tracing::warn!(
-                "bootstrap: dropped a connection claiming to be rank {r}: not an expected child"
-            );
-            continue;
-        }
-        got.push((r, s));
-    }
-    stop.store(true, Ordering::SeqCst);
-    let _ = TcpStream::connect(laddr);
-    let _ = acceptor.join();
-    got.sort_by_key(|(r, _)| *r);
-    Ok(got)
-}
-
-fn short(m: &Msg) -> &'static str {
-    match m {
-        Msg::RankHello { .. } => "RankHello",
-        Msg::AgentHello { .. } => "AgentHello",
-        Msg::Welcome { .. } => "Welcome",
-        Msg::ChildHello { .. } => "ChildHello",
-        Msg::Abort { .. } => "Abort",
-        Msg::Finalize { .. } => "Finalize",
-        Msg::RankExit { .. } => "RankExit",
-        Msg::Kill { .. } => "Kill",
-        Msg::Heartbeat => "Heartbeat",
-        Msg::SshEnded { .. } => "SshEnded",
-    }
 }
 
 impl Bootstrap for TcpBootstrap {
@@ -344,7 +287,7 @@ impl Bootstrap for TcpBootstrap {
             let down = match &mut t.parent {
                 Some((p, s)) => {
                     let who = format!("parent rank {p}");
-                    send(s, &who, OP_ALLGATHER, seq, &up)?;
+                    send(s, &who, OP_ALLGATHER, seq, &up, &mut t.sent)?;
                     recv(s, &who, OP_ALLGATHER, seq)?
                 }
                 None => {
@@ -376,6 +319,7 @@ impl Bootstrap for TcpBootstrap {
             };
             for (c, s) in t.children.iter_mut() {
                 write_frame(s, &down).map_err(lost(format!("child rank {c}")))?;
+                t.sent.add(down.len());
             }
             let mut d = wire::Dec::new(&down[9..]);
             let n = d.u32()? as usize;
@@ -399,11 +343,18 @@ impl Bootstrap for TcpBootstrap {
             }
             if let Some((p, s)) = &mut t.parent {
                 let who = format!("parent rank {p}");
-                send(s, &who, OP_BARRIER, seq, &[])?;
+                send(s, &who, OP_BARRIER, seq, &[], &mut t.sent)?;
                 recv(s, &who, OP_BARRIER, seq)?;
             }
             for (c, s) in t.children.iter_mut() {
-                send(s, &format!("child rank {c}"), OP_BARRIER, seq, &[])?;
+                send(
+                    s,
+                    &format!("child rank {c}"),
+                    OP_BARRIER,
+                    seq,
+                    &[],
+                    &mut t.sent,
+                )?;
             }
             Ok(())
         })
@@ -433,7 +384,7 @@ impl Bootstrap for TcpBootstrap {
                     if let Some(h) = &have {
                         up.extend_from_slice(h);
                     }
-                    send(s, &who, OP_BROADCAST, seq, &up)?;
+                    send(s, &who, OP_BROADCAST, seq, &up, &mut t.sent)?;
                     recv(s, &who, OP_BROADCAST, seq)?[9..].to_vec()
                 }
                 None => have.ok_or_else(|| {
@@ -443,7 +394,14 @@ impl Bootstrap for TcpBootstrap {
                 })?,
             };
             for (c, s) in t.children.iter_mut() {
-                send(s, &format!("child rank {c}"), OP_BROADCAST, seq, &value)?;
+                send(
+                    s,
+                    &format!("child rank {c}"),
+                    OP_BROADCAST,
+                    seq,
+                    &value,
+                    &mut t.sent,
+                )?;
             }
             Ok(value)
         })

@@ -5,7 +5,8 @@
 //!   bootstrap hellos, and supervises the job (exit codes, teardown,
 //!   signal forwarding);
 //! * [`run_agent`]: the per-host agent of the ssh spawner;
-//! * [`template`]: the command templates of the pmi and mpi spawners.
+//! * [`template`]: the command templates of the pmi and mpi spawners;
+//! * [`scale`]: a model of start-up time and per-rank memory at scale.
 //!
 //! The ranks' side (the `Bootstrap` trait, the TCP, PMIx and MPI bootstraps,
 //! the host map, the variable names and the wire protocol spoken here) is
@@ -19,6 +20,7 @@ mod error;
 pub mod heartbeat;
 pub mod launch;
 mod proc;
+pub mod scale;
 pub mod shm_clean;
 pub mod sshtree;
 pub mod template;

@@ -4,7 +4,7 @@
 
 use crate::SpawnError;
 use bootstrap::wire::{read_frame, secret_eq, Msg, RankEnd, Secret, MAX_HELLO};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, TcpListener, TcpStream};
 use std::sync::mpsc::Sender;
 use std::thread;
 use std::time::Duration;
@@ -40,6 +40,17 @@ pub(super) enum Ev {
         end: RankEnd,
     },
     Signal(i32),
+}
+
+/// The bootstrap listener on `ip`, with the longest listen queue the
+/// system allows (`net.core.somaxconn`, 4096 by default) instead of Rust's
+/// 128: every rank connects once at start-up, and a connection that finds
+/// the queue full has its SYN dropped and sent again only after 1 s.
+pub(super) fn bind_listener(ip: IpAddr) -> std::io::Result<TcpListener> {
+    use nix::sys::socket::{listen, Backlog};
+    let l = TcpListener::bind((ip, 0))?;
+    listen(&l, Backlog::MAXALLOWABLE).map_err(std::io::Error::from)?;
+    Ok(l)
 }
 
 pub(super) fn start_acceptor(

@@ -25,12 +25,11 @@ pub use plan::{block_placement, parse_host_list, parse_node_file};
 
 use crate::proc::spawn_reaper;
 use crate::{new_secret, template, SpawnError};
-use accept::{start_acceptor, Ev};
+use accept::{bind_listener, start_acceptor, Ev};
 use bootstrap::{ENV_BOOTSTRAP_ADDR, ENV_BOOTSTRAP_SECRET, ENV_RANK, ENV_SIZE, ENV_SPAWNER};
 use gex_env::{EnvError, EnvReader, EnvSource};
 use plan::{make_plan, print_plan, usage};
 use std::ffi::OsString;
-use std::net::TcpListener;
 use std::sync::mpsc;
 use std::thread;
 use supervise::Job;
@@ -164,7 +163,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
         print_plan(spec, &plan);
         return Ok(0);
     }
-    let listener = TcpListener::bind((plan.bind_ip, 0)).map_err(|e| {
+    let listener = bind_listener(plan.bind_ip).map_err(|e| {
         SpawnError::io(
             format!("binding the bootstrap listener on {}", plan.bind_ip),
             e,

@@ -454,4 +454,8 @@ mod liveness;
 mod teardown;
 
 #[cfg(test)]
+mod hellos;
+#[cfg(test)]
+mod scale_check;
+#[cfg(test)]
 mod tests;
