@@ -173,6 +173,21 @@ pub enum Error {
         /// What was set (the largest AM).
         want: usize,
     },
+    /// The address vector for every rank's endpoints could not be opened.
+    #[error("the address vector for {count} addresses ({sets} endpoint set(s) x 3 endpoints x {ranks} ranks) cannot be opened on {provider}{}", av_hint(provider, *count))]
+    AvOpen {
+        /// Addresses asked for.
+        count: usize,
+        /// Endpoint sets per rank.
+        sets: usize,
+        /// Ranks in the job.
+        ranks: usize,
+        /// The provider.
+        provider: String,
+        /// libfabric's error.
+        #[source]
+        source: OfiError,
+    },
     /// A start-up over the simulator without a bootstrap.
     #[error("starting over the simulator needs a bootstrap in the options (Options::bootstrap)")]
     NoBootstrap,
@@ -227,5 +242,22 @@ impl Error {
             bytes,
             cause: Arc::new(e),
         }
+    }
+}
+
+/// What to do when a provider's address vector is too small.
+fn av_hint(provider: &str, count: usize) -> String {
+    // shm's region has room for SMR_MAX_PEERS (256) peers (libfabric 1.17
+    // and 2.1): fi_av_open with a larger count fails with -FI_ENOSYS.
+    const SHM_MAX_PEERS: usize = 256;
+    if provider.split(';').next() == Some("shm") && count > SHM_MAX_PEERS {
+        format!(
+            "; the shm provider holds at most {SHM_MAX_PEERS} addresses ({} ranks of one \
+             endpoint set on a host): run fewer ranks per host or another provider \
+             (FI_PROVIDER=tcp)",
+            SHM_MAX_PEERS / 3
+        )
+    } else {
+        String::new()
     }
 }

@@ -155,7 +155,16 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
         let net = self;
         let entry = net.info.first().ok_or(Error::NoFiInfo)?;
         let domain = Domain::open_entry(&entry)?;
-        let av = AddressVector::open(&domain, net.caps.av_type, 3 * plan.sets * plan.size)?;
+        let count = 3 * plan.sets * plan.size;
+        let av = AddressVector::open(&domain, net.caps.av_type, count).map_err(|source| {
+            Error::AvOpen {
+                count,
+                sets: plan.sets,
+                ranks: plan.size,
+                provider: net.caps.provider.clone(),
+                source,
+            }
+        })?;
         let mut sets = Vec::with_capacity(plan.sets);
         let mut names = Vec::with_capacity(3 * plan.sets);
         for _ in 0..plan.sets {
