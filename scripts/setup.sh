@@ -26,6 +26,8 @@ packages=(
   libhwloc-dev libudev-dev         # hwlocality: GASNET_OFI_DEVICE_<ids> topology
   openssh-server openssh-client    # ssh spawner tests run a real sshd
   openmpi-bin libopenmpi-dev libpmix-dev   # mpi / pmi spawners
+  slurm-wlm munge                  # a one-node Slurm for gasnetrun-ofi/tests/slurm.rs;
+                                   # its mpi/pmix plugin loads libpmix-dev's pmix2/lib/libpmix.so
   iproute2 procps                  # network namespaces for multi-host tests; ps
 )
 
