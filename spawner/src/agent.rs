@@ -131,6 +131,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
     let frame = read_frame(&mut input, MAX_FRAME)
         .map_err(|e| SpawnError::io("reading the job description on stdin", e))?;
     let job = AgentJob::decode(&frame)?;
+    crate::capacity::raise_open_files();
     // The ranks this host must start, against what it can hold (the
     // launcher cannot see remote hosts); the override comes with the job.
     let vars = gex_env::MapEnv(

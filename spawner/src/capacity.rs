@@ -123,6 +123,20 @@ pub fn check(ranks: usize, host: &str, cap: Option<&Capacity>) -> Result<(), Str
     }
 }
 
+/// Raise this process's soft limit of open files to its hard limit: the
+/// launcher (and an ssh agent) holds a connection per rank and, for ranks
+/// it starts, their output pipes, so the usual soft limit of 1,024 would
+/// stop a job of a few hundred ranks with "Too many open files". Returns
+/// the soft limit now in force.
+pub fn raise_open_files() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        return Some(hard);
+    }
+    Some(soft)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

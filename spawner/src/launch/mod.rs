@@ -149,6 +149,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
         return run_template_job(spec, env, kind);
     }
     let plan = make_plan(spec, env)?;
+    crate::capacity::raise_open_files();
     if plan.verbose {
         gex_env::eprintln_whole!(
             "gasnetrun-ofi: spawner {}, {} rank(s) on {} host(s), exit timeout {:.1}s, bootstrap tree radix {}",
