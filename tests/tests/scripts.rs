@@ -44,6 +44,16 @@ fn startup_time_refuses_a_bad_run_count() {
 }
 
 #[test]
+fn long_exit_refuses_a_bad_run_count() {
+    let (code, err) = run("long-exit.sh", &["many"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "long-exit: RUNS must be a positive integer, not 'many'"
+    );
+}
+
+#[test]
 fn benchmark_scripts_refuse_an_unknown_figure() {
     for (name, prog) in [
         ("bench-ab.sh", "bench-ab"),
