@@ -78,11 +78,7 @@ fn rank_pids(t: &str, n: usize, within: Duration) -> Vec<i32> {
 /// naming that rank, nothing left.
 fn ended_by_kill(d: &Done, what: &str, objects: &[String]) {
     assert_eq!(d.code, Some(128 + 9), "{what}: {:?}", d.err);
-    let lines: Vec<_> = d
-        .err
-        .iter()
-        .filter(|l| l.contains("killed by signal 9 (SIGKILL)"))
-        .collect();
+    let lines = d.err_with("killed by signal 9 (SIGKILL)");
     assert_eq!(lines.len(), 1, "{what}: {:?}", d.err);
     assert!(
         lines[0].starts_with("gasnetrun-ofi: rank "),
@@ -134,12 +130,7 @@ fn a_stopped_rank_does_not_hold_up_another_ranks_exit() {
         let objects = shm_objects();
         let t = token("sigstop");
         let mut job = start(&t, p, &["exit", "after-pause", "7"], "3");
-        let ready = job.wait_stdout(4, DEADLINE, |l| l.starts_with("ready "));
-        let pid: i32 = ready
-            .iter()
-            .find_map(|l| l.strip_prefix("ready 3 "))
-            .and_then(|x| x.parse().ok())
-            .expect("rank 3's pid");
+        let pid = job.ready_pid(4, 3, DEADLINE);
         let _ = kill(Pid::from_raw(pid), Signal::SIGSTOP);
         let d = job.wait(DEADLINE);
         assert_eq!(d.code, Some(7), "{}: {:?}", p.0, d.err);
@@ -152,11 +143,7 @@ fn a_stopped_rank_does_not_hold_up_another_ranks_exit() {
         // The ranks that waited for rank 3 give up after the exit timeout
         // (the conduit says so) and the launcher's one line names the
         // stopped rank.
-        let named: Vec<_> = d
-            .err
-            .iter()
-            .filter(|l| l.contains("terminating the job"))
-            .collect();
+        let named = d.err_with("terminating the job");
         assert_eq!(named.len(), 1, "{}: {:?}", p.0, d.err);
         assert!(
             named[0].starts_with("gasnetrun-ofi: rank ")
@@ -179,12 +166,7 @@ fn kill_9_of_a_rank_during_the_collective_exit() {
         let objects = shm_objects();
         let t = token("kill-exit");
         let mut job = start(&t, p, &["exit", "after-pause", "7"], "30");
-        let ready = job.wait_stdout(4, DEADLINE, |l| l.starts_with("ready "));
-        let pid: i32 = ready
-            .iter()
-            .find_map(|l| l.strip_prefix("ready 3 "))
-            .and_then(|x| x.parse().ok())
-            .expect("rank 3's pid");
+        let pid = job.ready_pid(4, 3, DEADLINE);
         let _ = kill(Pid::from_raw(pid), Signal::SIGSTOP);
         // Rank 0 exits 2 s after the barrier; the others are then in the
         // collective exit, waiting for rank 3.

@@ -104,20 +104,13 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
     }
 }
 
-/// A partition in the middle of a flood: host c's link goes down. The job
-/// ends within the exit timeout (5 s here) plus the teardown's grace,
-/// exit code 1, with one line naming host c and its ranks; the cut-off
-/// host's agent, hearing nothing from the launcher for as long, kills its
-/// ranks: no process of the job is left on any host.
-#[test]
-fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
-    let _g = serial();
-    let lab = Lab::new();
+/// A 6-rank flood over tcp;ofi_rxm that lasts far longer than the test,
+/// 3 s in (exit timeout 5 s).
+fn long_flood(lab: &Lab, t: &str) -> Job {
     let am = example_arg("gex-am");
-    let t = token("netnscut");
     let job = lab.start(
-        &t,
-        &["-n", "6", "--", &am, "flood", "20000000", "200000", &t],
+        t,
+        &["-n", "6", "--", &am, "flood", "20000000", "200000", t],
         &[
             ("FI_PROVIDER", "tcp;ofi_rxm"),
             ("GASNET_OFI_DEVICE", "veth0"),
@@ -127,16 +120,26 @@ fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
         ],
     );
     std::thread::sleep(Duration::from_secs(3));
+    job
+}
+
+/// A partition in the middle of a flood: host c's link goes down. The job
+/// ends within the exit timeout (5 s here) plus the teardown's grace,
+/// exit code 1, with one line naming host c and its ranks; the cut-off
+/// host's agent, hearing nothing from the launcher for as long, kills its
+/// ranks: no process of the job is left on any host.
+#[test]
+fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
+    let _g = serial();
+    let lab = Lab::new();
+    let t = token("netnscut");
+    let job = long_flood(&lab, &t);
     let cut = Instant::now();
     lab.cut(2);
     let d = job.wait(DEADLINE);
     let took = cut.elapsed();
     assert_eq!(d.code, Some(1), "stderr: {}", d.err_text());
-    let lines: Vec<_> = d
-        .err
-        .iter()
-        .filter(|l| l.contains("terminating the job"))
-        .collect();
+    let lines = d.err_with("terminating the job");
     assert_eq!(lines.len(), 1, "{:?}", d.err);
     assert!(
         lines[0].starts_with(&format!(
@@ -159,18 +162,7 @@ fn a_host_cut_off_in_the_middle_of_a_flood_ends_the_job_naming_its_ranks() {
     // gives up on what it cannot reach after its grace, and ends with
     // 128 + 15; the cut-off host's agent ends its ranks by itself.
     let t = token("netnscutterm");
-    let job = lab.start(
-        &t,
-        &["-n", "6", "--", &am, "flood", "20000000", "200000", &t],
-        &[
-            ("FI_PROVIDER", "tcp;ofi_rxm"),
-            ("GASNET_OFI_DEVICE", "veth0"),
-            ("GASNET_QUIET", "1"),
-            ("GASNET_EXITTIMEOUT", "5"),
-            ("GASNET_WAIT_MODE", "yield"),
-        ],
-    );
-    std::thread::sleep(Duration::from_secs(3));
+    let job = long_flood(&lab, &t);
     lab.cut(1);
     let term = Instant::now();
     let _ = nix::sys::signal::kill(
@@ -266,12 +258,7 @@ fn ssh_tree_of_degree_two_over_six_namespace_hosts() {
         &["-n", "12", "--", &b, &t, "hang"],
         &[("GASNET_SSH_OUT_DEGREE", "2"), ("GASNET_EXITTIMEOUT", "5")],
     );
-    let ready = job.wait_stdout(12, DEADLINE, |l| l.starts_with("ready "));
-    let pid: i32 = ready
-        .iter()
-        .find_map(|l| l.strip_prefix("ready 11 "))
-        .and_then(|x| x.parse().ok())
-        .expect("rank 11's pid");
+    let pid = job.ready_pid(12, 11, DEADLINE);
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,

@@ -158,6 +158,11 @@ impl Done {
         }
     }
 
+    /// The stderr lines that contain `text`.
+    pub fn err_with(&self, text: &str) -> Vec<&String> {
+        self.err.iter().filter(|l| l.contains(text)).collect()
+    }
+
     pub fn out_text(&self) -> String {
         self.out.join("\n")
     }
@@ -240,6 +245,18 @@ impl Job {
             }
             thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Wait for `n` ranks' `ready R PID` lines (bootcheck's `hang`, gex-am's
+    /// `exit after-pause`); the pid of rank `rank`.
+    pub fn ready_pid(&mut self, n: usize, rank: usize, within: Duration) -> i32 {
+        let ready = self.wait_stdout(n, within, |l| l.starts_with("ready "));
+        let tag = format!("ready {rank} ");
+        ready
+            .iter()
+            .find_map(|l| l.strip_prefix(&tag))
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("no pid of rank {rank} in {ready:?}"))
     }
 
     /// Wait until a stderr line matches.
