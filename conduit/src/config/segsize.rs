@@ -10,7 +10,7 @@ pub const MAX_SEGSIZE: &str = "GASNET_MAX_SEGSIZE";
 /// Default of `GASNET_MAX_SEGSIZE`.
 pub const MAX_SEGSIZE_DEFAULT: MaxSegsize = MaxSegsize::PerHost(0.85);
 /// What `GASNET_MAX_SEGSIZE` accepts, for error messages.
-pub const MAX_SEGSIZE_ACCEPTED: &str = "an absolute size (a number with an optional K, M or G \
+pub const MAX_SEGSIZE_ACCEPTED: &str = "an absolute size (a number with an optional K, M, G or T \
 suffix) or a fraction of physical memory above 0 and at most 1, per process (such as 0.5/P) \
 or per host (such as 0.85/H)";
 
