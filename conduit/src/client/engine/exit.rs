@@ -26,6 +26,37 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         self.exit.started.store(true, Ordering::Release);
     }
 
+    /// The exit below gives up after the exit timeout, but only between
+    /// calls: a call that never returns (a provider spinning on a lock a
+    /// stopped peer holds in shared memory) would hold the rank forever.
+    /// A thread of its own ends the job once the whole exit (coordination,
+    /// barrier, a quarter of the timeout to drain) has taken a second
+    /// longer than it may.
+    fn arm_exit_watchdog(&self, code: i32, timeout: Duration) {
+        // Ended as the collective exit ends a rank (end_process: shm
+        // files removed, `_exit`), not through the bootstrap or exit
+        // handlers, which may need what the stuck call holds; the launcher
+        // sees this rank end with `code` and ends the job.
+        let end = self.end;
+        let rank = self.rank;
+        let limit = timeout + timeout / 4 + Duration::from_secs(1);
+        let spawned = std::thread::Builder::new()
+            .name("exit-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                std::thread::sleep(limit);
+                gex_env::eprintln_whole!(
+                    "ofi-conduit (rank {rank}): the exit did not finish within {:.1} s (a call \
+                     into the provider did not return: a peer may be stopped); aborting the job",
+                    limit.as_secs_f64()
+                );
+                end(code)
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no exit watchdog: {e}");
+        }
+    }
+
     fn abort_job(&self, code: i32, why: String) -> ! {
         gex_env::eprintln_whole!("ofi-conduit (rank {}): {why}; aborting the job", self.rank);
         self.boot.abort(code)
@@ -51,6 +82,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let code = self.exit.state.lock().code().unwrap_or(0);
         let timeout = self.cfg.exit_timeout.for_job(self.size);
         let deadline = Instant::now() + timeout;
+        self.arm_exit_watchdog(code, timeout);
         // 1. Tell the ranks at distances 1, 2, 4, ... and hear from every
         //    distance, while serving the network (exit messages received
         //    meanwhile may queue more sends).

@@ -11,13 +11,13 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
         Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)),
     )?;
     let me = c.rank();
+    c.barrier()?;
     if how == "after-pause" {
-        // For fault tests: each rank says it is up (with its pid) before
-        // the barrier; rank 0 then polls for 2 s and exits.
+        // For fault tests: each rank says it is past the barrier (with its
+        // pid); rank 0 then polls for 2 s and exits.
         println!("ready {me} {}", std::process::id());
         std::io::Write::flush(&mut std::io::stdout())?;
     }
-    c.barrier()?;
     match how {
         "after-pause" if me == 0 => {
             let t = std::time::Instant::now();
