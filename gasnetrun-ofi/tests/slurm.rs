@@ -98,22 +98,10 @@ fn shm_names() -> BTreeSet<String> {
 /// Pids of processes (not this one) whose environment holds `needle`: the
 /// daemons, job steps and ranks of one cluster carry its `SLURM_CONF`.
 fn processes_with_env(needle: &[u8]) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        if let Ok(env) = std::fs::read(e.path().join("environ")) {
-            if env.split(|b| *b == 0).any(|kv| kv == needle) {
-                v.push(pid);
-            }
-        }
-    }
-    v
+    pids_where(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle))
+    })
 }
 
 fn kill(pid: i32, sig: nix::sys::signal::Signal) {

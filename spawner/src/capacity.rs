@@ -182,6 +182,18 @@ mod tests {
     }
 
     #[test]
+    fn the_override_is_a_positive_whole_number() {
+        let env = gex_env::MapEnv::from([(ENV_MAX_PER_HOST, "0")]);
+        assert_eq!(
+            of_this_host(&EnvReader::quiet(&env)).unwrap_err().to_string(),
+            "GASNET_SPAWN_MAX_PER_HOST=\"0\" is not accepted: expected a whole number from 1 to 4294967295"
+        );
+        let env = gex_env::MapEnv::from([(ENV_MAX_PER_HOST, "12")]);
+        let c = of_this_host(&EnvReader::quiet(&env)).unwrap().unwrap();
+        assert_eq!((c.ranks, c.estimated), (12, false));
+    }
+
+    #[test]
     fn this_host_has_figures() {
         let f = TaskFigures::of_this_host().expect("/proc figures");
         assert!(f.pid_max > 0 && f.threads_max > 0 && f.tasks > 0, "{f:?}");

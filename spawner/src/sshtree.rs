@@ -29,15 +29,18 @@ pub fn children(parent: Option<usize>, hosts: usize, degree: usize) -> Vec<usize
     (first..first.saturating_add(degree).min(hosts)).collect()
 }
 
+/// The host whose agent starts host `h`'s (`None`: the launcher); the
+/// inverse of [`children`].
+pub fn parent(h: usize, degree: usize) -> Option<usize> {
+    (h >= degree).then(|| h / degree - 1)
+}
+
 /// The level of host `h` in the tree (1: started by the launcher).
 pub fn level(h: usize, degree: usize) -> usize {
-    let mut level = 1;
-    let mut h = h;
-    while h >= degree {
-        h = h / degree - 1;
-        level += 1;
+    match parent(h, degree) {
+        None => 1,
+        Some(p) => level(p, degree) + 1,
     }
-    level
 }
 
 /// How to start an agent: the ssh command's words before the host name,
@@ -101,6 +104,7 @@ mod tests {
                     assert!(c.len() <= degree);
                     for h in c {
                         assert!(parent_of[h].is_none(), "{h} started twice");
+                        assert_eq!(parent(h, degree), p);
                         parent_of[h] = Some(p);
                         queue.push(Some(h));
                     }

@@ -79,24 +79,23 @@ pub fn token(name: &str) -> String {
     )
 }
 
+/// Pids (other than ours) for which `keep(pid)` holds.
+pub fn pids_where(keep: impl Fn(i32) -> bool) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|&pid| pid != me && keep(pid))
+        .collect()
+}
+
 /// Pids (other than ours) whose command line contains `token`.
 pub fn processes_with(token: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            if String::from_utf8_lossy(&c).contains(token) {
-                v.push(pid);
-            }
-        }
-    }
-    v
+    pids_where(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(token))
+    })
 }
 
 /// Every process of the job is gone (waits up to 3 s for the last ones to

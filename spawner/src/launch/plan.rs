@@ -369,6 +369,12 @@ mod tests {
         let at = |o: &str| c.prefix.iter().position(|p| p == o).unwrap();
         assert!(at("ProxyCommand=a b") < at("ConnectTimeout=10"));
         assert_eq!(c.startup, Duration::from_secs(30));
+        assert_eq!(c.degree, 32);
+        let env = MapEnv::from([("GASNET_SSH_OUT_DEGREE", "0")]);
+        assert_eq!(
+            ssh_conf(&EnvReader::quiet(&env)).err().unwrap().to_string(),
+            "GASNET_SSH_OUT_DEGREE=\"0\" is not accepted: expected a whole number from 1 to 4096"
+        );
         let env = MapEnv::from([(ENV_SSH_STARTUP_TIMEOUT, "0.5")]);
         assert_eq!(
             ssh_conf(&EnvReader::quiet(&env)).err().unwrap().to_string(),

@@ -106,17 +106,24 @@ fn room_for(fds: u64) -> u64 {
     getrlimit(Resource::RLIMIT_NOFILE).map_or(soft, |l| l.0)
 }
 
-#[test]
-fn launcher_rate_of_hellos() {
-    // Ranks in order, at most 64 hellos not yet welcomed (below any listen
-    // backlog, so no connection waits for a SYN retransmission); prints the
-    // time per hello (`--nocapture`; docs/launching.md, "Scaling model").
+/// Up to 1,000 ranks, as many as RLIMIT_NOFILE leaves room for (two
+/// descriptors each: the rank's end and the launcher's), at least 200.
+fn ranks_the_limit_allows() -> usize {
     let limit = room_for(2 * 1000);
     let n = 1000.min(limit.saturating_sub(256) as usize / 2);
     assert!(
         n >= 200,
         "RLIMIT_NOFILE {limit} leaves room for {n} connections"
     );
+    n
+}
+
+#[test]
+fn launcher_rate_of_hellos() {
+    // Ranks in order, at most 64 hellos not yet welcomed (below any listen
+    // backlog, so no connection waits for a SYN retransmission); prints the
+    // time per hello (`--nocapture`; docs/launching.md, "Scaling model").
+    let n = ranks_the_limit_allows();
     let (addr, secret, launcher) = launcher_loop(n);
     let start = std::time::Instant::now();
     let mut conns: Vec<TcpStream> = Vec::with_capacity(n);
@@ -176,12 +183,7 @@ fn a_burst_of_hellos_waits_for_no_syn_retransmission() {
     // the listen queue must hold them. A SYN dropped by a full queue is
     // sent again after 1 s; with Rust's default backlog of 128 this burst
     // took 5-6 s here.
-    let limit = room_for(2 * 1000);
-    let n = 1000.min(limit.saturating_sub(256) as usize / 2);
-    assert!(
-        n >= 200,
-        "RLIMIT_NOFILE {limit} leaves room for {n} connections"
-    );
+    let n = ranks_the_limit_allows();
     let (addr, secret, launcher) = launcher_loop(n);
     let start = std::time::Instant::now();
     let mut conns: Vec<(usize, TcpStream)> = (0..n)

@@ -116,9 +116,9 @@ impl Job {
         };
         if plan.verbose {
             for (h, name) in plan.hosts.iter().enumerate() {
-                let by = match crate::sshtree::level(h, ssh.degree) {
-                    1 => "the launcher".to_string(),
-                    _ => format!("the agent of host {}", h / ssh.degree - 1),
+                let by = match crate::sshtree::parent(h, ssh.degree) {
+                    None => "the launcher".to_string(),
+                    Some(p) => format!("the agent of host {p}"),
                 };
                 gex_env::eprintln_whole!(
                     "gasnetrun-ofi: host {h} ({name}), {}, started by {by}: {}",
