@@ -1,0 +1,290 @@
+//! Requests: one slot per operation, found from a completion's context
+//! without a search (the context is the slot's index), each with the kind
+//! of operation that decides what a completion does to it (the MTL's
+//! per-request completion callback).
+
+/// What a finished receive or probe reports (MPI's status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Status {
+    /// Source rank in the communicator.
+    pub source: u32,
+    /// The message's tag.
+    pub tag: u32,
+    /// Bytes placed in the buffer (receives) or the message's size
+    /// (probes and sends).
+    pub len: usize,
+    /// The message was longer than the buffer: `len` bytes were written,
+    /// the rest dropped.
+    pub truncated: bool,
+    /// The message's full size (equals `len` unless truncated).
+    pub size: usize,
+    /// The receive was cancelled before it matched.
+    pub cancelled: bool,
+}
+
+/// A libfabric failure of an operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    /// libfabric error number (positive `FI_E*`).
+    pub err: i32,
+    /// Provider error number.
+    pub prov_errno: i32,
+    /// The provider's text.
+    pub text: String,
+}
+
+/// What a request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A send; done on its completion.
+    Send {
+        /// Bytes.
+        len: usize,
+    },
+    /// A synchronous send: done once sent *and* acknowledged.
+    SyncSend {
+        /// Bytes.
+        len: usize,
+        /// The send completed.
+        sent: bool,
+        /// The receiver's acknowledgement arrived.
+        acked: bool,
+    },
+    /// A receive into a buffer of `cap` bytes.
+    Recv {
+        /// Buffer size.
+        cap: usize,
+    },
+    /// A probe (`FI_PEEK`, perhaps with `FI_CLAIM`).
+    Probe,
+}
+
+/// Which of a request's operations a context stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The request's send, receive or probe.
+    Main,
+    /// A synchronous send's wait for its acknowledgement.
+    Ack,
+}
+
+const PART_MAIN: u64 = 1;
+const PART_ACK: u64 = 2;
+
+/// The context value of `part` of the request in slot `idx`: never 0 and
+/// never a multiple of 8, so it cannot be mistaken for a pointer.
+#[inline]
+pub fn context(idx: u32, part: Part) -> u64 {
+    ((idx as u64) << 3)
+        | match part {
+            Part::Main => PART_MAIN,
+            Part::Ack => PART_ACK,
+        }
+}
+
+/// The slot and part a context value stands for.
+#[inline]
+pub fn decode_context(ctx: u64) -> Option<(u32, Part)> {
+    let idx = u32::try_from(ctx >> 3).ok()?;
+    match ctx & 7 {
+        PART_MAIN => Some((idx, Part::Main)),
+        PART_ACK => Some((idx, Part::Ack)),
+        _ => None,
+    }
+}
+
+/// A request's handle: slot and generation (a stale handle never sees a
+/// reused slot's result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReqId {
+    /// Slot.
+    pub idx: u32,
+    /// Generation of the slot when started.
+    pub gen: u32,
+}
+
+/// Outcome of a finished request.
+pub type Outcome = Result<Status, OpError>;
+
+#[derive(Debug)]
+enum State {
+    Free,
+    Pending(Kind),
+    Done(Outcome),
+}
+
+#[derive(Debug)]
+struct Slot {
+    gen: u32,
+    state: State,
+}
+
+/// The table of requests.
+#[derive(Debug, Default)]
+pub struct Requests {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    pending: usize,
+}
+
+impl Requests {
+    /// An empty table.
+    pub fn new() -> Requests {
+        Requests::default()
+    }
+
+    /// Start a request of `kind`.
+    pub fn start(&mut self, kind: Kind) -> ReqId {
+        self.pending += 1;
+        if let Some(idx) = self.free.pop() {
+            let s = &mut self.slots[idx as usize];
+            s.gen = s.gen.wrapping_add(1);
+            s.state = State::Pending(kind);
+            return ReqId { idx, gen: s.gen };
+        }
+        let idx = self.slots.len() as u32;
+        self.slots.push(Slot {
+            gen: 0,
+            state: State::Pending(kind),
+        });
+        ReqId { idx, gen: 0 }
+    }
+
+    /// Requests started and not yet finished.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// The kind of a pending request.
+    pub fn kind(&self, id: ReqId) -> Option<Kind> {
+        match self.slots.get(id.idx as usize) {
+            Some(Slot {
+                gen,
+                state: State::Pending(k),
+            }) if *gen == id.gen => Some(*k),
+            _ => None,
+        }
+    }
+
+    fn finish(&mut self, idx: u32, o: Outcome) {
+        if let Some(s) = self.slots.get_mut(idx as usize) {
+            if matches!(s.state, State::Pending(_)) {
+                self.pending -= 1;
+                s.state = State::Done(o);
+            }
+        }
+    }
+
+    /// A successful completion of `part` of slot `idx`. For a receive or
+    /// probe, `status` is what arrived (with the full size in `size`);
+    /// for a receive, the caller has told whether it asks for an
+    /// acknowledgement. Returns true when the request is now done.
+    pub fn complete(&mut self, idx: u32, part: Part, status: Status) -> bool {
+        let Some(s) = self.slots.get_mut(idx as usize) else {
+            return false;
+        };
+        let State::Pending(kind) = &mut s.state else {
+            return false;
+        };
+        let done = match (kind, part) {
+            (Kind::Send { len }, Part::Main) => Some(Status {
+                len: *len,
+                size: *len,
+                ..status
+            }),
+            (Kind::SyncSend { len, sent, acked }, p) => {
+                match p {
+                    Part::Main => *sent = true,
+                    Part::Ack => *acked = true,
+                }
+                (*sent && *acked).then_some(Status {
+                    len: *len,
+                    size: *len,
+                    ..status
+                })
+            }
+            (Kind::Recv { .. }, Part::Main) | (Kind::Probe, Part::Main) => Some(status),
+            _ => None,
+        };
+        match done {
+            Some(st) => {
+                self.finish(idx, Ok(st));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A failed operation of slot `idx`. A truncated receive (`FI_ETRUNC`)
+    /// and a cancelled one (`FI_ECANCELED`) finish with a status saying so;
+    /// anything else finishes with the error.
+    pub fn fail(&mut self, idx: u32, outcome: Outcome) {
+        self.finish(idx, outcome);
+    }
+
+    /// Whether `id` has finished.
+    pub fn is_done(&self, id: ReqId) -> bool {
+        matches!(self.slots.get(id.idx as usize), Some(Slot { gen, state: State::Done(_) }) if *gen == id.gen)
+    }
+
+    /// Take the outcome of a finished request and free its slot.
+    pub fn take(&mut self, id: ReqId) -> Option<Outcome> {
+        let s = self.slots.get_mut(id.idx as usize)?;
+        if s.gen != id.gen || !matches!(s.state, State::Done(_)) {
+            return None;
+        }
+        let State::Done(o) = std::mem::replace(&mut s.state, State::Free) else {
+            unreachable!("checked above")
+        };
+        self.free.push(id.idx);
+        Some(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_round_trip_and_never_look_like_pointers() {
+        for idx in [0, 1, 77, u32::MAX] {
+            for p in [Part::Main, Part::Ack] {
+                let c = context(idx, p);
+                assert_ne!(c % 8, 0);
+                assert_eq!(decode_context(c), Some((idx, p)));
+            }
+        }
+        assert_eq!(decode_context(0x1000), None);
+    }
+
+    #[test]
+    fn sync_send_needs_both_parts() {
+        let mut r = Requests::new();
+        let id = r.start(Kind::SyncSend {
+            len: 8,
+            sent: false,
+            acked: false,
+        });
+        assert!(!r.complete(id.idx, Part::Ack, Status::default()));
+        assert!(!r.is_done(id));
+        assert!(r.complete(id.idx, Part::Main, Status::default()));
+        let st = r.take(id).unwrap().unwrap();
+        assert_eq!(st.len, 8);
+        assert_eq!(r.pending(), 0);
+    }
+
+    #[test]
+    fn stale_handles_see_nothing() {
+        let mut r = Requests::new();
+        let a = r.start(Kind::Recv { cap: 4 });
+        r.complete(a.idx, Part::Main, Status { len: 4, size: 4, ..Status::default() });
+        assert!(r.take(a).is_some());
+        let b = r.start(Kind::Send { len: 1 });
+        assert_eq!(a.idx, b.idx);
+        assert!(!r.is_done(a));
+        assert!(r.take(a).is_none());
+        assert_eq!(r.kind(b), Some(Kind::Send { len: 1 }));
+        r.fail(b.idx, Err(OpError { err: 5, prov_errno: 0, text: "x".into() }));
+        assert!(r.take(b).unwrap().is_err());
+    }
+}
