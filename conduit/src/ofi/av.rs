@@ -47,9 +47,19 @@ impl std::fmt::Debug for AddressVector {
 impl AddressVector {
     /// Open an AV of `av_type` sized for `count` peers.
     pub fn open(domain: &Domain, av_type: AvType, count: usize) -> Result<Self, OfiError> {
+        Self::open_attr(domain, av_type, count, 0)
+    }
+
+    pub(super) fn open_attr(
+        domain: &Domain,
+        av_type: AvType,
+        count: usize,
+        rx_ctx_bits: i32,
+    ) -> Result<Self, OfiError> {
         let mut attr = sys::fi_av_attr {
             type_: av_type.raw(),
             count,
+            rx_ctx_bits,
             ..Default::default()
         };
         let mut raw: *mut sys::fid_av = ptr::null_mut();

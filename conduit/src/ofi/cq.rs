@@ -8,6 +8,9 @@ use std::sync::Arc;
 
 pub(crate) struct CqInner {
     pub(crate) raw: *mut sys::fid_cq,
+    /// FI_CQ_FORMAT_TAGGED (else FI_CQ_FORMAT_DATA): which entry type a
+    /// read may write.
+    pub(crate) tagged: bool,
     _domain: Domain,
 }
 
@@ -100,6 +103,14 @@ pub struct CqErrEntry {
     pub err: i32,
     /// Provider-specific error number.
     pub prov_errno: i32,
+    /// Bytes transferred (a truncated receive: what was placed).
+    pub len: usize,
+    /// Bytes that did not fit (FI_ETRUNC).
+    pub olen: usize,
+    /// The message's tag (tagged receives).
+    pub tag: u64,
+    /// Remote CQ data (when FI_REMOTE_CQ_DATA is in `flags`).
+    pub data: u64,
     /// `fi_cq_strerror` text.
     pub text: String,
 }
@@ -118,9 +129,22 @@ pub enum CqRead {
 impl CompletionQueue {
     /// Open a CQ of `size` entries (0 = provider default).
     pub fn open(domain: &Domain, size: usize) -> Result<CompletionQueue, OfiError> {
+        Self::open_format(domain, size, false)
+    }
+
+    /// Open a CQ in FI_CQ_FORMAT_TAGGED (`tagged`) or FI_CQ_FORMAT_DATA.
+    pub(super) fn open_format(
+        domain: &Domain,
+        size: usize,
+        tagged: bool,
+    ) -> Result<CompletionQueue, OfiError> {
         let mut attr = sys::fi_cq_attr {
             size,
-            format: sys::fi_cq_format_FI_CQ_FORMAT_DATA,
+            format: if tagged {
+                sys::fi_cq_format_FI_CQ_FORMAT_TAGGED
+            } else {
+                sys::fi_cq_format_FI_CQ_FORMAT_DATA
+            },
             wait_obj: sys::fi_wait_obj_FI_WAIT_NONE,
             ..Default::default()
         };
@@ -131,6 +155,7 @@ impl CompletionQueue {
         Ok(CompletionQueue {
             inner: Arc::new(CqInner {
                 raw,
+                tagged,
                 _domain: domain.clone(),
             }),
         })
@@ -164,7 +189,11 @@ impl CompletionQueue {
         &self,
         buf: &mut [std::mem::MaybeUninit<CqEntry>],
     ) -> Result<CqRead, OfiError> {
-        // SAFETY: buf is valid for writes of buf.len() entries; the provider
+        if self.inner.tagged {
+            return Err(OfiError::new("fi_cq_read", -(sys::FI_EINVAL as i64)));
+        }
+        // SAFETY: buf is valid for writes of buf.len() entries of this
+        // queue's format (FI_CQ_FORMAT_DATA, checked above); the provider
         // initialises the ones it reports; threading per the caller.
         let rc = unsafe { sys::fi_cq_read(self.inner.raw, buf.as_mut_ptr().cast(), buf.len()) };
         if rc > 0 {
@@ -219,6 +248,10 @@ impl CompletionQueue {
             flags: e.flags,
             err: e.err,
             prov_errno: e.prov_errno,
+            len: e.len,
+            olen: e.olen,
+            tag: e.tag,
+            data: e.data,
             text,
         }))
     }

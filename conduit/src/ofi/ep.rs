@@ -53,6 +53,11 @@ pub struct EndpointBuilder {
     cqs: Vec<CompletionQueue>,
     av: Option<AddressVector>,
     domain: Domain,
+    /// A scalable endpoint's TX or RX context (never has an AV of its own).
+    pub(super) context: bool,
+    /// The scalable endpoint a context belongs to (kept open until the
+    /// context is closed).
+    pub(super) parent: Option<Endpoint>,
 }
 
 impl Drop for EndpointBuilder {
@@ -60,7 +65,7 @@ impl Drop for EndpointBuilder {
         if self.raw.is_null() {
             return;
         }
-        if self.av.is_none() && super::runtime_version().0 < 2 {
+        if self.av.is_none() && !self.context && super::runtime_version().0 < 2 {
             // libfabric 1.17's ofi_rxm dereferences the endpoint's AV in
             // fi_close and crashes when none was bound (known-issues.md;
             // 2.1 closes it). Such an endpoint only exists on an error path
@@ -75,6 +80,19 @@ impl Drop for EndpointBuilder {
 }
 
 impl EndpointBuilder {
+    /// A builder around an endpoint opened elsewhere in this module
+    /// (`fi_scalable_ep`, `fi_tx_context`, `fi_rx_context`).
+    pub(super) fn from_raw(raw: *mut sys::fid_ep, domain: &Domain) -> EndpointBuilder {
+        EndpointBuilder {
+            raw,
+            cqs: Vec::new(),
+            av: None,
+            domain: domain.clone(),
+            context: false,
+            parent: None,
+        }
+    }
+
     /// Bind a completion queue with `flags` (FI_TRANSMIT, FI_RECV, and
     /// FI_SELECTIVE_COMPLETION if wanted).
     pub fn bind_cq(mut self, cq: &CompletionQueue, flags: u64) -> Result<Self, OfiError> {
@@ -137,12 +155,16 @@ impl EndpointBuilder {
             shm_region::opened(o);
         }
         let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
+        let mut held: Vec<Held> = Vec::new();
+        if let Some(p) = self.parent.take() {
+            held.push(Arc::new(p));
+        }
         Ok(Endpoint {
             inner: Arc::new(EpInner {
                 raw,
                 _cqs: std::mem::take(&mut self.cqs),
                 _av: self.av.take(),
-                held: std::sync::Mutex::new(Vec::new()),
+                held: std::sync::Mutex::new(held),
                 shm_object,
                 _domain: self.domain.clone(),
             }),
@@ -187,6 +209,8 @@ impl Endpoint {
             cqs: Vec::new(),
             av: None,
             domain: domain.clone(),
+            context: false,
+            parent: None,
         })
     }
 

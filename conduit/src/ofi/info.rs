@@ -123,7 +123,7 @@ impl MrMode {
 /// Hints for `fi_getinfo`, owned (allocated with `fi_allocinfo`).
 #[derive(Debug)]
 pub struct Hints {
-    raw: *mut sys::fi_info,
+    pub(super) raw: *mut sys::fi_info,
 }
 
 impl Default for Hints {

@@ -28,6 +28,7 @@ mod ep_ops;
 mod error;
 mod info;
 mod mr;
+mod tagged;
 pub mod shm_region;
 
 pub use av::AddressVector;
@@ -37,6 +38,7 @@ pub use ep::{Endpoint, Held};
 pub use error::{check, strerror, OfiError};
 pub use info::{AvType, Hints, InfoEntry, InfoList, MrMode, Threading};
 pub use mr::{MemoryRegion, RegisteredMemory};
+pub use tagged::{rx_addr, TaggedEntry};
 
 /// A peer's address in an address vector (`fi_addr_t`).
 pub type FiAddr = ofi_sys::fi_addr_t;
