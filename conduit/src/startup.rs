@@ -8,9 +8,10 @@
 //! 3. `GASNET_OFI_LIST_DEVICES` prints the usable provider/device pairs;
 //! 4. the provider and device are selected and checked against their
 //!    profile;
-//! 5. a provider that is not recommended gets one warning (rank 0, unless
-//!    `GASNET_QUIET=1`), and `GASNET_VERBOSEENV=1` prints every variable
-//!    read (rank 0).
+//! 5. a provider that is not recommended gets one warning, as does each
+//!    tagged setting without effect ([`crate::config::TaggedConfig::notes`])
+//!    (rank 0, unless `GASNET_QUIET=1`), and `GASNET_VERBOSEENV=1` prints
+//!    every variable read (rank 0).
 
 use crate::config::{Config, ConfigError};
 use crate::ofi::OfiError;
@@ -178,6 +179,15 @@ pub fn prepare(
             gex_env::eprintln_whole!("{w}");
             printed.push(w);
         }
+    }
+    // Tagged settings accepted but without effect (GASNET_OFI_NUM_CTXTS
+    // without thread grouping).
+    for n in cfg.tagged.notes() {
+        if lead && !cfg.general.quiet {
+            gex_env::eprintln_whole!("WARNING: {n}");
+            printed.push(format!("WARNING: {n}"));
+        }
+        notes.push(n);
     }
     // A provider whose FI_MULTI_RECV is unreliable gets its profile's
     // receive mode unless the user chose one (then a warning says why the

@@ -29,6 +29,7 @@ mod node_list;
 mod read;
 pub mod rma;
 pub mod segsize;
+pub mod tagged;
 
 pub use am::{AmConfig, RecvBuffSize};
 pub use cq::CqConfig;
@@ -41,6 +42,7 @@ pub use node_list::NodeList;
 pub use read::{host_page_size, host_physical_memory};
 pub use rma::RmaConfig;
 pub use segsize::MaxSegsize;
+pub use tagged::TaggedConfig;
 
 use gex_env::EnvReader;
 
@@ -69,6 +71,8 @@ pub struct Config {
     pub max_segsize: MaxSegsize,
     /// `GASNET_EXITTIMEOUT` and its `_MAX`, `_MIN`, `_FACTOR` companions.
     pub exit_timeout: ExitTimeout,
+    /// Tagged messaging: tag mode, progress batch, scalable endpoints.
+    pub tagged: TaggedConfig,
 }
 
 impl Config {
@@ -112,6 +116,11 @@ impl Config {
         EXITTIMEOUT_VARIABLES[1],
         EXITTIMEOUT_VARIABLES[2],
         EXITTIMEOUT_VARIABLES[3],
+        tagged::TAG_MODE,
+        tagged::PROGRESS_EVENT_CNT,
+        tagged::ENABLE_SEP,
+        tagged::THREAD_GROUPING,
+        tagged::NUM_CTXTS,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the
@@ -134,6 +143,7 @@ impl Config {
             cq: CqConfig::from_env(reader)?,
             max_segsize: MaxSegsize::from_env(reader)?,
             exit_timeout: ExitTimeout::from_env(reader)?,
+            tagged: TaggedConfig::from_env(reader)?,
         })
     }
 
@@ -166,6 +176,24 @@ mod tests {
         assert_eq!(c.exit_timeout, ExitTimeout::default());
         assert_eq!(c.general.set_universe_size, None);
         assert!(c.device.device_type.is_some());
+        assert_eq!(c.tagged, TaggedConfig::default());
+    }
+
+    #[test]
+    fn tagged_settings_through_config() {
+        let env = MapEnv::from([
+            ("GASNET_OFI_TAG_MODE", "ofi_tag_2"),
+            ("GASNET_OFI_PROGRESS_EVENT_CNT", "32"),
+        ]);
+        let c = read(&env).unwrap();
+        assert_eq!(c.tagged.tag_mode, ::tagged::TagMode::Tag2);
+        assert_eq!(c.tagged.progress_event_cnt, 32);
+        let env = MapEnv::from([("GASNET_OFI_TAG_MODE", "ofi_tag_9")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_TAG_MODE=\"ofi_tag_9\" is not accepted: expected auto, ofi_tag_1, \
+ofi_tag_2 or ofi_tag_full"
+        );
     }
 
     #[test]
