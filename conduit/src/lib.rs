@@ -15,6 +15,7 @@ pub mod profile;
 pub mod select;
 pub mod startup;
 pub mod sync;
+pub mod tagged;
 pub mod transport;
 
 /// `eprintln!` in one write (from `gex_env`): for messages of ranks that

@@ -155,6 +155,18 @@ impl Requests {
         self.pending
     }
 
+    /// The kind of the request pending in slot `idx` (completions carry
+    /// the slot, not the generation).
+    pub fn kind_at(&self, idx: u32) -> Option<Kind> {
+        match self.slots.get(idx as usize) {
+            Some(Slot {
+                state: State::Pending(k),
+                ..
+            }) => Some(*k),
+            _ => None,
+        }
+    }
+
     /// The kind of a pending request.
     pub fn kind(&self, id: ReqId) -> Option<Kind> {
         match self.slots.get(id.idx as usize) {

@@ -191,6 +191,9 @@ pub enum Error {
     /// A start-up over the simulator without a bootstrap.
     #[error("starting over the simulator needs a bootstrap in the options (Options::bootstrap)")]
     NoBootstrap,
+    /// Tagged messaging.
+    #[error(transparent)]
+    Tagged(#[from] crate::tagged::TaggedError),
 }
 
 impl From<crate::startup::StartupError> for Error {

@@ -34,6 +34,8 @@ pub struct Options<S> {
     /// How the process ends after a collective exit (tests whose ranks are
     /// threads end the thread instead).
     pub end: fn(i32) -> !,
+    /// Open tagged messaging too ([`Options::tagged`]).
+    pub tagged: bool,
 }
 
 impl<S> Options<S> {
@@ -46,7 +48,15 @@ impl<S> Options<S> {
             boot: None,
             config: None,
             end: super::engine::end_process,
+            tagged: false,
         }
+    }
+
+    /// With tagged point-to-point messaging ([`crate::tagged`]): its
+    /// endpoints are opened and their names exchanged at start-up.
+    pub fn tagged(mut self) -> Self {
+        self.tagged = true;
+        self
     }
 
     /// With `n` endpoint sets.
@@ -128,7 +138,11 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
         lock: PhantomData,
     };
     let (rma_inject_limit, _) = cfg.rma.resolve_inject_limit(caps.inject_size);
-    start(
+    let tagged = o.tagged.then(|| {
+        let w = net.info.first().map(|e| crate::tagged::open::Where::of(&e));
+        (w, crate::tagged::Settings::of(&cfg))
+    });
+    let client: ClientOf<M, S, OfiTransport<L>> = start(
         net,
         Params {
             boot,
@@ -141,7 +155,14 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
             rma_inject_limit,
             end: o.end,
         },
-    )
+    )?;
+    if let Some((w, st)) = tagged {
+        let w = w.ok_or(Error::NoFiInfo)?;
+        let eng = crate::tagged::open::open::<M>(&w, &st, &*client.core.boot)?;
+        eng.register_world();
+        let _ = client.core.tagged.set(eng);
+    }
+    Ok(client)
 }
 
 /// The engine's start-up over any network (the simulator's tests use it).

@@ -47,7 +47,7 @@
 //! 0, closes the network in ownership order, and returns.
 
 mod api;
-mod engine;
+pub(crate) mod engine;
 mod error;
 mod init;
 mod memory;
@@ -83,7 +83,7 @@ use std::sync::atomic::Ordering;
 /// A rank's handle on the job, in threading mode `M`, with handler state
 /// `S`, over transport `T`. Use the aliases [`Client`] and [`ParClient`].
 pub struct ClientOf<M: Mode, S, T: Transport> {
-    core: ManuallyDrop<Core<M, T, S>>,
+    pub(crate) core: ManuallyDrop<Core<M, T, S>>,
 }
 
 /// The single-threaded client (over libfabric unless `T` says otherwise).

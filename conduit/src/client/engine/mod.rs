@@ -154,6 +154,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub idle: Idle<M::Counter>,
     pub names_at_startup: usize,
     pub end: fn(i32) -> !,
+    /// Tagged messaging, when the client was started with it.
+    pub tagged: OnceLock<crate::tagged::engine::Engine<M>>,
 }
 
 thread_local! {
@@ -324,6 +326,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             idle: Idle::new(p.wait_mode),
             names_at_startup,
             end: p.end,
+            tagged: OnceLock::new(),
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {

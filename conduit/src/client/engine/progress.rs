@@ -47,6 +47,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     #[inline]
     pub fn progress(&self, set: usize, what: Progress) -> Result<(), Error> {
         let r = self.progress_set(set, what);
+        if let Some(t) = self.tagged.get() {
+            let mut first = None;
+            keep(&mut first, r);
+            keep(&mut first, t.progress().map(|_| ()));
+            if set == 0 && self.sets.len() > 1 {
+                for (i, s) in self.sets.iter().enumerate().skip(1) {
+                    if !s.owned.load(std::sync::atomic::Ordering::Acquire) {
+                        keep(&mut first, self.progress_set(i, what));
+                    }
+                }
+            }
+            return first.map_or(Ok(()), Err);
+        }
         if set == 0 && self.sets.len() > 1 {
             let mut first = None;
             keep(&mut first, r);

@@ -19,7 +19,6 @@ use crate::transport::{
     Transport,
 };
 use ofi_sys as sys;
-use open::unpack_names;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,6 +28,7 @@ mod open;
 
 pub use lock::{DomainLock, Synced, Unsynced};
 pub use open::OfiNetwork;
+pub(crate) use open::{pack_names, unpack_names};
 
 struct OfiSet {
     eps: [Endpoint; 3],

@@ -33,7 +33,7 @@ pub struct OfiNetwork<L: DomainLock = Unsynced> {
     pub lock: PhantomData<L>,
 }
 
-fn pack_names(names: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn pack_names(names: &[Vec<u8>]) -> Vec<u8> {
     let mut out = Vec::new();
     for n in names {
         out.extend_from_slice(&(n.len() as u16).to_le_bytes());
@@ -42,7 +42,7 @@ fn pack_names(names: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-pub(super) fn unpack_names(rank: usize, want: usize, b: &[u8]) -> Result<Vec<&[u8]>, Error> {
+pub(crate) fn unpack_names(rank: usize, want: usize, b: &[u8]) -> Result<Vec<&[u8]>, Error> {
     let mut out = Vec::with_capacity(want);
     let mut at = 0;
     while at + 2 <= b.len() {

@@ -1,0 +1,85 @@
+//! What tagged messaging reports.
+
+use tagged::{LayoutError, LimitError, OpError, Status};
+
+/// A tagged-messaging failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaggedError {
+    /// The client was started without tagged messaging.
+    #[error("tagged messaging is not enabled: start the client with Options::tagged()")]
+    NotEnabled,
+    /// No tag layout fits the provider.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// A communicator id, source rank or tag beyond the layout.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// The provider offers no tagged RDM endpoint in the client's domain.
+    #[error(
+        "provider {provider} (domain {domain}) offers no RDM endpoint with FI_TAGGED and FI_ORDER_SAS \
+         for tagged messaging"
+    )]
+    NoTaggedInfo {
+        /// The provider.
+        provider: String,
+        /// The domain.
+        domain: String,
+    },
+    /// Scalable endpoints asked for on a provider with one context.
+    #[error(
+        "GASNET_OFI_ENABLE_SEP=1 is not possible with provider {provider}: it offers {tx} TX and {rx} RX \
+         context(s) per endpoint, and scalable endpoints need more than one. Unset GASNET_OFI_ENABLE_SEP \
+         (GASNET_OFI_THREAD_GROUPING=1 then gives each context a regular endpoint of its own) or choose a \
+         provider with scalable endpoints (FI_PROVIDER=sockets on this machine's libfabric)"
+    )]
+    SepUnsupported {
+        /// The provider.
+        provider: String,
+        /// Its `max_ep_tx_ctx`.
+        tx: usize,
+        /// Its `max_ep_rx_ctx`.
+        rx: usize,
+    },
+    /// A rank outside the communicator.
+    #[error("rank {rank} is not in the communicator (size {size})")]
+    Rank {
+        /// The rank.
+        rank: u32,
+        /// The communicator's size.
+        size: u32,
+    },
+    /// The message was longer than the receive buffer.
+    #[error(
+        "message from rank {} with tag {} has {} bytes but the receive buffer holds {}: truncated \
+         (nothing was written past the buffer)",
+        .0.source, .0.tag, .0.size, .0.len
+    )]
+    Truncated(Status),
+    /// libfabric failed an operation.
+    #[error("{op} failed: {} (libfabric error {}, provider error {})", .cause.text, .cause.err, .cause.prov_errno)]
+    Op {
+        /// The operation.
+        op: &'static str,
+        /// What libfabric said.
+        cause: OpError,
+    },
+    /// The world communicator cannot be freed.
+    #[error("the world communicator cannot be freed")]
+    FreeWorld,
+    /// A matched probe on a provider without `FI_CLAIM`.
+    #[error("matched probe (FI_CLAIM) is not supported by provider {provider}: {why}")]
+    ClaimUnsupported {
+        /// The provider.
+        provider: String,
+        /// What libfabric answered.
+        why: String,
+    },
+    /// A collective step received something malformed.
+    #[error("communicator {op}: {what}")]
+    Collective {
+        /// The collective.
+        op: &'static str,
+        /// What was wrong.
+        what: String,
+    },
+}

@@ -1,0 +1,217 @@
+//! Opening tagged messaging: a tagged RDM endpoint (or a scalable one) of
+//! the client's provider and domain, in a fabric and domain of its own, the
+//! tag layout, and the exchange of endpoint names.
+
+use super::engine::{new_ctx, open_sep_ctx, Ctx, Engine, SepParts};
+use super::error::TaggedError;
+use crate::boot::Bootstrap;
+use crate::client::Error;
+use crate::ofi::{AddressVector, AvType, CompletionQueue, Domain, Endpoint, Hints, InfoEntry, InfoList, MrMode, Threading};
+use crate::sync::Mode;
+use crate::transport::ofi::{pack_names, unpack_names};
+use ofi_sys as sys;
+use std::sync::OnceLock;
+use tagged::{Layout, ProviderTagFacts, TagMode};
+
+/// What start-up takes from the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// `GASNET_OFI_TAG_MODE`.
+    pub tag_mode: TagMode,
+    /// `GASNET_OFI_PROGRESS_EVENT_CNT`.
+    pub event_cnt: usize,
+    /// `GASNET_OFI_ENABLE_SEP`.
+    pub enable_sep: bool,
+    /// `GASNET_OFI_THREAD_GROUPING`.
+    pub grouping: bool,
+    /// `GASNET_OFI_NUM_CTXTS`.
+    pub num_ctxts: usize,
+    /// Completion-queue entries (0: the provider's default).
+    pub cq_size: usize,
+}
+
+/// The client's provider, fabric and domain, which tagged messaging uses
+/// too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Where {
+    /// Provider name, e.g. `tcp;ofi_rxm`.
+    pub provider: String,
+    /// Fabric name.
+    pub fabric: String,
+    /// Domain name.
+    pub domain: String,
+}
+
+impl Where {
+    /// Of a selected `fi_info` entry.
+    pub fn of(e: &InfoEntry<'_>) -> Where {
+        Where {
+            provider: e.provider(),
+            fabric: e.fabric(),
+            domain: e.domain(),
+        }
+    }
+}
+
+fn hints<M: Mode>(w: &Where, caps: u64) -> Hints {
+    Hints::new()
+        .rdm()
+        .caps(caps)
+        .mr_mode(MrMode::VIRT_ADDR | MrMode::ALLOCATED | MrMode::PROV_KEY | MrMode::ENDPOINT)
+        .threading(if M::PAR {
+            Threading::Safe
+        } else {
+            Threading::Domain
+        })
+        .manual_progress()
+        .provider(&w.provider)
+        .fabric(&w.fabric)
+        .domain(&w.domain)
+        .msg_order(sys::FI_ORDER_SAS as u64)
+}
+
+/// The provider's facts and the tag layout for `mode`, with the `fi_info`
+/// to open (asked for `FI_DIRECTED_RECV` and CQ data when the layout is
+/// `ofi_tag_full`).
+pub(crate) fn choose<M: Mode>(w: &Where, mode: TagMode) -> Result<(Layout, InfoList), Error> {
+    let tagged = sys::FI_TAGGED as u64;
+    let directed = InfoList::query(Some(
+        &hints::<M>(w, tagged | sys::FI_DIRECTED_RECV).cq_data_size(4),
+    ))?;
+    let plain = InfoList::query(Some(&hints::<M>(w, tagged)))?;
+    let Some(p) = plain.first() else {
+        return Err(TaggedError::NoTaggedInfo {
+            provider: w.provider.clone(),
+            domain: w.domain.clone(),
+        }
+        .into());
+    };
+    let d = directed.first();
+    let facts = ProviderTagFacts {
+        directed_recv: d.is_some_and(|e| e.caps() & sys::FI_DIRECTED_RECV != 0),
+        cq_data_size: d.map_or(p.cq_data_size(), |e| e.cq_data_size()),
+        mem_tag_format: d.map_or(p.mem_tag_format(), |e| e.mem_tag_format()),
+    };
+    let layout = Layout::choose(mode, &facts, &w.provider).map_err(TaggedError::from)?;
+    tracing::debug!(?facts, ?layout, "tag layout");
+    let src = if layout.cq_data() { &directed } else { &plain };
+    let entry = src.first().unwrap_or(p);
+    Ok((layout, InfoList::dup(&entry)))
+}
+
+/// Open tagged messaging for this rank (collective: every rank exchanges
+/// its endpoint names, then all meet at a barrier).
+pub(crate) fn open<M: Mode>(
+    w: &Where,
+    st: &Settings,
+    boot: &dyn Bootstrap,
+) -> Result<Engine<M>, Error> {
+    let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
+    let entry = info.first().ok_or(Error::NoFiInfo)?;
+    let inject = entry.inject_size();
+    let (max_tx, max_rx) = (entry.max_ep_tx_ctx(), entry.max_ep_rx_ctx());
+    let av_type = match entry.av_type() {
+        AvType::Unspec => AvType::Map,
+        t => t,
+    };
+    let domain = Domain::open_entry(&entry)?;
+    let size = boot.size();
+    let rank = boot.rank();
+    let event_cnt = st.event_cnt.max(1);
+    let mut names = Vec::new();
+    let mut ctxs: Vec<OnceLock<Ctx<M>>> = Vec::new();
+    let mut sep = None;
+    let av;
+    if st.enable_sep {
+        if max_tx.min(max_rx) <= 1 {
+            return Err(TaggedError::SepUnsupported {
+                provider: w.provider.clone(),
+                tx: max_tx,
+                rx: max_rx,
+            }
+            .into());
+        }
+        let n = st.num_ctxts.min(max_tx).min(max_rx).max(1);
+        if n < st.num_ctxts {
+            tracing::info!(
+                "GASNET_OFI_NUM_CTXTS={} is more than provider {} offers ({n}): contexts are shared round-robin",
+                st.num_ctxts,
+                w.provider
+            );
+        }
+        info.set_ctx_counts(n, n);
+        let bits = (usize::BITS - (n - 1).leading_zeros()).max(1) as i32;
+        av = AddressVector::open_rx_bits(&domain, av_type, size, bits)?;
+        let s = Endpoint::open_scalable(&domain, &info)?.bind_av(&av)?.enable()?;
+        names.push(s.name()?);
+        let parts = SepParts {
+            sep: s,
+            domain: domain.clone(),
+            rx_ctx_bits: bits,
+            cq_size: st.cq_size,
+        };
+        ctxs.extend((0..n).map(|_| OnceLock::new()));
+        let _ = ctxs[0].set(open_sep_ctx::<M>(&parts, 0, event_cnt)?);
+        sep = Some(parts);
+    } else {
+        let n = if st.grouping { st.num_ctxts.max(1) } else { 1 };
+        av = AddressVector::open(&domain, av_type, n * size)?;
+        for i in 0..n {
+            let cq = CompletionQueue::open_tagged(&domain, st.cq_size)?;
+            let ep = Endpoint::open_with(&domain, Some(&info))?
+                .bind_cq(&cq, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
+                .bind_av(&av)?
+                .enable()?;
+            names.push(ep.name()?);
+            let c = OnceLock::new();
+            let _ = c.set(new_ctx::<M>(i, ep.clone(), ep, cq, event_cnt));
+            ctxs.push(c);
+        }
+    }
+    let all = boot.allgather(&pack_names(&names)).map_err(Error::from)?;
+    let mut addrs = vec![Vec::with_capacity(size); names.len()];
+    for (r, packed) in all.iter().enumerate() {
+        let theirs = unpack_names(r, names.len(), packed)?;
+        for (i, name) in theirs.into_iter().enumerate() {
+            addrs[i].push(name);
+        }
+    }
+    let addrs = addrs
+        .iter()
+        .map(|row| av.insert(row))
+        .collect::<Result<Vec<_>, _>>()?;
+    boot.barrier().map_err(Error::from)?;
+    tracing::debug!(
+        provider = %w.provider,
+        mode = %layout.mode,
+        contexts = ctxs.len(),
+        sep = sep.is_some(),
+        "tagged messaging open"
+    );
+    Ok(Engine::new(
+        layout,
+        w.provider.clone(),
+        rank as u32,
+        size as u32,
+        inject,
+        st.grouping,
+        ctxs.into_boxed_slice(),
+        addrs,
+        sep,
+        event_cnt,
+    ))
+}
+
+impl Settings {
+    /// From the client's configuration.
+    pub fn of(cfg: &crate::config::Config) -> Settings {
+        Settings {
+            tag_mode: cfg.tagged.tag_mode,
+            event_cnt: cfg.tagged.progress_event_cnt,
+            enable_sep: cfg.tagged.enable_sep,
+            grouping: cfg.tagged.thread_grouping,
+            num_ctxts: cfg.tagged.num_ctxts,
+            cq_size: cfg.cq.tx_cq_size,
+        }
+    }
+}

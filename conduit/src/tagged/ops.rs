@@ -1,0 +1,261 @@
+//! Posting and waiting: the engine-level send, receive and probe every
+//! public call is made of, and the wait that serves the whole client while
+//! it waits (its AMs and RMA too, every few rounds).
+
+use super::engine::{CommInfo, Engine};
+use super::error::TaggedError;
+use crate::client::engine::{abort_in_flight, Core, Progress};
+use crate::client::Error;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::Transport;
+use ofi_sys as sys;
+use tagged::request::{context, Part};
+use tagged::{Kind, ReqId, Status};
+
+/// Rounds of tagged-only polling between rounds of the client's whole
+/// progress while a tagged call waits.
+const FULL_EVERY: u32 = 16;
+
+/// A posted operation: its context and request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Posted {
+    pub ctx: usize,
+    /// `None`: done at once (an injected send).
+    pub id: Option<ReqId>,
+    /// A receive (cancelled, not waited for, when its scope ends early).
+    pub recv: bool,
+}
+
+/// Which messages a receive or probe takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Select {
+    pub source: Option<u32>,
+    pub tag: Option<u32>,
+    pub internal: bool,
+}
+
+impl<M: Mode> Engine<M> {
+    /// Check and encode a send's tag.
+    #[inline]
+    fn send_tag(&self, c: &CommInfo, tag: u32, internal: bool) -> Result<u64, Error> {
+        if !internal {
+            self.layout.check_tag(tag).map_err(TaggedError::from)?;
+        }
+        Ok(self.layout.send_bits(c.cid, c.rank, tag, internal))
+    }
+
+    /// Start a send of `len` bytes at `buf` to communicator rank `dest`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unmodified until the request
+    /// finishes (an injected send is done at return).
+    pub(crate) unsafe fn start_send(
+        &self,
+        c: &CommInfo,
+        buf: *const u8,
+        len: usize,
+        dest: u32,
+        tag: u32,
+        sync: bool,
+        internal: bool,
+    ) -> Result<Posted, Error> {
+        let world = c.world(dest)?;
+        let mut bits = self.send_tag(c, tag, internal)?;
+        let data = self.layout.cq_data().then_some(c.rank as u64);
+        let x = self.ctx(c.ctx);
+        let addr = self.addr(c.ctx, world);
+        if !sync && len <= self.inject {
+            // SAFETY: the data is copied before return.
+            let src = unsafe { std::slice::from_raw_parts(buf, len) };
+            // SAFETY: threading per the domain (see Engine::progress_ctx).
+            self.post(x, || unsafe { x.tx.tinject(src, data, addr, bits) })?;
+            self.stats.injects.add(1);
+            return Ok(Posted {
+                ctx: c.ctx,
+                id: None,
+                recv: false,
+            });
+        }
+        let id = x.reqs.lock().start(if sync {
+            Kind::SyncSend {
+                len,
+                sent: false,
+                acked: false,
+            }
+        } else {
+            Kind::Send { len }
+        });
+        let posted = Posted {
+            ctx: c.ctx,
+            id: Some(id),
+            recv: false,
+        };
+        if sync {
+            // The acknowledgement's receive first: it may come back before
+            // the send's own completion.
+            let ack = self.layout.ack_wait_bits(c.cid, dest, bits);
+            let src = if self.layout.cq_data() { addr } else { sys::FI_ADDR_UNSPEC_VALUE };
+            let actx = context(id.idx, Part::Ack) as usize;
+            // SAFETY: a zero-byte receive; the context is a value.
+            if let Err(e) = self.post(x, || unsafe {
+                x.rx.trecvmsg(std::ptr::null_mut(), 0, src, ack, 0, actx, 0)
+            }) {
+                x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+                x.reqs.lock().take(id);
+                return Err(e);
+            }
+            bits |= self.layout.sync_bit();
+        }
+        let mctx = context(id.idx, Part::Main) as usize;
+        // SAFETY: the caller keeps buf valid until the request finishes.
+        let r = self.post(x, || unsafe { x.tx.tsend(buf, len, data, addr, bits, mctx) });
+        if let Err(e) = r {
+            if sync {
+                // The acknowledgement's receive is posted: it must end
+                // before the request's slot is reused.
+                let actx = context(id.idx, Part::Ack) as usize;
+                // SAFETY: cancel of our own posted receive.
+                let _ = unsafe { x.rx.cancel(actx as *mut libc::c_void) };
+                x.reqs.lock().complete(id.idx, Part::Main, Status::default());
+                return Err(e);
+            }
+            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+            x.reqs.lock().take(id);
+            return Err(e);
+        }
+        self.stats.sends.add(1);
+        Ok(posted)
+    }
+
+    /// Start a receive into `len` bytes at `buf` (or a probe with `flags`
+    /// FI_PEEK).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid, and untouched by anything else, until
+    /// the request finishes.
+    pub(crate) unsafe fn start_recv(
+        &self,
+        c: &CommInfo,
+        buf: *mut u8,
+        len: usize,
+        sel: Select,
+        probe: bool,
+    ) -> Result<Posted, Error> {
+        if let Some(t) = sel.tag.filter(|_| !sel.internal) {
+            self.layout.check_tag(t).map_err(TaggedError::from)?;
+        }
+        let src = match sel.source {
+            Some(s) if self.layout.cq_data() => self.addr(c.ctx, c.world(s)?),
+            Some(s) => {
+                c.world(s)?;
+                sys::FI_ADDR_UNSPEC_VALUE
+            }
+            None => sys::FI_ADDR_UNSPEC_VALUE,
+        };
+        let (bits, ignore) = self.layout.recv_bits(c.cid, sel.source, sel.tag, sel.internal);
+        let x = self.ctx(c.ctx);
+        let kind = if probe { Kind::Probe } else { Kind::Recv { cap: len } };
+        let id = x.reqs.lock().start(kind);
+        let ctx = context(id.idx, Part::Main) as usize;
+        let flags = if probe { sys::FI_PEEK as u64 } else { 0 };
+        // SAFETY: the caller keeps buf valid until the request finishes.
+        let r = self.post(x, || unsafe { x.rx.trecvmsg(buf, len, src, bits, ignore, ctx, flags) });
+        if let Err(e) = r {
+            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+            x.reqs.lock().take(id);
+            return Err(e);
+        }
+        if probe {
+            self.stats.probes.add(1);
+        } else {
+            self.stats.recvs.add(1);
+        }
+        Ok(Posted {
+            ctx: c.ctx,
+            id: Some(id),
+            recv: !probe,
+        })
+    }
+
+    /// Whether `p` has finished.
+    #[inline]
+    pub(crate) fn done(&self, p: &Posted) -> bool {
+        p.id.is_none_or(|id| self.ctx(p.ctx).reqs.lock().is_done(id))
+    }
+
+    /// The result of a finished request (its slot is freed).
+    pub(crate) fn finish(&self, p: Posted, op: &'static str) -> Result<Status, Error> {
+        let Some(id) = p.id else {
+            return Ok(Status::default());
+        };
+        match self.ctx(p.ctx).reqs.lock().take(id) {
+            Some(Ok(st)) if st.truncated => Err(TaggedError::Truncated(st).into()),
+            Some(Ok(st)) => Ok(st),
+            Some(Err(cause)) => Err(TaggedError::Op { op, cause }.into()),
+            None => unreachable!("finish is called on a finished request"),
+        }
+    }
+
+    /// Ask the provider to cancel a posted receive (it finishes cancelled,
+    /// or normally if it matched first).
+    pub(crate) fn cancel(&self, p: &Posted) {
+        if let (Some(id), true) = (p.id, p.recv) {
+            let ctx = context(id.idx, Part::Main) as usize;
+            // SAFETY: cancel of our own posted receive; threading per the
+            // domain.
+            if let Err(e) = unsafe { self.ctx(p.ctx).rx.cancel(ctx as *mut libc::c_void) } {
+                tracing::debug!("fi_cancel: {e}");
+            }
+        }
+    }
+}
+
+pub(crate) fn op_error(e: &Error) -> tagged::OpError {
+    tagged::OpError {
+        err: 0,
+        prov_errno: 0,
+        text: e.to_string(),
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// The tagged engine, or the error saying it was not enabled.
+    #[inline]
+    pub(crate) fn tagged_engine(&self) -> Result<&Engine<M>, Error> {
+        self.tagged.get().ok_or(TaggedError::NotEnabled.into())
+    }
+
+    /// Wait until `done()`: the tagged context `ctx` every round, the whole
+    /// client every few. Buffers may be posted, so a failure to make
+    /// progress aborts the process rather than return.
+    pub(crate) fn tagged_wait(&self, e: &Engine<M>, ctx: usize, mut done: impl FnMut() -> bool) {
+        let c = e.ctx(ctx);
+        let mut n = 0u32;
+        while !done() {
+            let r = e.progress_ctx(c);
+            n = n.wrapping_add(1);
+            let r = match r {
+                Ok(true) => Ok(()),
+                Ok(false) if n % FULL_EVERY == 0 => self
+                    .progress_within(0, Progress::Full)
+                    .and_then(|_| self.exit_if_requested()),
+                Ok(false) => Ok(()),
+                Err(x) => Err(x),
+            };
+            if let Err(x) = r {
+                abort_in_flight(self.rank, &x);
+            }
+        }
+    }
+
+    /// Wait for one posted operation and take its result.
+    pub(crate) fn tagged_complete(
+        &self,
+        e: &Engine<M>,
+        p: Posted,
+        op: &'static str,
+    ) -> Result<Status, Error> {
+        self.tagged_wait(e, p.ctx, || e.done(&p));
+        e.finish(p, op)
+    }
+}

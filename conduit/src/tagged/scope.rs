@@ -1,0 +1,201 @@
+//! Non-blocking sends and receives in a scope: buffers are borrowed for the
+//! scope, and the scope does not end (not even by a panic) before every
+//! operation started in it has finished: sends are waited for, receives
+//! that never matched are cancelled.
+
+use super::comm::Comm;
+use super::engine::Engine;
+use super::ops::{Posted, Select};
+use crate::client::engine::Core;
+use crate::client::Error;
+use crate::sync::Mode;
+use crate::transport::Transport;
+use std::marker::PhantomData;
+use tagged::Status;
+
+/// A non-blocking operation's request. Waiting (or a successful test)
+/// consumes it; one left unwaited is finished when its scope ends.
+#[derive(Debug)]
+#[must_use = "wait for the request, or let the scope finish it"]
+pub struct Request<'env> {
+    p: Posted,
+    op: &'static str,
+    _env: PhantomData<&'env ()>,
+}
+
+/// A scope for non-blocking tagged operations ([`Comm::scope`]).
+pub struct TagScope<'c, 'env, M: Mode, S, T: Transport> {
+    core: &'c Core<M, T, S>,
+    eng: &'c Engine<M>,
+    started: Vec<Posted>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<M: Mode, S, T: Transport> std::fmt::Debug for TagScope<'_, '_, M, S, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TagScope").field("started", &self.started.len()).finish()
+    }
+}
+
+impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
+    /// Run `f` with a scope for non-blocking operations (on this and any
+    /// other communicator of the client). When `f` returns or panics,
+    /// outstanding sends are waited for and outstanding receives cancelled
+    /// (or, if they matched meanwhile, completed) before the borrowed
+    /// buffers are released.
+    /// The closure's error type is the caller's (anything a
+    /// [`crate::client::Error`] converts into).
+    pub fn scope<'env, R, E: From<Error>>(
+        &self,
+        f: impl FnOnce(&mut TagScope<'c, 'env, M, S, T>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut s = TagScope {
+            core: self.core,
+            eng: self.eng,
+            started: Vec::new(),
+            _env: PhantomData,
+        };
+        let r = f(&mut s);
+        s.finish_all();
+        r
+    }
+}
+
+impl<M: Mode, S, T: Transport> Drop for TagScope<'_, '_, M, S, T> {
+    /// Reached with operations outstanding only when the closure unwinds.
+    fn drop(&mut self) {
+        self.finish_all();
+    }
+}
+
+impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
+    fn finish_all(&mut self) {
+        let left = std::mem::take(&mut self.started);
+        for p in &left {
+            if !self.eng.done(p) {
+                self.eng.cancel(p);
+            }
+        }
+        for p in left {
+            self.core.tagged_wait(self.eng, p.ctx, || self.eng.done(&p));
+            let _ = self.eng.finish(p, "operation");
+        }
+    }
+
+    fn track(&mut self, p: Posted, op: &'static str) -> Request<'env> {
+        self.started.push(p);
+        Request {
+            p,
+            op,
+            _env: PhantomData,
+        }
+    }
+
+    fn untrack(&mut self, p: &Posted) {
+        if let Some(i) = self.started.iter().position(|q| q == p) {
+            self.started.swap_remove(i);
+        }
+    }
+
+    /// Non-blocking send of `buf` (borrowed for the scope).
+    pub fn isend(&mut self, comm: &Comm<'c, M, S, T>, buf: &'env [u8], dest: u32, tag: u32) -> Result<Request<'env>, Error> {
+        // SAFETY: buf is borrowed for 'env, which outlives the scope, and
+        // the scope finishes the send before it ends.
+        let p = unsafe { self.eng.start_send(&comm.info, buf.as_ptr(), buf.len(), dest, tag, false, false)? };
+        Ok(self.track(p, "send"))
+    }
+
+    /// Non-blocking synchronous send: done once the receiver matched it.
+    pub fn issend(&mut self, comm: &Comm<'c, M, S, T>, buf: &'env [u8], dest: u32, tag: u32) -> Result<Request<'env>, Error> {
+        // SAFETY: as for isend.
+        let p = unsafe { self.eng.start_send(&comm.info, buf.as_ptr(), buf.len(), dest, tag, true, false)? };
+        Ok(self.track(p, "synchronous send"))
+    }
+
+    /// Non-blocking receive into `buf` (borrowed for the scope).
+    pub fn irecv(
+        &mut self,
+        comm: &Comm<'c, M, S, T>,
+        buf: &'env mut [u8],
+        source: Option<u32>,
+        tag: Option<u32>,
+    ) -> Result<Request<'env>, Error> {
+        let sel = Select { source, tag, internal: false };
+        // SAFETY: buf is borrowed mutably for 'env and the scope finishes
+        // (or cancels) the receive before it ends.
+        let p = unsafe { self.eng.start_recv(&comm.info, buf.as_mut_ptr(), buf.len(), sel, false)? };
+        Ok(self.track(p, "receive"))
+    }
+
+    /// Wait for `r` and return its status (a truncated receive is
+    /// [`super::TaggedError::Truncated`]).
+    pub fn wait(&mut self, r: Request<'env>) -> Result<Status, Error> {
+        self.untrack(&r.p);
+        self.core.tagged_complete(self.eng, r.p, r.op)
+    }
+
+    /// If `r` has finished, its status (consuming it); else `r` back.
+    pub fn test(&mut self, r: Request<'env>) -> Result<Result<Status, Error>, Request<'env>> {
+        if self.eng.done(&r.p) {
+            self.untrack(&r.p);
+            return Ok(self.eng.finish(r.p, r.op));
+        }
+        // Make some progress for the next test.
+        if let Err(e) = self.eng.progress() {
+            crate::client::engine::abort_in_flight(self.core.rank, &e);
+        }
+        Err(r)
+    }
+
+    /// Wait for all of `rs`; their results in order.
+    pub fn wait_all(&mut self, rs: Vec<Request<'env>>) -> Vec<Result<Status, Error>> {
+        rs.into_iter().map(|r| self.wait(r)).collect()
+    }
+
+    /// Wait until one of `rs` has finished: its index and result; the
+    /// others stay in `rs`.
+    pub fn wait_any(&mut self, rs: &mut Vec<Request<'env>>) -> Option<(usize, Result<Status, Error>)> {
+        if rs.is_empty() {
+            return None;
+        }
+        let ctx = rs[0].p.ctx;
+        let eng = self.eng;
+        let mut found = None;
+        self.core.tagged_wait(eng, ctx, || {
+            found = rs.iter().position(|r| eng.done(&r.p));
+            found.is_some()
+        });
+        let i = found.unwrap_or_else(|| unreachable!("the wait ends on a finished request"));
+        let r = rs.remove(i);
+        Some((i, self.wait(r)))
+    }
+
+    /// Wait until at least one of `rs` has finished: the indices (into
+    /// `rs` as given) and results of all that have; the rest stay in `rs`.
+    pub fn wait_some(&mut self, rs: &mut Vec<Request<'env>>) -> Vec<(usize, Result<Status, Error>)> {
+        if rs.is_empty() {
+            return Vec::new();
+        }
+        let ctx = rs[0].p.ctx;
+        let eng = self.eng;
+        self.core.tagged_wait(eng, ctx, || rs.iter().any(|r| eng.done(&r.p)));
+        let mut out = Vec::new();
+        let mut keep = Vec::new();
+        for (i, r) in std::mem::take(rs).into_iter().enumerate() {
+            if eng.done(&r.p) {
+                let st = self.wait(r);
+                out.push((i, st));
+            } else {
+                keep.push(r);
+            }
+        }
+        *rs = keep;
+        out
+    }
+
+    /// Ask to cancel a posted receive; wait for it then: its status says
+    /// `cancelled`, or it matched first and completed normally.
+    pub fn cancel(&mut self, r: &Request<'env>) {
+        self.eng.cancel(&r.p);
+    }
+}

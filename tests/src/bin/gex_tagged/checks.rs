@@ -1,0 +1,394 @@
+//! `gex-tagged all`, `limits` and `layout`.
+
+use conduit::client::{Client, Error};
+use conduit::tagged::{Comm, Status, TaggedError};
+use std::time::{Duration, Instant};
+use tests::{fail, Fallible};
+
+type World<'c> = Comm<'c, conduit::client::Seq, (), conduit::transport::ofi::OfiTransport>;
+
+fn pattern(seed: u32, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|j| ((j as u32).wrapping_mul(2_654_435_761) >> 7 ^ seed.wrapping_mul(131) ^ j as u32) as u8)
+        .collect()
+}
+
+fn check(cond: bool, what: impl FnOnce() -> String) -> Fallible<()> {
+    if cond {
+        Ok(())
+    } else {
+        Err(fail(what()))
+    }
+}
+
+/// Every check, in order; one summary line.
+pub fn all(c: &Client) -> Fallible<String> {
+    let w = c.tagged_world()?;
+    let layout = c.tagged_layout().ok_or_else(|| fail("no layout"))?;
+    sizes(&w)?;
+    wildcards(&w)?;
+    let flood = ordering(&w)?;
+    probes(&w)?;
+    let waited = ssend(&w)?;
+    truncation(&w)?;
+    outstanding(&w)?;
+    any_some_test(&w)?;
+    isolation(&w)?;
+    cancel(&w)?;
+    let st = c.tagged_stats().ok_or_else(|| fail("no stats"))?;
+    Ok(format!(
+        "ok: tag mode {} on {} ranks; sizes 0 B..16 MiB checked, wildcards, {flood} messages in order, \
+         probe/iprobe, ssend waited {:.2} s for a late receive, truncation, 1000 outstanding operations, \
+         wait-any/some/test, dup/split isolation, cancel (injects {}, sends {}, receives {}, acks {}, probes {})",
+        layout.mode,
+        w.size(),
+        waited.as_secs_f64(),
+        st.injects.get(),
+        st.sends.get(),
+        st.recvs.get(),
+        st.acks.get(),
+        st.probes.get()
+    ))
+}
+
+const SIZES: [usize; 12] = [0, 1, 7, 8, 63, 1024, 4095, 65_536, 100_003, 1 << 20, 4 << 20, 16 << 20];
+
+/// A ring at each size: send to the next rank, receive from the previous.
+fn sizes(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    for (i, &len) in SIZES.iter().enumerate() {
+        let out = pattern(me * 1000 + i as u32, len);
+        let mut got = vec![0u8; len];
+        let st = w.scope(|s| {
+            let r = s.irecv(w, &mut got, Some(prev), Some(i as u32))?;
+            let q = s.isend(w, &out, next, i as u32)?;
+            s.wait(q)?;
+            s.wait(r)
+        })?;
+        check(st.source == prev && st.tag == i as u32 && st.len == len && !st.truncated, || {
+            format!("size {len}: status {st:?}")
+        })?;
+        check(got == pattern(prev * 1000 + i as u32, len), || format!("size {len}: data differ"))?;
+    }
+    Ok(())
+}
+
+/// Every rank but 0 sends to 0 with tag 10 + rank; rank 0 receives them all
+/// with wildcard source and tag.
+fn wildcards(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    if me == 0 {
+        let mut seen = vec![false; n as usize];
+        for _ in 1..n {
+            let mut b = [0u8; 4];
+            let st = w.recv(&mut b, None, None)?;
+            let src = u32::from_le_bytes(b);
+            check(st.source == src && st.tag == 10 + src && st.len == 4 && !seen[src as usize], || {
+                format!("wildcard receive: {st:?} payload {src}")
+            })?;
+            seen[src as usize] = true;
+        }
+    } else {
+        w.send(&me.to_le_bytes(), 0, 10 + me)?;
+    }
+    w.barrier()?;
+    Ok(())
+}
+
+/// A flood of messages with one tag to the next rank, received in order,
+/// then every rank's flood to rank 0 with a wildcard source: each sender's
+/// messages in its order.
+fn ordering(w: &World) -> Fallible<usize> {
+    const N: u32 = 2000;
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let big = vec![7u8; 3000];
+    w.scope(|s| {
+        let mut reqs = Vec::new();
+        for i in 0..N {
+            // Mixed sizes: injected and not.
+            if i % 10 == 0 {
+                reqs.push(s.isend(w, &big, next, 5)?);
+            } else {
+                w.send(&i.to_le_bytes(), next, 5)?;
+            }
+        }
+        let mut buf = vec![0u8; 3000];
+        for i in 0..N {
+            let st = w.recv(&mut buf, Some(prev), None)?;
+            let ok = if i % 10 == 0 {
+                st.len == 3000
+            } else {
+                st.len == 4 && u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]) == i
+            };
+            check(ok && st.tag == 5, || format!("flood message {i} out of order: {st:?}"))?;
+        }
+        for r in reqs {
+            s.wait(r)?;
+        }
+        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+    w.barrier()?;
+    if me != 0 {
+        for i in 0..N {
+            w.send(&i.to_le_bytes(), 0, 6)?;
+        }
+    } else {
+        let mut next_of = vec![0u32; n as usize];
+        for _ in 0..N * (n - 1) {
+            let mut b = [0u8; 4];
+            let st = w.recv(&mut b, None, Some(6))?;
+            let i = u32::from_le_bytes(b);
+            check(i == next_of[st.source as usize], || {
+                format!("from rank {}: message {i} where {} was due", st.source, next_of[st.source as usize])
+            })?;
+            next_of[st.source as usize] += 1;
+        }
+    }
+    w.barrier()?;
+    Ok((N as usize) * (n as usize) + (N as usize) * (n as usize - 1))
+}
+
+/// iprobe finds nothing for a tag never sent; probe finds a waiting
+/// message's source, tag and size, which is then received.
+fn probes(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    check(w.iprobe(None, Some(4242))?.is_none(), || "iprobe found a message never sent".into())?;
+    let out = pattern(me, 3000 + me as usize);
+    w.send(&out, next, 77)?;
+    let st = w.probe(Some(prev), Some(77))?;
+    check(st.source == prev && st.tag == 77 && st.size == 3000 + prev as usize, || format!("probe: {st:?}"))?;
+    let again = w.iprobe(None, Some(77))?;
+    check(again.is_some_and(|a| a.source == prev), || format!("iprobe after probe: {again:?}"))?;
+    let mut buf = vec![0u8; st.size];
+    w.recv(&mut buf, Some(st.source), Some(77))?;
+    check(buf == pattern(prev, 3000 + prev as usize), || "probed message's data differ".into())?;
+    w.barrier()?;
+    Ok(())
+}
+
+/// Rank 0 sends synchronously to rank 1, which posts its receive a second
+/// late: the send must not return before. A plain send returns at once.
+fn ssend(w: &World) -> Fallible<Duration> {
+    let me = w.rank();
+    let mut waited = Duration::ZERO;
+    if me == 0 {
+        let t = Instant::now();
+        w.send(b"plain", 1, 90)?;
+        let plain = t.elapsed();
+        check(plain < Duration::from_millis(500), || format!("a plain send waited {plain:?}"))?;
+        let t = Instant::now();
+        w.ssend(b"synchronous", 1, 91)?;
+        waited = t.elapsed();
+        check(waited >= Duration::from_millis(900), || {
+            format!("ssend returned after {waited:?}, before the receive was posted (1 s)")
+        })?;
+        let mut b = [0u8; 8];
+        w.recv(&mut b, Some(1), Some(92))?;
+    } else if me == 1 {
+        std::thread::sleep(Duration::from_secs(1));
+        let mut b = [0u8; 16];
+        w.recv(&mut b, Some(0), Some(90))?;
+        let st = w.recv(&mut b, Some(0), Some(91))?;
+        check(&b[..st.len] == b"synchronous", || "ssend data differ".into())?;
+        w.send(&[1], 0, 92)?;
+    }
+    w.barrier()?;
+    Ok(waited)
+}
+
+/// A 100-byte message into a 50-byte receive: an error with the status,
+/// and the bytes after the buffer untouched.
+fn truncation(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    for len in [100usize, 100_000] {
+        w.send(&pattern(me, len), next, 33)?;
+        let mut area = vec![0xEEu8; 64 + len];
+        let r = w.recv(&mut area[..50], Some(prev), Some(33));
+        match r {
+            Err(Error::Tagged(TaggedError::Truncated(st))) => {
+                check(st.truncated && st.len == 50 && st.size == len && st.source == prev, || {
+                    format!("truncation status {st:?}")
+                })?;
+            }
+            other => return Err(fail(format!("a {len}-byte message into 50 bytes gave {other:?}"))),
+        }
+        check(area[..50] == pattern(prev, len)[..50], || "truncated data differ".into())?;
+        check(area[50..].iter().all(|&b| b == 0xEE), || "bytes past the receive buffer were written".into())?;
+        w.barrier()?;
+    }
+    Ok(())
+}
+
+/// 1,000 receives and 1,000 sends outstanding, completed by one wait-all.
+fn outstanding(w: &World) -> Fallible<()> {
+    const N: usize = 1000;
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let out: Vec<[u8; 8]> = (0..N).map(|i| ((me as u64) << 32 | i as u64).to_le_bytes()).collect();
+    let mut got = vec![[0u8; 8]; N];
+    w.scope(|s| {
+        let mut reqs = Vec::with_capacity(2 * N);
+        for (i, g) in got.iter_mut().enumerate() {
+            reqs.push(s.irecv(w, g, Some(prev), Some(i as u32))?);
+        }
+        for (i, o) in out.iter().enumerate().rev() {
+            reqs.push(s.isend(w, o, next, i as u32)?);
+        }
+        for r in s.wait_all(reqs) {
+            r?;
+        }
+        Ok::<(), conduit::client::Error>(())
+    })?;
+    for (i, g) in got.iter().enumerate() {
+        check(u64::from_le_bytes(*g) == (prev as u64) << 32 | i as u64, || format!("outstanding {i}: data differ"))?;
+    }
+    w.barrier()?;
+    Ok(())
+}
+
+/// wait-any, wait-some and test.
+fn any_some_test(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let mut bufs = vec![[0u8; 4]; 3];
+    let mut late = [0u8; 4];
+    w.scope(|s| {
+        let mut reqs = Vec::new();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            reqs.push(s.irecv(w, b, Some(prev), Some(200 + i as u32))?);
+        }
+        // Only tag 201 is sent first: wait-any must name it.
+        w.send(&1u32.to_le_bytes(), next, 201)?;
+        let (i, st) = s.wait_any(&mut reqs).ok_or_else(|| fail("wait-any: nothing"))?;
+        let st = st?;
+        check(i == 1 && st.tag == 201, || format!("wait-any gave {i} {st:?}"))?;
+        w.send(&0u32.to_le_bytes(), next, 200)?;
+        w.send(&2u32.to_le_bytes(), next, 202)?;
+        let mut done = 0;
+        while !reqs.is_empty() {
+            for (_, st) in s.wait_some(&mut reqs) {
+                st?;
+                done += 1;
+            }
+        }
+        check(done == 2, || format!("wait-some finished {done} of 2"))?;
+        let mut r = s.irecv(w, &mut late, Some(prev), Some(203))?;
+        let early = s.test(r);
+        r = match early {
+            Ok(st) => return Err(fail(format!("test: done before the send: {st:?}"))),
+            Err(r) => r,
+        };
+        w.send(&3u32.to_le_bytes(), next, 203)?;
+        loop {
+            match s.test(r) {
+                Ok(st) => {
+                    st?;
+                    break;
+                }
+                Err(again) => r = again,
+            }
+        }
+        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+    for (i, b) in bufs.iter().enumerate() {
+        check(u32::from_le_bytes(*b) == i as u32, || format!("wait-any/some buffer {i}"))?;
+    }
+    w.barrier()?;
+    Ok(())
+}
+
+/// The same tag on the world, a dup and two splits never cross-matches:
+/// sent in the order split, dup, world and received in the opposite order.
+fn isolation(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let dup = w.dup()?;
+    let half = w.split(Some(me % 2), -(me as i32))?.ok_or_else(|| fail("split: no communicator"))?;
+    let none = w.split(None, 0)?;
+    check(none.is_none(), || "split with no colour gave a communicator".into())?;
+    check(dup.id() != w.id() && half.id() != dup.id() && half.id() != w.id(), || {
+        format!("ids: world {} dup {} split {}", w.id(), dup.id(), half.id())
+    })?;
+    // In the split, ranks are ordered by key = -world rank: reversed.
+    let members: Vec<u32> = (0..n).filter(|r| r % 2 == me % 2).rev().collect();
+    check(half.size() == members.len() as u32 && half.world_rank(half.rank())? == me, || {
+        format!("split: rank {} of {}", half.rank(), half.size())
+    })?;
+    let hnext = (half.rank() + 1) % half.size();
+    let hprev = (half.rank() + half.size() - 1) % half.size();
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    half.send(b"split", hnext, 5)?;
+    dup.send(b"dup", next, 5)?;
+    w.send(b"world", next, 5)?;
+    let mut b = [0u8; 8];
+    let st = w.recv(&mut b, None, Some(5))?;
+    check(&b[..st.len] == b"world" && st.source == prev, || format!("world got {:?}", &b[..st.len]))?;
+    let st = dup.recv(&mut b, None, None)?;
+    check(&b[..st.len] == b"dup" && st.source == prev, || format!("dup got {:?}", &b[..st.len]))?;
+    let st = half.recv(&mut b, None, Some(5))?;
+    check(&b[..st.len] == b"split" && st.source == hprev, || format!("split got {:?}", &b[..st.len]))?;
+    half.free()?;
+    dup.free()?;
+    // A freed id is reused.
+    let again = w.dup()?;
+    check(again.id() <= 2, || format!("id after frees: {}", again.id()))?;
+    again.free()?;
+    w.barrier()?;
+    Ok(())
+}
+
+/// A receive never matched is cancelled.
+fn cancel(w: &World) -> Fallible<()> {
+    let mut b = [0u8; 4];
+    let st: Status = w.scope(|s| {
+        let r = s.irecv(w, &mut b, None, Some(999))?;
+        s.cancel(&r);
+        s.wait(r)
+    })?;
+    check(st.cancelled, || format!("cancelled receive: {st:?}"))?;
+    w.barrier()?;
+    Ok(())
+}
+
+/// Values beyond the layout: each refusal's text, one per line.
+pub fn limits(c: &Client) -> Fallible<String> {
+    let w = c.tagged_world()?;
+    let l = c.tagged_layout().ok_or_else(|| fail("no layout"))?;
+    let mut lines = Vec::new();
+    let over = l.max_tag().checked_add(1).ok_or_else(|| fail("no tag beyond the largest"))?;
+    match w.send(b"x", 0, over) {
+        Err(e) => lines.push(e.to_string()),
+        Ok(()) => return Err(fail(format!("tag {over} was accepted"))),
+    }
+    let mut b = [0u8; 1];
+    match w.recv(&mut b, None, Some(over)) {
+        Err(e) => lines.push(e.to_string()),
+        Ok(st) => return Err(fail(format!("receive with tag {over} was accepted: {st:?}"))),
+    }
+    match w.send(b"x", w.size(), 1) {
+        Err(e) => lines.push(e.to_string()),
+        Ok(()) => return Err(fail("a rank beyond the communicator was accepted")),
+    }
+    w.send(b"ok", w.rank(), l.max_tag())?;
+    let st = w.recv(&mut [0u8; 2], Some(w.rank()), Some(l.max_tag()))?;
+    check(st.tag == l.max_tag(), || format!("largest tag: {st:?}"))?;
+    Ok(format!("ok: {} (largest tag {} accepted)\n{}", l.mode, l.max_tag(), lines.join("\n")))
+}
+
+/// The layout chosen.
+pub fn layout(c: &Client) -> Fallible<String> {
+    let l = c.tagged_layout().ok_or_else(|| fail("no layout"))?;
+    Ok(format!(
+        "{}: communicator id {} bits, source {} bits, tag {} bits; largest communicator id {}, source {}, tag {}",
+        l.mode,
+        l.cid_bits,
+        l.src_bits,
+        l.tag_bits,
+        l.max_cid(),
+        l.max_source(),
+        l.max_tag()
+    ))
+}
