@@ -4,7 +4,9 @@
 //! 1. the `FI_*` variables of the profile the user named with `FI_PROVIDER`
 //!    (or of the generic profile) are set, never over a user's value;
 //! 2. `FI_PROVIDER` is taken out of the environment and applied by the
-//!    conduit itself ([`crate::select::ProviderFilter`]);
+//!    conduit itself ([`crate::select::ProviderFilter`]), together with
+//!    `GASNET_OFI_PROVIDER_INCLUDE` / `_EXCLUDE`
+//!    ([`crate::config::ProviderList`]);
 //! 3. `GASNET_OFI_LIST_DEVICES` prints the usable provider/device pairs;
 //! 4. the provider and device are selected and checked against their
 //!    profile;
@@ -148,6 +150,7 @@ pub fn prepare(
         .unwrap_or_default();
     let opts = SelectOptions {
         fi_provider: cfg.general.fi_provider.clone(),
+        provider_list: cfg.provider_list.clone(),
         device: cfg.device.requested(&ids),
         need_multi_recv: cfg.am.receive_buff_size.uses_multi_recv(),
         allow_untrusted: cfg.general.allow_untrusted_provider,

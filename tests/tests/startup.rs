@@ -107,6 +107,51 @@ fn bad_configuration_value_stops_start_up_with_one_line() {
 }
 
 #[test]
+fn provider_include_narrows_selection() {
+    let (code, out, err) = startup(&[
+        ("GASNET_OFI_PROVIDER_INCLUDE", "tcp;ofi_rxm"),
+        ("GASNET_OFI_DEVICE", "lo"),
+        ("GASNET_QUIET", "1"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("provider=tcp;ofi_rxm domain=lo"), "{out}");
+}
+
+#[test]
+fn provider_variables_that_disagree_stop_start_up_with_one_line() {
+    let (code, _, err) = startup(&[
+        ("FI_PROVIDER", "shm"),
+        ("GASNET_OFI_PROVIDER_INCLUDE", "udp"),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim_end(),
+        "gex-startup: FI_PROVIDER=\"shm\" and GASNET_OFI_PROVIDER_INCLUDE=\"udp\" select no \
+common provider: FI_PROVIDER allows shm; GASNET_OFI_PROVIDER_INCLUDE allows udp;ofi_rxd"
+    );
+    let (code, _, err) = startup(&[
+        ("GASNET_OFI_PROVIDER_INCLUDE", "shm"),
+        ("GASNET_OFI_PROVIDER_EXCLUDE", "tcp"),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim_end(),
+        "gex-startup: GASNET_OFI_PROVIDER_EXCLUDE=\"tcp\" is not accepted: expected no value \
+while GASNET_OFI_PROVIDER_INCLUDE=\"shm\" is set (the two lists are mutually exclusive: set one \
+or the other)"
+    );
+}
+
+#[test]
+fn contexts_without_thread_grouping_warn_once() {
+    let (code, _, err) = startup(&[("GASNET_OFI_NUM_CTXTS", "4"), ("FI_PROVIDER", "shm")]);
+    assert_eq!(code, 0, "{err}");
+    let warning = "WARNING: GASNET_OFI_NUM_CTXTS=4 has no effect without \
+GASNET_OFI_THREAD_GROUPING=1: one endpoint serves every communicator";
+    assert_eq!(err.matches(warning).count(), 1, "{err}");
+}
+
+#[test]
 fn verboseenv_prints_every_variable_read() {
     let (code, _, err) = startup(&[
         ("GASNET_VERBOSEENV", "1"),

@@ -26,6 +26,7 @@ pub mod general;
 mod inject;
 pub mod libfabric_vars;
 mod node_list;
+pub mod provider_list;
 mod read;
 pub mod rma;
 pub mod segsize;
@@ -39,6 +40,7 @@ pub use general::GeneralConfig;
 pub use gex_env::ExitTimeout;
 pub use inject::resolve_inject_limit;
 pub use node_list::NodeList;
+pub use provider_list::ProviderList;
 pub use read::{host_page_size, host_physical_memory};
 pub use rma::RmaConfig;
 pub use segsize::MaxSegsize;
@@ -73,6 +75,9 @@ pub struct Config {
     pub exit_timeout: ExitTimeout,
     /// Tagged messaging: tag mode, progress batch, scalable endpoints.
     pub tagged: TaggedConfig,
+    /// `GASNET_OFI_PROVIDER_INCLUDE` or `GASNET_OFI_PROVIDER_EXCLUDE`: the
+    /// provider list that narrows selection together with `FI_PROVIDER`.
+    pub provider_list: ProviderList,
 }
 
 impl Config {
@@ -121,6 +126,8 @@ impl Config {
         tagged::ENABLE_SEP,
         tagged::THREAD_GROUPING,
         tagged::NUM_CTXTS,
+        provider_list::PROVIDER_INCLUDE,
+        provider_list::PROVIDER_EXCLUDE,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the
@@ -144,6 +151,7 @@ impl Config {
             max_segsize: MaxSegsize::from_env(reader)?,
             exit_timeout: ExitTimeout::from_env(reader)?,
             tagged: TaggedConfig::from_env(reader)?,
+            provider_list: ProviderList::from_env(reader)?,
         })
     }
 
@@ -177,6 +185,7 @@ mod tests {
         assert_eq!(c.general.set_universe_size, None);
         assert!(c.device.device_type.is_some());
         assert_eq!(c.tagged, TaggedConfig::default());
+        assert_eq!(c.provider_list, ProviderList::All);
     }
 
     #[test]
@@ -184,16 +193,24 @@ mod tests {
         let env = MapEnv::from([
             ("GASNET_OFI_TAG_MODE", "ofi_tag_2"),
             ("GASNET_OFI_PROGRESS_EVENT_CNT", "32"),
+            ("GASNET_OFI_PROVIDER_EXCLUDE", "sockets"),
         ]);
         let c = read(&env).unwrap();
         assert_eq!(c.tagged.tag_mode, ::tagged::TagMode::Tag2);
         assert_eq!(c.tagged.progress_event_cnt, 32);
+        assert!(!c.provider_list.matches("sockets") && c.provider_list.matches("shm"));
         let env = MapEnv::from([("GASNET_OFI_TAG_MODE", "ofi_tag_9")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
             "GASNET_OFI_TAG_MODE=\"ofi_tag_9\" is not accepted: expected auto, ofi_tag_1, \
 ofi_tag_2 or ofi_tag_full"
         );
+        let env = MapEnv::from([
+            ("GASNET_OFI_PROVIDER_INCLUDE", "shm"),
+            ("GASNET_OFI_PROVIDER_EXCLUDE", "tcp"),
+        ]);
+        let e = read(&env).unwrap_err();
+        assert!(matches!(e, ConfigError::Conflict(_)), "{e}");
     }
 
     #[test]

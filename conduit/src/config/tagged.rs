@@ -3,7 +3,7 @@
 //!
 //! The provider lists (`mtl_ofi_provider_include` / `_exclude`) narrow the
 //! one provider selection of the whole conduit and are read separately, as
-//! `ProviderList` (`provider_list.rs`).
+//! [`super::ProviderList`].
 
 use super::read::count_in;
 use super::ConfigError;

@@ -6,16 +6,19 @@
 //! ([`crate::profile::reconcile`]); a second query that also offers the
 //! modes the conduit refuses (FI_MR_LOCAL, FI_CONTEXT, FI_CONTEXT2,
 //! FI_MSG_PREFIX, FI_RESTRICTED_COMP) finds the providers that need them, so
-//! a listing can say why they were skipped. Then `FI_PROVIDER` and the
-//! requested device (`GASNET_OFI_DEVICE` or its topology family) narrow the
-//! list, and the most preferred provider wins.
+//! a listing can say why they were skipped. Then the provider variables
+//! (`GASNET_OFI_PROVIDER_INCLUDE` or `_EXCLUDE`, and `FI_PROVIDER`; see
+//! `narrow.rs`) and the requested device (`GASNET_OFI_DEVICE` or its
+//! topology family) narrow the list, and the most preferred provider wins.
 
 mod filter;
 pub mod listing;
+mod narrow;
 pub mod topology;
 
 pub use filter::ProviderFilter;
 
+use crate::config::ProviderList;
 use crate::ofi::{Hints, InfoList, MrMode, OfiError, Threading};
 use crate::profile::{self, reconcile, Capabilities, ProviderFacts, Rejection, Status, Version};
 use ofi_sys as sys;
@@ -25,6 +28,8 @@ use ofi_sys as sys;
 pub struct SelectOptions {
     /// The user's `FI_PROVIDER` value.
     pub fi_provider: Option<String>,
+    /// `GASNET_OFI_PROVIDER_INCLUDE` or `GASNET_OFI_PROVIDER_EXCLUDE`.
+    pub provider_list: ProviderList,
     /// The requested device as `(variable, value)`.
     pub device: Option<(String, String)>,
     /// False only for `GASNET_OFI_RECEIVE_BUFF_SIZE=recv`.
@@ -63,13 +68,31 @@ pub enum SelectError {
     /// A libfabric call failed.
     #[error(transparent)]
     Ofi(#[from] OfiError),
-    /// `FI_PROVIDER` matched nothing usable.
-    #[error("FI_PROVIDER={value:?} matches no usable provider; usable providers here: {}", list_or_none(.available))]
+    /// `FI_PROVIDER`, `GASNET_OFI_PROVIDER_INCLUDE` or
+    /// `GASNET_OFI_PROVIDER_EXCLUDE` matched nothing usable.
+    #[error("{var}={value:?} matches no usable provider; usable providers here: {}", list_or_none(.available))]
     NoSuchProvider {
+        /// The variable.
+        var: String,
         /// The variable's value.
         value: String,
         /// Usable providers.
         available: Vec<String>,
+    },
+    /// `FI_PROVIDER` and the provider list each allow usable providers, but
+    /// none in common.
+    #[error("FI_PROVIDER={fi_provider:?} and {var}={value:?} select no common provider: FI_PROVIDER allows {}; {var} allows {}", list_or_none(.fi_allows), list_or_none(.list_allows))]
+    NoCommonProvider {
+        /// `FI_PROVIDER`'s value.
+        fi_provider: String,
+        /// `GASNET_OFI_PROVIDER_INCLUDE` or `GASNET_OFI_PROVIDER_EXCLUDE`.
+        var: String,
+        /// Its value.
+        value: String,
+        /// The usable providers `FI_PROVIDER` matches.
+        fi_allows: Vec<String>,
+        /// The usable providers the list allows.
+        list_allows: Vec<String>,
     },
     /// The requested device matched nothing usable.
     #[error("{var}={value:?} names no usable device; available devices: {}", list_or_none(.available))]
@@ -192,18 +215,13 @@ pub fn preference(provider: &str, status: Status, single_host: bool) -> u32 {
 /// Choose the provider and domain.
 pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
     let cands = candidates(opts.need_multi_recv, opts.allow_untrusted)?;
-    let usable: Vec<&Candidate> = cands.iter().filter(|c| c.verdict.is_ok()).collect();
-    let mut pool: Vec<&Candidate> = usable.clone();
-    if let Some(v) = &opts.fi_provider {
-        let f = ProviderFilter::parse(v);
-        f.keep(&mut pool, |c| &c.facts.provider);
-        if pool.is_empty() {
-            return Err(SelectError::NoSuchProvider {
-                value: v.clone(),
-                available: unique(usable.iter().map(|c| c.facts.provider.clone())),
-            });
-        }
-    }
+    let mut pool: Vec<&Candidate> = cands.iter().filter(|c| c.verdict.is_ok()).collect();
+    narrow::by_provider(
+        &mut pool,
+        |c| &c.facts.provider,
+        opts.fi_provider.as_deref(),
+        &opts.provider_list,
+    )?;
     if let Some((var, value)) = &opts.device {
         let before = pool.clone();
         pool.retain(|c| &c.facts.domain == value);
