@@ -97,7 +97,7 @@ mod tests {
     /// all of them.
     #[test]
     fn agreement_finds_a_common_free_id() {
-        let mut sets = vec![CidSet::new(100), CidSet::new(100), CidSet::new(100)];
+        let mut sets = [CidSet::new(100), CidSet::new(100), CidSet::new(100)];
         for c in [1, 2, 5] {
             sets[0].take(c);
         }
@@ -107,7 +107,11 @@ mod tests {
         sets[2].take(6);
         let mut start = 0;
         let agreed = loop {
-            let p = sets.iter().map(|s| s.lowest_free_from(start)).max().unwrap();
+            let p = sets
+                .iter()
+                .map(|s| s.lowest_free_from(start))
+                .max()
+                .unwrap();
             if sets.iter().all(|s| s.is_free(p)) {
                 break p;
             }
@@ -118,7 +122,13 @@ mod tests {
 
     #[test]
     fn split_orders_by_key_then_rank() {
-        let e = [(Some(1), 5), (Some(0), 0), (Some(1), 2), (None, 0), (Some(1), 2)];
+        let e = [
+            (Some(1), 5),
+            (Some(0), 0),
+            (Some(1), 2),
+            (None, 0),
+            (Some(1), 2),
+        ];
         assert_eq!(split_members(&e, 0), Some(vec![2, 4, 0]));
         assert_eq!(split_members(&e, 1), Some(vec![1]));
         assert_eq!(split_members(&e, 3), None);

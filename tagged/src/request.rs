@@ -6,7 +6,9 @@
 /// What a finished receive or probe reports (MPI's status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Status {
-    /// Source rank in the communicator.
+    /// Source rank in the communicator ([`Status::UNKNOWN_SOURCE`] for a
+    /// truncated wildcard-source receive on a provider that reports no
+    /// CQ data in error completions).
     pub source: u32,
     /// The message's tag.
     pub tag: u32,
@@ -16,10 +18,18 @@ pub struct Status {
     /// The message was longer than the buffer: `len` bytes were written,
     /// the rest dropped.
     pub truncated: bool,
-    /// The message's full size (equals `len` unless truncated).
+    /// The message's full size (equals `len` unless truncated). For a
+    /// truncated receive this is what the provider reported; providers that
+    /// report no size in the error completion (tcp;ofi_rxm's rendezvous
+    /// path) leave the buffer's size here, a lower bound.
     pub size: usize,
     /// The receive was cancelled before it matched.
     pub cancelled: bool,
+}
+
+impl Status {
+    /// The source of a message whose source the provider did not report.
+    pub const UNKNOWN_SOURCE: u32 = u32::MAX;
 }
 
 /// A libfabric failure of an operation.
@@ -54,6 +64,12 @@ pub enum Kind {
     Recv {
         /// Buffer size.
         cap: usize,
+        /// It holds one of the provider's receive entries that the
+        /// application's receives share (the conduit's own receives, and
+        /// probes, use a reserve).
+        counted: bool,
+        /// The source asked for (a communicator rank; `None`: any).
+        from: Option<u32>,
     },
     /// A probe (`FI_PEEK`, perhaps with `FI_CLAIM`).
     Probe,
@@ -288,15 +304,34 @@ mod tests {
     #[test]
     fn stale_handles_see_nothing() {
         let mut r = Requests::new();
-        let a = r.start(Kind::Recv { cap: 4 });
-        r.complete(a.idx, Part::Main, Status { len: 4, size: 4, ..Status::default() });
+        let a = r.start(Kind::Recv {
+            cap: 4,
+            counted: true,
+            from: None,
+        });
+        r.complete(
+            a.idx,
+            Part::Main,
+            Status {
+                len: 4,
+                size: 4,
+                ..Status::default()
+            },
+        );
         assert!(r.take(a).is_some());
         let b = r.start(Kind::Send { len: 1 });
         assert_eq!(a.idx, b.idx);
         assert!(!r.is_done(a));
         assert!(r.take(a).is_none());
         assert_eq!(r.kind(b), Some(Kind::Send { len: 1 }));
-        r.fail(b.idx, Err(OpError { err: 5, prov_errno: 0, text: "x".into() }));
+        r.fail(
+            b.idx,
+            Err(OpError {
+                err: 5,
+                prov_errno: 0,
+                text: "x".into(),
+            }),
+        );
         assert!(r.take(b).unwrap().is_err());
     }
 }

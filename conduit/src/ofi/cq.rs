@@ -246,7 +246,9 @@ impl CompletionQueue {
         Ok(Some(CqErrEntry {
             context: e.op_context,
             flags: e.flags,
-            err: e.err,
+            // libfabric defines err as a positive FI_E* number; shm in
+            // 1.17 stores it negated (-FI_ETRUNC): one sign for callers.
+            err: e.err.abs(),
             prov_errno: e.prov_errno,
             len: e.len,
             olen: e.olen,

@@ -28,8 +28,8 @@ mod ep_ops;
 mod error;
 mod info;
 mod mr;
-mod tagged;
 pub mod shm_region;
+mod tagged;
 
 pub use av::AddressVector;
 pub use cq::{CompletionQueue, CqEntry, CqErrEntry, CqRead};

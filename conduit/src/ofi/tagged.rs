@@ -71,6 +71,11 @@ impl InfoEntry<'_> {
     pub fn mem_tag_format(&self) -> u64 {
         self.ep_attr_raw().mem_tag_format
     }
+    /// `rx_attr->size`: receives the endpoint can hold posted.
+    pub fn rx_size(&self) -> usize {
+        // SAFETY: rx_attr is allocated in every returned entry.
+        unsafe { (*(*self.raw).rx_attr).size }
+    }
     /// `domain_attr->max_ep_tx_ctx`.
     pub fn max_ep_tx_ctx(&self) -> usize {
         // SAFETY: domain_attr is allocated in every returned entry.
@@ -203,7 +208,13 @@ impl Endpoint {
         // SAFETY: self is an enabled scalable endpoint; NULL attributes
         // take the endpoint's defaults.
         let rc = unsafe {
-            sys::fi_tx_context(self.inner.raw, index, ptr::null_mut(), &mut raw, ptr::null_mut())
+            sys::fi_tx_context(
+                self.inner.raw,
+                index,
+                ptr::null_mut(),
+                &mut raw,
+                ptr::null_mut(),
+            )
         };
         check("fi_tx_context", rc as i64)?;
         Ok(self.context_builder(raw, domain))
@@ -215,7 +226,13 @@ impl Endpoint {
         let mut raw: *mut sys::fid_ep = ptr::null_mut();
         // SAFETY: as for tx_context.
         let rc = unsafe {
-            sys::fi_rx_context(self.inner.raw, index, ptr::null_mut(), &mut raw, ptr::null_mut())
+            sys::fi_rx_context(
+                self.inner.raw,
+                index,
+                ptr::null_mut(),
+                &mut raw,
+                ptr::null_mut(),
+            )
         };
         check("fi_rx_context", rc as i64)?;
         Ok(self.context_builder(raw, domain))
@@ -252,9 +269,7 @@ impl Endpoint {
                     dest,
                     tag,
                 ),
-                None => {
-                    sys::fi_tinject(self.inner.raw, buf.as_ptr().cast(), buf.len(), dest, tag)
-                }
+                None => sys::fi_tinject(self.inner.raw, buf.as_ptr().cast(), buf.len(), dest, tag),
             }
         };
         check("fi_tinject", rc as i64).map(|_| ())

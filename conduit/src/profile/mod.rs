@@ -97,6 +97,10 @@ pub struct Profile {
     /// `GASNET_OFI_AM_INJECT_LIMIT` says otherwise), for providers that lose
     /// injected messages.
     pub am_inject: Option<bool>,
+    /// `false`: the provider accepts tagged receives past its `rx_attr`
+    /// size (posted until it refuses one); `true`/absent: it refuses them
+    /// there, so the conduit keeps a reserve for its own receives.
+    pub tagged_rx_bounded: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

@@ -95,11 +95,24 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         self.send_with(buf, dest, tag, true, false)
     }
 
-    fn send_with(&self, buf: &[u8], dest: u32, tag: u32, sync: bool, internal: bool) -> Result<(), Error> {
+    fn send_with(
+        &self,
+        buf: &[u8],
+        dest: u32,
+        tag: u32,
+        sync: bool,
+        internal: bool,
+    ) -> Result<(), Error> {
         // SAFETY: buf outlives the call, and the call waits for the send.
         let p = unsafe {
-            self.eng
-                .start_send(&self.info, buf.as_ptr(), buf.len(), dest, tag, sync, internal)?
+            self.eng.start_send(
+                &self.info,
+                buf.as_ptr(),
+                buf.len(),
+                dest,
+                tag,
+                super::ops::SendHow { sync, internal },
+            )?
         };
         self.core.tagged_complete(self.eng, p, "send").map(|_| ())
     }
@@ -108,24 +121,49 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     /// (`None`: any). A message longer than `buf` fills it and the call
     /// returns [`TaggedError::Truncated`] with the status; nothing is
     /// written past `buf`.
-    pub fn recv(&self, buf: &mut [u8], source: Option<u32>, tag: Option<u32>) -> Result<Status, Error> {
+    pub fn recv(
+        &self,
+        buf: &mut [u8],
+        source: Option<u32>,
+        tag: Option<u32>,
+    ) -> Result<Status, Error> {
         self.recv_with(buf, source, tag, false)
     }
 
-    fn recv_with(&self, buf: &mut [u8], source: Option<u32>, tag: Option<u32>, internal: bool) -> Result<Status, Error> {
-        let sel = Select { source, tag, internal };
+    fn recv_with(
+        &self,
+        buf: &mut [u8],
+        source: Option<u32>,
+        tag: Option<u32>,
+        internal: bool,
+    ) -> Result<Status, Error> {
+        let sel = Select {
+            source,
+            tag,
+            internal,
+        };
         // SAFETY: buf is borrowed mutably for the call, which waits for the
         // receive to finish.
-        let p = unsafe { self.eng.start_recv(&self.info, buf.as_mut_ptr(), buf.len(), sel, false)? };
+        let p = unsafe {
+            self.eng
+                .start_recv(&self.info, buf.as_mut_ptr(), buf.len(), sel, false)?
+        };
         self.core.tagged_complete(self.eng, p, "receive")
     }
 
     /// Is a matching message waiting? Its status if so (the message stays
     /// to be received).
     pub fn iprobe(&self, source: Option<u32>, tag: Option<u32>) -> Result<Option<Status>, Error> {
-        let sel = Select { source, tag, internal: false };
+        let sel = Select {
+            source,
+            tag,
+            internal: false,
+        };
         // SAFETY: a probe places no data.
-        let p = unsafe { self.eng.start_recv(&self.info, std::ptr::null_mut(), 0, sel, true)? };
+        let p = unsafe {
+            self.eng
+                .start_recv(&self.info, std::ptr::null_mut(), 0, sel, true)?
+        };
         match self.core.tagged_complete(self.eng, p, "probe") {
             Ok(st) => Ok(Some(st)),
             Err(Error::Tagged(TaggedError::Op { cause, .. }))
@@ -148,66 +186,38 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         }
     }
 
-    /// Every member's `mine`, by communicator rank (gathered at rank 0,
-    /// then sent to all).
+    /// Every member's `mine` (the same length on every member), by
+    /// communicator rank: gathered at rank 0, then sent to all.
     pub(crate) fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
-        let n = self.size();
-        let mut all = vec![Vec::new(); n as usize];
+        let (n, k) = (self.size() as usize, mine.len());
+        let mut packed = vec![0u8; n * k];
         if self.rank() == 0 {
-            all[0] = mine.to_vec();
+            packed[..k].copy_from_slice(mine);
             for r in 1..n {
-                all[r as usize] = self.recv_vec(r, T_GATHER)?;
-            }
-            let mut packed = Vec::new();
-            for a in &all {
-                packed.extend_from_slice(&(a.len() as u32).to_le_bytes());
-                packed.extend_from_slice(a);
+                let st = self.recv_with(
+                    &mut packed[r * k..(r + 1) * k],
+                    Some(r as u32),
+                    Some(T_GATHER),
+                    true,
+                )?;
+                if st.len != k {
+                    return Err(malformed("allgather", "an entry of another length"));
+                }
             }
             for r in 1..n {
-                self.send_with(&packed, r, T_BCAST, false, true)?;
+                self.send_with(&packed, r as u32, T_BCAST, false, true)?;
             }
-            Ok(all)
         } else {
             self.send_with(mine, 0, T_GATHER, false, true)?;
-            let packed = self.recv_vec(0, T_BCAST)?;
-            let mut at = 0;
-            for slot in all.iter_mut() {
-                let len = packed
-                    .get(at..at + 4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                    .ok_or_else(|| malformed("allgather", "short message"))?;
-                at += 4;
-                *slot = packed
-                    .get(at..at + len)
-                    .ok_or_else(|| malformed("allgather", "short message"))?
-                    .to_vec();
-                at += len;
+            let st = self.recv_with(&mut packed, Some(0), Some(T_BCAST), true)?;
+            if st.len != n * k {
+                return Err(malformed("allgather", "a result of another length"));
             }
-            Ok(all)
         }
-    }
-
-    /// Receive an internal message of any size from `src`.
-    fn recv_vec(&self, src: u32, tag: u32) -> Result<Vec<u8>, Error> {
-        let st = loop {
-            let sel = Select {
-                source: Some(src),
-                tag: Some(tag),
-                internal: true,
-            };
-            // SAFETY: a probe places no data.
-            let p = unsafe { self.eng.start_recv(&self.info, std::ptr::null_mut(), 0, sel, true)? };
-            match self.core.tagged_complete(self.eng, p, "probe") {
-                Ok(st) => break st,
-                Err(Error::Tagged(TaggedError::Op { cause, .. })) if cause.err == ofi_sys::FI_ENOMSG as i32 => {
-                    self.core.poll_api(0)?;
-                }
-                Err(e) => return Err(e),
-            }
-        };
-        let mut buf = vec![0u8; st.size];
-        self.recv_with(&mut buf, Some(src), Some(tag), true)?;
-        Ok(buf)
+        if k == 0 {
+            return Ok(vec![Vec::new(); n]);
+        }
+        Ok(packed.chunks(k).map(<[u8]>::to_vec).collect())
     }
 
     /// A barrier over the communicator.
@@ -225,7 +235,10 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
             let all = self.allgather(&mine.to_le_bytes())?;
             let mut p = 0u64;
             for a in &all {
-                let b: [u8; 8] = a.as_slice().try_into().map_err(|_| malformed("id agreement", "bad proposal"))?;
+                let b: [u8; 8] = a
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| malformed("id agreement", "bad proposal"))?;
                 p = p.max(u64::from_le_bytes(b));
             }
             if p > self.eng.layout.max_cid() as u64 {
@@ -254,10 +267,18 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         let made = match members {
             Some(members) => {
                 let me = self.eng.rank;
-                let rank = members.iter().position(|&w| w == me).unwrap_or_else(|| unreachable!("a member")) as u32;
+                let rank = members
+                    .iter()
+                    .position(|&w| w == me)
+                    .unwrap_or_else(|| unreachable!("a member")) as u32;
                 let ctx = self.eng.ctx_for(cid);
                 self.eng.ensure_ctx(ctx)?;
-                let info = Arc::new(CommInfo { cid, rank, members, ctx });
+                let info = Arc::new(CommInfo {
+                    cid,
+                    rank,
+                    members,
+                    ctx,
+                });
                 self.eng.comms.lock().insert(cid, info.clone());
                 Some(Comm {
                     core: self.core,
@@ -301,8 +322,11 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
             entries.push(((a[0] == 1).then_some(c), k));
         }
         let cid = self.agree_cid()?;
-        let members = split_members(&entries, self.rank() as usize)
-            .map(|m| m.into_iter().map(|r| self.info.members[r]).collect::<Box<[u32]>>());
+        let members = split_members(&entries, self.rank() as usize).map(|m| {
+            m.into_iter()
+                .map(|r| self.info.members[r])
+                .collect::<Box<[u32]>>()
+        });
         self.make(cid, members)
     }
 

@@ -4,8 +4,11 @@
 
 use super::error::TaggedError;
 use crate::client::Error;
-use crate::ofi::{rx_addr, CompletionQueue, CqRead, Domain, Endpoint, FiAddr, OfiError, TaggedEntry};
+use crate::ofi::{
+    rx_addr, CompletionQueue, CqRead, Domain, Endpoint, FiAddr, OfiError, TaggedEntry,
+};
 use crate::sync::{Counter, Lock, Mode};
+use ofi_sys as sys;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +59,42 @@ pub(crate) struct Ctx<M: Mode> {
     /// The batch the queue is read into (`GASNET_OFI_PROGRESS_EVENT_CNT`
     /// entries), and the queue's try-lock.
     pub poll: M::Lock<Batch>,
+    /// Receives the provider had no room for (`-FI_ENOMEM`), in the order
+    /// they were started: posted as earlier ones finish, none before an
+    /// earlier one, so matching order is kept.
+    pub waiting: M::Lock<std::collections::VecDeque<Waiting>>,
+    pub has_waiting: AtomicBool,
+    /// Provider receive entries the application's receives may still take
+    /// (the rest is kept for the conduit's own receives and probes).
+    pub credits: std::sync::atomic::AtomicIsize,
+}
+
+/// Receive entries kept for the conduit's own receives, acknowledgement
+/// waits and probes on providers whose receive queue is bounded.
+pub(crate) const RESERVED_RX: usize = 32;
+
+/// The receive entries a context's application receives may take: all
+/// but [`RESERVED_RX`] of `rx_size` where the provider refuses receives
+/// past it, else no limit (receives are posted until the provider refuses
+/// one, then queued).
+pub(crate) fn rx_budget(rx_size: usize, bounded: bool) -> isize {
+    if bounded {
+        rx_size.saturating_sub(RESERVED_RX).max(1) as isize
+    } else {
+        isize::MAX / 2
+    }
+}
+
+/// A receive or probe waiting for room in the provider's receive queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waiting {
+    pub buf: usize,
+    pub len: usize,
+    pub src: FiAddr,
+    pub bits: u64,
+    pub ignore: u64,
+    pub ctx: usize,
+    pub flags: u64,
 }
 
 /// Room for one batch of completions.
@@ -72,6 +111,8 @@ pub(crate) struct SepParts {
     pub domain: Domain,
     pub rx_ctx_bits: i32,
     pub cq_size: usize,
+    /// Receive entries each context's application receives may take.
+    pub budget: isize,
 }
 
 /// Counters tests and `GASNET_STATSFILE` can read.
@@ -94,7 +135,6 @@ pub struct TaggedStats<C: Counter> {
 /// The engine.
 pub(crate) struct Engine<M: Mode> {
     pub layout: Layout,
-    pub provider: String,
     pub rank: u32,
     pub size: u32,
     /// Largest message sent with `fi_tinject`.
@@ -113,13 +153,15 @@ pub(crate) struct Engine<M: Mode> {
     has_acks: AtomicBool,
     pub event_cnt: usize,
     pub stats: TaggedStats<M::Counter>,
+    /// `(provider, version)` when a truncated receive breaks the
+    /// provider's connection (see `open::truncation_defect`).
+    pub truncation_defect: Option<(String, String)>,
 }
 
 impl<M: Mode> Engine<M> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         layout: Layout,
-        provider: String,
         rank: u32,
         size: u32,
         inject: usize,
@@ -132,7 +174,6 @@ impl<M: Mode> Engine<M> {
         Engine {
             cids: M::Lock::new(CidSet::new(layout.max_cid())),
             layout,
-            provider,
             rank,
             size,
             inject,
@@ -146,6 +187,7 @@ impl<M: Mode> Engine<M> {
             has_acks: AtomicBool::new(false),
             event_cnt,
             stats: TaggedStats::default(),
+            truncation_defect: None,
         }
     }
 
@@ -232,13 +274,18 @@ impl<M: Mode> Engine<M> {
             seen = true;
             self.stats.completions.add(n as u64);
             // SAFETY: read_tagged initialised the first n entries.
-            let got = unsafe { std::slice::from_raw_parts(buf.0.as_ptr().cast::<TaggedEntry>(), n) };
+            let got =
+                unsafe { std::slice::from_raw_parts(buf.0.as_ptr().cast::<TaggedEntry>(), n) };
             let mut acks: Vec<(u64, u32)> = Vec::new();
+            let mut released = 0isize;
             {
                 let mut reqs = c.reqs.lock();
                 for e in got {
-                    self.on_entry(&mut reqs, e, &mut acks);
+                    self.on_entry(&mut reqs, e, &mut acks, &mut released);
                 }
+            }
+            if released > 0 {
+                c.credits.fetch_add(released, Ordering::AcqRel);
             }
             for (bits, src) in acks {
                 self.send_ack(c.index, bits, src)?;
@@ -247,16 +294,33 @@ impl<M: Mode> Engine<M> {
                 break;
             }
         }
+        drop(buf);
+        if c.has_waiting.load(Ordering::Relaxed) {
+            self.post_waiting(c)?;
+        }
         Ok(seen)
     }
 
     #[inline]
-    fn on_entry(&self, reqs: &mut Requests, e: &TaggedEntry, acks: &mut Vec<(u64, u32)>) {
+    fn on_entry(
+        &self,
+        reqs: &mut Requests,
+        e: &TaggedEntry,
+        acks: &mut Vec<(u64, u32)>,
+        released: &mut isize,
+    ) {
         let Some((idx, part)) = decode_context(e.context() as u64) else {
-            tracing::warn!(context = e.context(), "tagged completion with an unknown context");
+            tracing::warn!(
+                context = e.context(),
+                "tagged completion with an unknown context"
+            );
             return;
         };
-        let status = match (reqs.kind_at(idx), part) {
+        let kind = reqs.kind_at(idx);
+        if let Some(Kind::Recv { counted: true, .. }) = kind {
+            *released += 1;
+        }
+        let status = match (kind, part) {
             (Some(Kind::Recv { .. }), Part::Main) | (Some(Kind::Probe), Part::Main) => {
                 let d = self.layout.decode(e.tag(), e.data());
                 if d.sync && matches!(reqs.kind_at(idx), Some(Kind::Recv { .. })) {
@@ -285,31 +349,36 @@ impl<M: Mode> Engine<M> {
             return Ok(());
         };
         let Some((idx, part)) = decode_context(e.context as u64) else {
-            tracing::warn!("tagged error completion with an unknown context: {}", e.text);
+            tracing::warn!(
+                "tagged error completion with an unknown context: {}",
+                e.text
+            );
             return Ok(());
         };
         let mut ack = None;
         {
             let mut reqs = c.reqs.lock();
             let kind = reqs.kind_at(idx);
+            if let Some(Kind::Recv { counted: true, .. }) = kind {
+                self.release_credit(c);
+            }
             let d = self.layout.decode(e.tag, e.data);
             match (kind, e.err) {
-                (Some(Kind::Recv { .. }), FI_ETRUNC) if part == Part::Main => {
-                    if d.sync {
-                        ack = Some((e.tag, d.source));
+                (Some(Kind::Recv { cap, from, .. }), FI_ETRUNC) if part == Part::Main => {
+                    let mut st = truncated_status(&d, &e, cap);
+                    if self.layout.cq_data() {
+                        // A directed receive's source is the one asked for
+                        // (shm 2.x reports no CQ data in error entries).
+                        if let Some(f) = from {
+                            st.source = f;
+                        } else if e.flags & sys::FI_REMOTE_CQ_DATA as u64 == 0 {
+                            st.source = Status::UNKNOWN_SOURCE;
+                        }
                     }
-                    reqs.complete(
-                        idx,
-                        part,
-                        Status {
-                            source: d.source,
-                            tag: d.tag,
-                            len: e.len,
-                            size: e.len + e.olen,
-                            truncated: true,
-                            cancelled: false,
-                        },
-                    );
+                    if d.sync && st.source != Status::UNKNOWN_SOURCE {
+                        ack = Some((e.tag, st.source));
+                    }
+                    reqs.complete(idx, part, st);
                 }
                 (Some(Kind::Recv { .. }), FI_ECANCELED) => {
                     reqs.complete(
@@ -348,7 +417,10 @@ impl<M: Mode> Engine<M> {
     fn send_ack(&self, ctx: usize, bits: u64, src: u32) -> Result<(), Error> {
         let cid = self.layout.cid_of(bits);
         let Some(info) = self.comms.lock().get(&cid).cloned() else {
-            tracing::warn!(cid, "synchronous message on a communicator this rank does not know");
+            tracing::warn!(
+                cid,
+                "synchronous message on a communicator this rank does not know"
+            );
             return Ok(());
         };
         let world = info.world(src)?;
@@ -386,6 +458,105 @@ impl<M: Mode> Engine<M> {
         Ok(())
     }
 
+    /// Post an application's receive, or queue it behind others waiting
+    /// for one of the provider's receive entries. The request's slot is
+    /// started by the caller.
+    ///
+    /// # Safety
+    /// As for [`Endpoint::trecvmsg`]: `w.buf..w.buf+w.len` stays valid until
+    /// the request finishes.
+    pub unsafe fn post_counted(&self, c: &Ctx<M>, w: Waiting) -> Result<(), Error> {
+        {
+            let mut q = c.waiting.lock();
+            if !q.is_empty() || c.credits.fetch_sub(1, Ordering::AcqRel) <= 0 {
+                if q.is_empty() {
+                    c.credits.fetch_add(1, Ordering::AcqRel);
+                }
+                q.push_back(w);
+                c.has_waiting.store(true, Ordering::Relaxed);
+                return Ok(());
+            }
+        }
+        // SAFETY: per this function's contract.
+        match unsafe { post_waiting_one(c, &w) } {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_again() || e.code == -(ofi_sys::FI_ENOMEM as i64) => {
+                // The provider's queue is full: wait for a receive to
+                // finish, behind any others waiting.
+                c.credits.fetch_add(1, Ordering::AcqRel);
+                c.waiting.lock().push_back(w);
+                c.has_waiting.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                c.credits.fetch_add(1, Ordering::AcqRel);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Post one of the conduit's own receives, a probe or an
+    /// acknowledgement wait (from the reserve: retried while the provider
+    /// has no room).
+    ///
+    /// # Safety
+    /// As for [`Engine::post_counted`].
+    pub unsafe fn post_reserved(&self, c: &Ctx<M>, w: Waiting) -> Result<(), Error> {
+        loop {
+            // SAFETY: per this function's contract.
+            match self.post(c, || unsafe { post_waiting_one(c, &w) }) {
+                Err(Error::Ofi(e)) if e.code == -(ofi_sys::FI_ENOMEM as i64) => {
+                    self.progress_ctx(c)?;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// A counted receive finished: its entry may go to a waiting one.
+    pub fn release_credit(&self, c: &Ctx<M>) {
+        c.credits.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Post waiting receives, oldest first, while credits and the
+    /// provider allow.
+    fn post_waiting(&self, c: &Ctx<M>) -> Result<(), Error> {
+        let mut q = c.waiting.lock();
+        while let Some(w) = q.front().copied() {
+            if c.credits.fetch_sub(1, Ordering::AcqRel) <= 0 {
+                c.credits.fetch_add(1, Ordering::AcqRel);
+                break;
+            }
+            // SAFETY: the receive's buffer stays valid until its request
+            // finishes (post_counted's contract), which it has not.
+            match unsafe { post_waiting_one(c, &w) } {
+                Ok(()) => {
+                    q.pop_front();
+                }
+                Err(e) if e.is_again() || e.code == -(ofi_sys::FI_ENOMEM as i64) => {
+                    c.credits.fetch_add(1, Ordering::AcqRel);
+                    break;
+                }
+                Err(e) => {
+                    c.credits.fetch_add(1, Ordering::AcqRel);
+                    return Err(e.into());
+                }
+            }
+        }
+        c.has_waiting.store(!q.is_empty(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Take a receive that is still waiting to be posted out of the queue
+    /// (a cancel): true if it was there.
+    pub fn unqueue(&self, c: &Ctx<M>, ctx: usize) -> bool {
+        let mut q = c.waiting.lock();
+        let before = q.len();
+        q.retain(|w| w.ctx != ctx);
+        c.has_waiting.store(!q.is_empty(), Ordering::Relaxed);
+        q.len() != before
+    }
+
     /// Post with `post` until it is not refused with `-FI_EAGAIN`, making
     /// progress on the context in between.
     #[inline]
@@ -409,9 +580,49 @@ impl<M: Mode> Engine<M> {
     }
 }
 
+/// The status of a truncated receive of `cap` bytes. Providers fill the
+/// error entry differently: `olen` is the overflow (libfabric's
+/// definition) on most, while sockets and tcp;ofi_rxm's eager path put the
+/// message's length in `len`, and some report 0 for both; the byte count
+/// is the buffer's (libfabric writes the buffer in full) and the message's
+/// size the largest the entry supports.
+fn truncated_status(d: &tagged::Decoded, e: &crate::ofi::CqErrEntry, cap: usize) -> Status {
+    Status {
+        source: d.source,
+        tag: d.tag,
+        len: cap,
+        size: e.len.max(cap + e.olen).max(cap),
+        truncated: true,
+        cancelled: false,
+    }
+}
+
+/// `fi_trecvmsg` of a waiting receive.
+///
+/// # Safety
+/// As for [`Endpoint::trecvmsg`].
+unsafe fn post_waiting_one<M: Mode>(c: &Ctx<M>, w: &Waiting) -> Result<(), OfiError> {
+    // SAFETY: per the caller's contract.
+    unsafe {
+        c.rx.trecvmsg(
+            w.buf as *mut u8,
+            w.len,
+            w.src,
+            w.bits,
+            w.ignore,
+            w.ctx,
+            w.flags,
+        )
+    }
+}
+
 /// Open context `i` of a scalable endpoint: a TX and an RX context bound to
 /// one new queue.
-pub(super) fn open_sep_ctx<M: Mode>(s: &SepParts, i: usize, event_cnt: usize) -> Result<Ctx<M>, Error> {
+pub(super) fn open_sep_ctx<M: Mode>(
+    s: &SepParts,
+    i: usize,
+    event_cnt: usize,
+) -> Result<Ctx<M>, Error> {
     let cq = CompletionQueue::open_tagged(&s.domain, s.cq_size)?;
     let tx = s
         .sep
@@ -423,7 +634,7 @@ pub(super) fn open_sep_ctx<M: Mode>(s: &SepParts, i: usize, event_cnt: usize) ->
         .rx_context(i as i32, &s.domain)?
         .bind_cq(&cq, ofi_sys::FI_RECV as u64)?
         .enable()?;
-    Ok(new_ctx(i, tx, rx, cq, event_cnt))
+    Ok(new_ctx(i, tx, rx, cq, event_cnt, s.budget))
 }
 
 pub(super) fn new_ctx<M: Mode>(
@@ -432,6 +643,7 @@ pub(super) fn new_ctx<M: Mode>(
     rx: Endpoint,
     cq: CompletionQueue,
     event_cnt: usize,
+    budget: isize,
 ) -> Ctx<M> {
     Ctx {
         index,
@@ -440,6 +652,9 @@ pub(super) fn new_ctx<M: Mode>(
         cq,
         reqs: M::Lock::new(Requests::new()),
         poll: M::Lock::new(Batch(vec![MaybeUninit::uninit(); event_cnt.max(1)])),
+        waiting: M::Lock::new(std::collections::VecDeque::new()),
+        has_waiting: AtomicBool::new(false),
+        credits: std::sync::atomic::AtomicIsize::new(budget),
     }
 }
 

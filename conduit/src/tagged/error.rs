@@ -40,6 +40,22 @@ pub enum TaggedError {
         /// Its `max_ep_rx_ctx`.
         rx: usize,
     },
+    /// The provider's tag matching is known to be broken in the loaded
+    /// libfabric (known-issues.md).
+    #[error(
+        "tagged messaging is not possible with provider {provider} in libfabric {version}: {defect}. \
+         {remedy}"
+    )]
+    ProviderDefect {
+        /// The provider.
+        provider: String,
+        /// The loaded libfabric, `major.minor`.
+        version: String,
+        /// What is broken.
+        defect: &'static str,
+        /// What to do.
+        remedy: &'static str,
+    },
     /// A rank outside the communicator.
     #[error("rank {rank} is not in the communicator (size {size})")]
     Rank {
@@ -55,6 +71,24 @@ pub enum TaggedError {
         .0.source, .0.tag, .0.size, .0.len
     )]
     Truncated(Status),
+    /// The message was longer than the receive buffer, on a provider that
+    /// loses the connection after a truncated receive (known-issues.md).
+    #[error(
+        "message from rank {} with tag {} was longer than the {}-byte receive buffer, and provider \
+         {provider} in libfabric {version} loses the connection after a truncated receive (later \
+         messages from that rank never arrive; libfabric 1.19 fixed it). Post receive buffers as large \
+         as the largest message, use libfabric 1.19 or later (scripts/setup.sh --libfabric=2), or \
+         another provider (FI_PROVIDER=sockets)",
+        .status.source, .status.tag, .status.len
+    )]
+    TruncationDefect {
+        /// The provider.
+        provider: String,
+        /// The loaded libfabric, `major.minor`.
+        version: String,
+        /// The truncated receive's status.
+        status: Status,
+    },
     /// libfabric failed an operation.
     #[error("{op} failed: {} (libfabric error {}, provider error {})", .cause.text, .cause.err, .cause.prov_errno)]
     Op {

@@ -2,11 +2,14 @@
 //! the client's provider and domain, in a fabric and domain of its own, the
 //! tag layout, and the exchange of endpoint names.
 
-use super::engine::{new_ctx, open_sep_ctx, Ctx, Engine, SepParts};
+use super::engine::{new_ctx, open_sep_ctx, rx_budget, Ctx, Engine, SepParts};
 use super::error::TaggedError;
 use crate::boot::Bootstrap;
 use crate::client::Error;
-use crate::ofi::{AddressVector, AvType, CompletionQueue, Domain, Endpoint, Hints, InfoEntry, InfoList, MrMode, Threading};
+use crate::ofi::{
+    AddressVector, AvType, CompletionQueue, Domain, Endpoint, Hints, InfoEntry, InfoList, MrMode,
+    Threading,
+};
 use crate::sync::Mode;
 use crate::transport::ofi::{pack_names, unpack_names};
 use ofi_sys as sys;
@@ -28,6 +31,8 @@ pub struct Settings {
     pub num_ctxts: usize,
     /// Completion-queue entries (0: the provider's default).
     pub cq_size: usize,
+    /// `GASNET_VERBOSEENV`: rank 0 reports the layout chosen.
+    pub verbose: bool,
 }
 
 /// The client's provider, fabric and domain, which tagged messaging uses
@@ -74,6 +79,7 @@ fn hints<M: Mode>(w: &Where, caps: u64) -> Hints {
 /// to open (asked for `FI_DIRECTED_RECV` and CQ data when the layout is
 /// `ofi_tag_full`).
 pub(crate) fn choose<M: Mode>(w: &Where, mode: TagMode) -> Result<(Layout, InfoList), Error> {
+    refuse_defective(&w.provider, crate::ofi::runtime_version()).map_err(Error::from)?;
     let tagged = sys::FI_TAGGED as u64;
     let directed = InfoList::query(Some(
         &hints::<M>(w, tagged | sys::FI_DIRECTED_RECV).cq_data_size(4),
@@ -99,6 +105,35 @@ pub(crate) fn choose<M: Mode>(w: &Where, mode: TagMode) -> Result<(Layout, InfoL
     Ok((layout, InfoList::dup(&entry)))
 }
 
+/// Providers whose tag matching is broken in the loaded libfabric.
+///
+/// shm before 1.19 (its own receive queues, replaced by util_srx in 1.19)
+/// matches a receive against already-arrived messages with the *message's*
+/// ignore mask instead of the receive's, so a wildcard receive (and every
+/// receive here: the synchronous-send bit is always ignored) never matches
+/// a message that arrived first; and it ignores FI_PEEK, so a probe posts a
+/// zero-byte receive that consumes the message. Both read from
+/// `prov/shm/src/smr_ep.c` (`smr_match_tagged`) and `smr_msg.c`
+/// (`smr_trecvmsg`) of v1.17.0 and v1.18.0; gex-tagged hangs on them.
+pub(crate) fn refuse_defective(
+    provider: &str,
+    (major, minor): (u32, u32),
+) -> Result<(), TaggedError> {
+    let name = provider.split(';').next().unwrap_or(provider);
+    if name == "shm" && (major, minor) < (1, 19) {
+        return Err(TaggedError::ProviderDefect {
+            provider: provider.to_string(),
+            version: format!("{major}.{minor}"),
+            defect: "its tag matching uses the arrived message's ignore mask instead of the \
+                     receive's (a wildcard receive never matches a message that arrived first) and it \
+                     ignores FI_PEEK (a probe consumes the message); libfabric 1.19 fixed both",
+            remedy: "Use libfabric 1.19 or later (scripts/setup.sh --libfabric=2), or another \
+                     provider for the job (FI_PROVIDER=tcp or FI_PROVIDER=sockets)",
+        });
+    }
+    Ok(())
+}
+
 /// Open tagged messaging for this rank (collective: every rank exchanges
 /// its endpoint names, then all meet at a barrier).
 pub(crate) fn open<M: Mode>(
@@ -109,6 +144,10 @@ pub(crate) fn open<M: Mode>(
     let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
     let entry = info.first().ok_or(Error::NoFiInfo)?;
     let inject = entry.inject_size();
+    let bounded = crate::profile::lookup(&w.provider)
+        .tagged_rx_bounded
+        .unwrap_or(true);
+    let budget = rx_budget(entry.rx_size(), bounded);
     let (max_tx, max_rx) = (entry.max_ep_tx_ctx(), entry.max_ep_rx_ctx());
     let av_type = match entry.av_type() {
         AvType::Unspec => AvType::Map,
@@ -142,13 +181,16 @@ pub(crate) fn open<M: Mode>(
         info.set_ctx_counts(n, n);
         let bits = (usize::BITS - (n - 1).leading_zeros()).max(1) as i32;
         av = AddressVector::open_rx_bits(&domain, av_type, size, bits)?;
-        let s = Endpoint::open_scalable(&domain, &info)?.bind_av(&av)?.enable()?;
+        let s = Endpoint::open_scalable(&domain, &info)?
+            .bind_av(&av)?
+            .enable()?;
         names.push(s.name()?);
         let parts = SepParts {
             sep: s,
             domain: domain.clone(),
             rx_ctx_bits: bits,
             cq_size: st.cq_size,
+            budget,
         };
         ctxs.extend((0..n).map(|_| OnceLock::new()));
         let _ = ctxs[0].set(open_sep_ctx::<M>(&parts, 0, event_cnt)?);
@@ -164,7 +206,7 @@ pub(crate) fn open<M: Mode>(
                 .enable()?;
             names.push(ep.name()?);
             let c = OnceLock::new();
-            let _ = c.set(new_ctx::<M>(i, ep.clone(), ep, cq, event_cnt));
+            let _ = c.set(new_ctx::<M>(i, ep.clone(), ep, cq, event_cnt, budget));
             ctxs.push(c);
         }
     }
@@ -181,6 +223,12 @@ pub(crate) fn open<M: Mode>(
         .map(|row| av.insert(row))
         .collect::<Result<Vec<_>, _>>()?;
     boot.barrier().map_err(Error::from)?;
+    if st.verbose && rank == 0 {
+        gex_env::eprintln_whole!(
+            "{}",
+            report(&w.provider, st, &layout, ctxs.len(), sep.is_some(), budget)
+        );
+    }
     tracing::debug!(
         provider = %w.provider,
         mode = %layout.mode,
@@ -188,9 +236,8 @@ pub(crate) fn open<M: Mode>(
         sep = sep.is_some(),
         "tagged messaging open"
     );
-    Ok(Engine::new(
+    let mut eng = Engine::new(
         layout,
-        w.provider.clone(),
         rank as u32,
         size as u32,
         inject,
@@ -199,7 +246,55 @@ pub(crate) fn open<M: Mode>(
         addrs,
         sep,
         event_cnt,
-    ))
+    );
+    eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
+    Ok(eng)
+}
+
+/// `(provider, version)` when a truncated receive breaks the connection.
+///
+/// tcp (under ofi_rxm) before 1.19 resets its receive state after a
+/// truncation error without draining the rest of the message from the
+/// socket, so the stream is out of step and later messages from that peer
+/// never arrive (gex-tagged hangs after its truncation step). libfabric
+/// fixed it in 1.19 ("prov/tcp: Continue receiving after truncation
+/// error", 5d17a0966). The receive still reports the truncation, as an
+/// error that says so.
+pub(crate) fn truncation_defect(
+    provider: &str,
+    (major, minor): (u32, u32),
+) -> Option<(String, String)> {
+    let core = provider.split(';').next().unwrap_or(provider);
+    (core == "tcp" && (major, minor) < (1, 19))
+        .then(|| (provider.to_string(), format!("{major}.{minor}")))
+}
+
+/// The line `GASNET_VERBOSEENV=1` prints: the tag layout chosen (and
+/// from which `GASNET_OFI_TAG_MODE`), its fields and the contexts.
+fn report(
+    provider: &str,
+    st: &Settings,
+    layout: &Layout,
+    contexts: usize,
+    sep: bool,
+    budget: isize,
+) -> String {
+    let rx = if budget >= isize::MAX / 4 {
+        "until the provider refuses".to_string()
+    } else {
+        format!("{budget} per context")
+    };
+    format!(
+        "tagged: provider {provider}: GASNET_OFI_TAG_MODE={} -> {} ({} communicator-id, {} source, {} tag bits{}); \
+         {contexts} {} context(s); application receives posted {rx}",
+        st.tag_mode,
+        layout.mode,
+        layout.cid_bits,
+        layout.src_bits,
+        layout.tag_bits,
+        if layout.cq_data() { ", source rank in CQ data" } else { "" },
+        if sep { "scalable-endpoint" } else { "regular-endpoint" },
+    )
 }
 
 impl Settings {
@@ -212,6 +307,42 @@ impl Settings {
             grouping: cfg.tagged.thread_grouping,
             num_ctxts: cfg.tagged.num_ctxts,
             cq_size: cfg.cq.tx_cq_size,
+            verbose: cfg.general.verbose_env,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{refuse_defective, truncation_defect};
+
+    #[test]
+    fn tcp_before_1_19_reports_truncation_as_a_defect() {
+        assert_eq!(
+            truncation_defect("tcp;ofi_rxm", (1, 17)),
+            Some(("tcp;ofi_rxm".to_string(), "1.17".to_string()))
+        );
+        assert_eq!(truncation_defect("tcp;ofi_rxm", (1, 19)), None);
+        assert_eq!(truncation_defect("tcp", (2, 1)), None);
+        assert_eq!(truncation_defect("sockets", (1, 17)), None);
+        assert_eq!(truncation_defect("udp;ofi_rxd", (1, 17)), None);
+    }
+
+    #[test]
+    fn shm_before_1_19_is_refused_naming_the_defect_and_the_remedy() {
+        let e = refuse_defective("shm", (1, 17)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("tagged messaging is not possible with provider shm in libfabric 1.17: "),
+            "{e}"
+        );
+        assert!(
+            e.contains("ignores FI_PEEK") && e.contains("FI_PROVIDER=tcp"),
+            "{e}"
+        );
+        assert!(refuse_defective("shm", (1, 18)).is_err());
+        assert!(refuse_defective("shm", (1, 19)).is_ok());
+        assert!(refuse_defective("shm", (2, 1)).is_ok());
+        assert!(refuse_defective("tcp;ofi_rxm", (1, 17)).is_ok());
+        assert!(refuse_defective("sockets", (1, 17)).is_ok());
     }
 }

@@ -34,6 +34,14 @@ pub(crate) struct Select {
     pub internal: bool,
 }
 
+/// How a send is made: synchronous (completes once matched) and/or on the
+/// conduit's internal tag space (collectives of the tagged layer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SendHow {
+    pub sync: bool,
+    pub internal: bool,
+}
+
 impl<M: Mode> Engine<M> {
     /// Check and encode a send's tag.
     #[inline]
@@ -56,9 +64,9 @@ impl<M: Mode> Engine<M> {
         len: usize,
         dest: u32,
         tag: u32,
-        sync: bool,
-        internal: bool,
+        how: SendHow,
     ) -> Result<Posted, Error> {
+        let SendHow { sync, internal } = how;
         let world = c.world(dest)?;
         let mut bits = self.send_tag(c, tag, internal)?;
         let data = self.layout.cq_data().then_some(c.rank as u64);
@@ -94,12 +102,23 @@ impl<M: Mode> Engine<M> {
             // The acknowledgement's receive first: it may come back before
             // the send's own completion.
             let ack = self.layout.ack_wait_bits(c.cid, dest, bits);
-            let src = if self.layout.cq_data() { addr } else { sys::FI_ADDR_UNSPEC_VALUE };
+            let src = if self.layout.cq_data() {
+                addr
+            } else {
+                sys::FI_ADDR_UNSPEC_VALUE
+            };
             let actx = context(id.idx, Part::Ack) as usize;
+            let w = super::engine::Waiting {
+                buf: 0,
+                len: 0,
+                src,
+                bits: ack,
+                ignore: 0,
+                ctx: actx,
+                flags: 0,
+            };
             // SAFETY: a zero-byte receive; the context is a value.
-            if let Err(e) = self.post(x, || unsafe {
-                x.rx.trecvmsg(std::ptr::null_mut(), 0, src, ack, 0, actx, 0)
-            }) {
+            if let Err(e) = unsafe { self.post_reserved(x, w) } {
                 x.reqs.lock().fail(id.idx, Err(op_error(&e)));
                 x.reqs.lock().take(id);
                 return Err(e);
@@ -108,7 +127,9 @@ impl<M: Mode> Engine<M> {
         }
         let mctx = context(id.idx, Part::Main) as usize;
         // SAFETY: the caller keeps buf valid until the request finishes.
-        let r = self.post(x, || unsafe { x.tx.tsend(buf, len, data, addr, bits, mctx) });
+        let r = self.post(x, || unsafe {
+            x.tx.tsend(buf, len, data, addr, bits, mctx)
+        });
         if let Err(e) = r {
             if sync {
                 // The acknowledgement's receive is posted: it must end
@@ -116,7 +137,9 @@ impl<M: Mode> Engine<M> {
                 let actx = context(id.idx, Part::Ack) as usize;
                 // SAFETY: cancel of our own posted receive.
                 let _ = unsafe { x.rx.cancel(actx as *mut libc::c_void) };
-                x.reqs.lock().complete(id.idx, Part::Main, Status::default());
+                x.reqs
+                    .lock()
+                    .complete(id.idx, Part::Main, Status::default());
                 return Err(e);
             }
             x.reqs.lock().fail(id.idx, Err(op_error(&e)));
@@ -152,14 +175,40 @@ impl<M: Mode> Engine<M> {
             }
             None => sys::FI_ADDR_UNSPEC_VALUE,
         };
-        let (bits, ignore) = self.layout.recv_bits(c.cid, sel.source, sel.tag, sel.internal);
+        let (bits, ignore) = self
+            .layout
+            .recv_bits(c.cid, sel.source, sel.tag, sel.internal);
         let x = self.ctx(c.ctx);
-        let kind = if probe { Kind::Probe } else { Kind::Recv { cap: len } };
+        let counted = !probe && !sel.internal;
+        let kind = if probe {
+            Kind::Probe
+        } else {
+            Kind::Recv {
+                cap: len,
+                counted,
+                from: sel.source,
+            }
+        };
         let id = x.reqs.lock().start(kind);
         let ctx = context(id.idx, Part::Main) as usize;
         let flags = if probe { sys::FI_PEEK as u64 } else { 0 };
+        let w = super::engine::Waiting {
+            buf: buf as usize,
+            len,
+            src,
+            bits,
+            ignore,
+            ctx,
+            flags,
+        };
         // SAFETY: the caller keeps buf valid until the request finishes.
-        let r = self.post(x, || unsafe { x.rx.trecvmsg(buf, len, src, bits, ignore, ctx, flags) });
+        let r = unsafe {
+            if counted {
+                self.post_counted(x, w)
+            } else {
+                self.post_reserved(x, w)
+            }
+        };
         if let Err(e) = r {
             x.reqs.lock().fail(id.idx, Err(op_error(&e)));
             x.reqs.lock().take(id);
@@ -189,7 +238,15 @@ impl<M: Mode> Engine<M> {
             return Ok(Status::default());
         };
         match self.ctx(p.ctx).reqs.lock().take(id) {
-            Some(Ok(st)) if st.truncated => Err(TaggedError::Truncated(st).into()),
+            Some(Ok(st)) if st.truncated => Err(match &self.truncation_defect {
+                None => TaggedError::Truncated(st),
+                Some((provider, version)) => TaggedError::TruncationDefect {
+                    provider: provider.clone(),
+                    version: version.clone(),
+                    status: st,
+                },
+            }
+            .into()),
             Some(Ok(st)) => Ok(st),
             Some(Err(cause)) => Err(TaggedError::Op { op, cause }.into()),
             None => unreachable!("finish is called on a finished request"),
@@ -201,9 +258,21 @@ impl<M: Mode> Engine<M> {
     pub(crate) fn cancel(&self, p: &Posted) {
         if let (Some(id), true) = (p.id, p.recv) {
             let ctx = context(id.idx, Part::Main) as usize;
+            let x = self.ctx(p.ctx);
+            if self.unqueue(x, ctx) {
+                x.reqs.lock().complete(
+                    id.idx,
+                    Part::Main,
+                    Status {
+                        cancelled: true,
+                        ..Status::default()
+                    },
+                );
+                return;
+            }
             // SAFETY: cancel of our own posted receive; threading per the
             // domain.
-            if let Err(e) = unsafe { self.ctx(p.ctx).rx.cancel(ctx as *mut libc::c_void) } {
+            if let Err(e) = unsafe { x.rx.cancel(ctx as *mut libc::c_void) } {
                 tracing::debug!("fi_cancel: {e}");
             }
         }

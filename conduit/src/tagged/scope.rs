@@ -5,7 +5,7 @@
 
 use super::comm::Comm;
 use super::engine::Engine;
-use super::ops::{Posted, Select};
+use super::ops::{Posted, Select, SendHow};
 use crate::client::engine::Core;
 use crate::client::Error;
 use crate::sync::Mode;
@@ -33,7 +33,9 @@ pub struct TagScope<'c, 'env, M: Mode, S, T: Transport> {
 
 impl<M: Mode, S, T: Transport> std::fmt::Debug for TagScope<'_, '_, M, S, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TagScope").field("started", &self.started.len()).finish()
+        f.debug_struct("TagScope")
+            .field("started", &self.started.len())
+            .finish()
     }
 }
 
@@ -98,17 +100,50 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
     }
 
     /// Non-blocking send of `buf` (borrowed for the scope).
-    pub fn isend(&mut self, comm: &Comm<'c, M, S, T>, buf: &'env [u8], dest: u32, tag: u32) -> Result<Request<'env>, Error> {
+    pub fn isend(
+        &mut self,
+        comm: &Comm<'c, M, S, T>,
+        buf: &'env [u8],
+        dest: u32,
+        tag: u32,
+    ) -> Result<Request<'env>, Error> {
         // SAFETY: buf is borrowed for 'env, which outlives the scope, and
         // the scope finishes the send before it ends.
-        let p = unsafe { self.eng.start_send(&comm.info, buf.as_ptr(), buf.len(), dest, tag, false, false)? };
+        let p = unsafe {
+            self.eng.start_send(
+                &comm.info,
+                buf.as_ptr(),
+                buf.len(),
+                dest,
+                tag,
+                SendHow::default(),
+            )?
+        };
         Ok(self.track(p, "send"))
     }
 
     /// Non-blocking synchronous send: done once the receiver matched it.
-    pub fn issend(&mut self, comm: &Comm<'c, M, S, T>, buf: &'env [u8], dest: u32, tag: u32) -> Result<Request<'env>, Error> {
+    pub fn issend(
+        &mut self,
+        comm: &Comm<'c, M, S, T>,
+        buf: &'env [u8],
+        dest: u32,
+        tag: u32,
+    ) -> Result<Request<'env>, Error> {
         // SAFETY: as for isend.
-        let p = unsafe { self.eng.start_send(&comm.info, buf.as_ptr(), buf.len(), dest, tag, true, false)? };
+        let p = unsafe {
+            self.eng.start_send(
+                &comm.info,
+                buf.as_ptr(),
+                buf.len(),
+                dest,
+                tag,
+                SendHow {
+                    sync: true,
+                    internal: false,
+                },
+            )?
+        };
         Ok(self.track(p, "synchronous send"))
     }
 
@@ -120,10 +155,17 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         source: Option<u32>,
         tag: Option<u32>,
     ) -> Result<Request<'env>, Error> {
-        let sel = Select { source, tag, internal: false };
+        let sel = Select {
+            source,
+            tag,
+            internal: false,
+        };
         // SAFETY: buf is borrowed mutably for 'env and the scope finishes
         // (or cancels) the receive before it ends.
-        let p = unsafe { self.eng.start_recv(&comm.info, buf.as_mut_ptr(), buf.len(), sel, false)? };
+        let p = unsafe {
+            self.eng
+                .start_recv(&comm.info, buf.as_mut_ptr(), buf.len(), sel, false)?
+        };
         Ok(self.track(p, "receive"))
     }
 
@@ -154,7 +196,10 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
 
     /// Wait until one of `rs` has finished: its index and result; the
     /// others stay in `rs`.
-    pub fn wait_any(&mut self, rs: &mut Vec<Request<'env>>) -> Option<(usize, Result<Status, Error>)> {
+    pub fn wait_any(
+        &mut self,
+        rs: &mut Vec<Request<'env>>,
+    ) -> Option<(usize, Result<Status, Error>)> {
         if rs.is_empty() {
             return None;
         }
@@ -172,13 +217,17 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
 
     /// Wait until at least one of `rs` has finished: the indices (into
     /// `rs` as given) and results of all that have; the rest stay in `rs`.
-    pub fn wait_some(&mut self, rs: &mut Vec<Request<'env>>) -> Vec<(usize, Result<Status, Error>)> {
+    pub fn wait_some(
+        &mut self,
+        rs: &mut Vec<Request<'env>>,
+    ) -> Vec<(usize, Result<Status, Error>)> {
         if rs.is_empty() {
             return Vec::new();
         }
         let ctx = rs[0].p.ctx;
         let eng = self.eng;
-        self.core.tagged_wait(eng, ctx, || rs.iter().any(|r| eng.done(&r.p)));
+        self.core
+            .tagged_wait(eng, ctx, || rs.iter().any(|r| eng.done(&r.p)));
         let mut out = Vec::new();
         let mut keep = Vec::new();
         for (i, r) in std::mem::take(rs).into_iter().enumerate() {

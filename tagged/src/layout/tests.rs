@@ -14,9 +14,15 @@ const AAAA: u64 = 0xaaaa_aaaa_aaaa_aaaa;
 #[test]
 fn auto_picks_full_only_with_cq_data_and_directed_receive() {
     let full = Layout::choose(TagMode::Auto, &facts(true, 8, AAAA), "shm").unwrap();
-    assert_eq!((full.mode, full.cid_bits, full.src_bits, full.tag_bits), (TagMode::Full, 28, 0, 32));
+    assert_eq!(
+        (full.mode, full.cid_bits, full.src_bits, full.tag_bits),
+        (TagMode::Full, 28, 0, 32)
+    );
     let one = Layout::choose(TagMode::Auto, &facts(false, 8, AAAA), "x").unwrap();
-    assert_eq!((one.mode, one.cid_bits, one.src_bits, one.tag_bits), (TagMode::Tag1, 12, 18, 32));
+    assert_eq!(
+        (one.mode, one.cid_bits, one.src_bits, one.tag_bits),
+        (TagMode::Tag1, 12, 18, 32)
+    );
     let one = Layout::choose(TagMode::Auto, &facts(true, 0, AAAA), "x").unwrap();
     assert_eq!(one.mode, TagMode::Tag1);
     let two = Layout::choose(TagMode::Tag2, &facts(true, 8, AAAA), "x").unwrap();
@@ -27,11 +33,20 @@ fn auto_picks_full_only_with_cq_data_and_directed_receive() {
 fn seed_limits() {
     let f = facts(true, 8, AAAA);
     let one = Layout::choose(TagMode::Tag1, &f, "p").unwrap();
-    assert_eq!((one.max_cid(), one.max_source(), one.max_tag()), (4095, 262_143, i32::MAX as u32));
+    assert_eq!(
+        (one.max_cid(), one.max_source(), one.max_tag()),
+        (4095, 262_143, i32::MAX as u32)
+    );
     let two = Layout::choose(TagMode::Tag2, &f, "p").unwrap();
-    assert_eq!((two.max_cid(), two.max_source(), two.max_tag()), (16_777_215, 262_143, 524_287));
+    assert_eq!(
+        (two.max_cid(), two.max_source(), two.max_tag()),
+        (16_777_215, 262_143, 524_287)
+    );
     let full = Layout::choose(TagMode::Full, &f, "p").unwrap();
-    assert_eq!((full.max_cid(), full.max_source(), full.max_tag()), (268_435_455, u32::MAX, i32::MAX as u32));
+    assert_eq!(
+        (full.max_cid(), full.max_source(), full.max_tag()),
+        (268_435_455, u32::MAX, i32::MAX as u32)
+    );
 }
 
 #[test]
@@ -45,7 +60,12 @@ fn full_refused_with_the_reason() {
          picks ofi_tag_1 here)"
     );
     let e = Layout::choose(TagMode::Full, &facts(false, 0, AAAA), "p").unwrap_err();
-    assert!(e.to_string().contains("it lacks FI_REMOTE_CQ_DATA (cq_data_size 0 bytes, 4 needed) and FI_DIRECTED_RECV"), "{e}");
+    assert!(
+        e.to_string().contains(
+            "it lacks FI_REMOTE_CQ_DATA (cq_data_size 0 bytes, 4 needed) and FI_DIRECTED_RECV"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -55,14 +75,24 @@ fn reserved_high_bits_reduce_the_cid_field() {
     assert_eq!(l.max_cid(), 2047);
     let l = Layout::choose(TagMode::Tag1, &facts(true, 8, 0x0fff_ffff_ffff_ffff), "p").unwrap();
     assert_eq!(l.cid_bits, 8);
-    let e = Layout::choose(TagMode::Tag1, &facts(true, 8, 0x07ff_ffff_ffff_ffff), "prov").unwrap_err();
+    let e = Layout::choose(
+        TagMode::Tag1,
+        &facts(true, 8, 0x07ff_ffff_ffff_ffff),
+        "prov",
+    )
+    .unwrap_err();
     assert_eq!(
         e.to_string(),
         "provider prov reserves the 5 high-order tag bits (mem_tag_format 0x07ffffffffffffff): ofi_tag_1 would \
          keep 7 communicator-id bits, fewer than the 8 needed"
     );
     // No format: nothing reserved.
-    assert_eq!(Layout::choose(TagMode::Tag1, &facts(true, 8, 0), "p").unwrap().cid_bits, 12);
+    assert_eq!(
+        Layout::choose(TagMode::Tag1, &facts(true, 8, 0), "p")
+            .unwrap()
+            .cid_bits,
+        12
+    );
 }
 
 #[test]
@@ -106,8 +136,12 @@ fn field_positions_follow_the_seed() {
 }
 
 fn layouts() -> impl Strategy<Value = Layout> {
-    prop_oneof![Just(TagMode::Tag1), Just(TagMode::Tag2), Just(TagMode::Full)]
-        .prop_map(|m| Layout::choose(m, &facts(true, 8, AAAA), "p").unwrap())
+    prop_oneof![
+        Just(TagMode::Tag1),
+        Just(TagMode::Tag2),
+        Just(TagMode::Full)
+    ]
+    .prop_map(|m| Layout::choose(m, &facts(true, 8, AAAA), "p").unwrap())
 }
 
 fn matches(bits: u64, (m, ignore): (u64, u64)) -> bool {
