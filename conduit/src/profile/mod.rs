@@ -101,6 +101,11 @@ pub struct Profile {
     /// size (posted until it refuses one); `true`/absent: it refuses them
     /// there, so the conduit keeps a reserve for its own receives.
     pub tagged_rx_bounded: Option<bool>,
+    /// `true`: the provider completes a truncated tagged receive as a
+    /// success of the buffer's length (no FI_ETRUNC), so the conduit sends
+    /// each message's length in the high half of the CQ data (when
+    /// `cq_data_size` is 8) and detects truncation itself.
+    pub tagged_truncation_unreported: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

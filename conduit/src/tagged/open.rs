@@ -143,6 +143,7 @@ pub(crate) fn open<M: Mode>(
 ) -> Result<Engine<M>, Error> {
     let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
     let entry = info.first().ok_or(Error::NoFiInfo)?;
+    let cq_data_size = entry.cq_data_size();
     let inject = entry.inject_size();
     let bounded = crate::profile::lookup(&w.provider)
         .tagged_rx_bounded
@@ -248,6 +249,11 @@ pub(crate) fn open<M: Mode>(
         event_cnt,
     );
     eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
+    eng.len_in_data = crate::profile::lookup(&w.provider)
+        .tagged_truncation_unreported
+        .unwrap_or(false)
+        && layout.cq_data()
+        && cq_data_size >= 8;
     Ok(eng)
 }
 

@@ -52,6 +52,22 @@ impl<M: Mode> Engine<M> {
         Ok(self.layout.send_bits(c.cid, c.rank, tag, internal))
     }
 
+    /// A send's CQ data: the source rank with `ofi_tag_full`, and the
+    /// length (saturated at `u32::MAX`) in the high half with `len_in_data`.
+    #[inline]
+    fn send_data(&self, rank: u32, len: usize) -> Option<u64> {
+        let src = if self.layout.cq_data() {
+            rank as u64
+        } else {
+            0
+        };
+        if self.len_in_data {
+            Some(src | (len.min(u32::MAX as usize) as u64) << 32)
+        } else {
+            self.layout.cq_data().then_some(src)
+        }
+    }
+
     /// Start a send of `len` bytes at `buf` to communicator rank `dest`.
     ///
     /// # Safety
@@ -69,7 +85,7 @@ impl<M: Mode> Engine<M> {
         let SendHow { sync, internal } = how;
         let world = c.world(dest)?;
         let mut bits = self.send_tag(c, tag, internal)?;
-        let data = self.layout.cq_data().then_some(c.rank as u64);
+        let data = self.send_data(c.rank, len);
         let x = self.ctx(c.ctx);
         let addr = self.addr(c.ctx, world);
         if !sync && len <= self.inject {

@@ -84,7 +84,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     // Last: on tcp;ofi_rxm before libfabric 1.19 a truncation breaks the
     // connection, and the conduit reports that defect instead.
     if run("truncation") {
-        done.push(truncation(&w)?);
+        done.push(truncation(&w, c.provider())?);
     }
     if done.is_empty() {
         return Err(fail(format!(
@@ -336,10 +336,16 @@ fn ssend(w: &World) -> Fallible<Duration> {
 /// with the status, and the bytes after the buffer untouched. What the 50
 /// bytes hold is the provider's (tcp;ofi_rxm 1.17 may leave them
 /// unwritten), as MPI leaves it.
-fn truncation(w: &World) -> Fallible<String> {
+fn truncation(w: &World, provider: &str) -> Fallible<String> {
     let (me, n) = (w.rank(), w.size());
     let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
-    for len in [100usize, 100_000] {
+    // shm (libfabric 1.19 to 2.5 at least) handles a truncation only for
+    // a message sent inline (at most 192 bytes): an unexpected inject-sized
+    // one crashes the receiver in smr_copy_saved, a CMA or SAR one makes it
+    // spin forever (known-issues.md).
+    let shm = provider == "shm";
+    let sizes: &[usize] = if shm { &[100] } else { &[100, 100_000] };
+    for &len in sizes {
         // Non-blocking: a rendezvous send completes only once the
         // receive matches, and every rank sends first.
         let out = pattern(me, len);
@@ -350,6 +356,11 @@ fn truncation(w: &World) -> Fallible<String> {
         let r = w.scope(|s| {
             let send = s.isend(w, &out, next, 33)?;
             let r = w.recv(&mut area[..50], Some(prev), Some(33));
+            if std::env::var_os("GEX_TAGGED_TRACE").is_some() {
+                gex_env::eprintln_whole!(
+                    "gex-tagged: rank {me}: received {r:?}, waiting for the send"
+                );
+            }
             s.wait(send)?;
             Ok::<_, Error>(r)
         })?;
@@ -381,7 +392,13 @@ fn truncation(w: &World) -> Fallible<String> {
         })?;
         w.barrier()?;
     }
-    Ok("truncation".into())
+    Ok(if shm {
+        "truncation of 100 B only (shm crashes or hangs truncating a message over 192 B, \
+         known-issues.md)"
+            .into()
+    } else {
+        "truncation".into()
+    })
 }
 
 /// 1,000 receives and 1,000 sends outstanding, completed by one wait-all.
@@ -568,6 +585,33 @@ pub fn limits(c: &Client) -> Fallible<String> {
     match w.send(b"x", w.size(), 1) {
         Err(e) => lines.push(e.to_string()),
         Ok(()) => return Err(fail("a rank beyond the communicator was accepted")),
+    }
+    // Communicator ids run out (ofi_tag_1's 12 bits: 4,095 dups).
+    if l.max_cid() < 5000 {
+        let mut dups = Vec::new();
+        let err = loop {
+            match w.dup() {
+                Ok(d) => dups.push(d),
+                Err(e) => break e,
+            }
+            if dups.len() > l.max_cid() as usize {
+                return Err(fail(format!(
+                    "{} dups were accepted with {} communicator ids",
+                    dups.len(),
+                    l.max_cid()
+                )));
+            }
+        };
+        lines.push(err.to_string());
+        let made = dups.len();
+        for d in dups {
+            d.free()?;
+        }
+        let again = w.dup()?;
+        again.free()?;
+        lines.push(format!(
+            "{made} communicators duplicated, freed, and one more made"
+        ));
     }
     w.send(b"ok", w.rank(), l.max_tag())?;
     let st = w.recv(&mut [0u8; 2], Some(w.rank()), Some(l.max_tag()))?;

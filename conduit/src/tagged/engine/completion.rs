@@ -1,0 +1,259 @@
+//! Progress: reading a context's queue, completing requests from its
+//! entries and error entries, and the synchronous-send acknowledgements.
+
+use super::*;
+
+const FI_ETRUNC: i32 = ofi_sys::FI_ETRUNC as i32;
+const FI_ECANCELED: i32 = ofi_sys::FI_ECANCELED as i32;
+const FI_ENOMSG: i32 = ofi_sys::FI_ENOMSG as i32;
+
+impl<M: Mode> Engine<M> {
+    /// Progress on every context: read each queue (under its try-lock) in
+    /// batches until it is empty, then retry acknowledgements that could
+    /// not be sent. True if anything was read.
+    pub fn progress(&self) -> Result<bool, Error> {
+        let mut seen = false;
+        for c in self.ctxs.iter().filter_map(OnceLock::get) {
+            seen |= self.progress_ctx(c)?;
+        }
+        if self.has_acks.load(Ordering::Relaxed) {
+            self.retry_acks()?;
+        }
+        Ok(seen)
+    }
+
+    /// Progress on one context.
+    #[inline]
+    pub fn progress_ctx(&self, c: &Ctx<M>) -> Result<bool, Error> {
+        let Some(mut buf) = c.poll.try_lock() else {
+            return Ok(false);
+        };
+        let mut seen = false;
+        loop {
+            // SAFETY: the queue is read under its lock (the domain's
+            // threading is FI_THREAD_SAFE for the multi-threaded client,
+            // and the single-threaded one never calls concurrently).
+            let n = match unsafe { c.cq.read_tagged(&mut buf.0[..]) } {
+                Ok(CqRead::Entries(n)) => n,
+                Ok(CqRead::Empty) => break,
+                Ok(CqRead::Error) => {
+                    seen = true;
+                    self.on_error(c)?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            seen = true;
+            self.stats.completions.add(n as u64);
+            // SAFETY: read_tagged initialised the first n entries.
+            let got =
+                unsafe { std::slice::from_raw_parts(buf.0.as_ptr().cast::<TaggedEntry>(), n) };
+            let mut acks: Vec<(u64, u32)> = Vec::new();
+            let mut released = 0isize;
+            {
+                let mut reqs = c.reqs.lock();
+                for e in got {
+                    self.on_entry(&mut reqs, e, &mut acks, &mut released);
+                }
+            }
+            if released > 0 {
+                c.credits.fetch_add(released, Ordering::AcqRel);
+            }
+            for (bits, src) in acks {
+                self.send_ack(c.index, bits, src)?;
+            }
+            if n < buf.0.len() {
+                break;
+            }
+        }
+        drop(buf);
+        if c.has_waiting.load(Ordering::Relaxed) {
+            self.post_waiting(c)?;
+        }
+        Ok(seen)
+    }
+
+    #[inline]
+    fn on_entry(
+        &self,
+        reqs: &mut Requests,
+        e: &TaggedEntry,
+        acks: &mut Vec<(u64, u32)>,
+        released: &mut isize,
+    ) {
+        let Some((idx, part)) = decode_context(e.context() as u64) else {
+            tracing::warn!(
+                context = e.context(),
+                "tagged completion with an unknown context"
+            );
+            return;
+        };
+        let kind = reqs.kind_at(idx);
+        if let Some(Kind::Recv { counted: true, .. }) = kind {
+            *released += 1;
+        }
+        let status = match (kind, part) {
+            (Some(Kind::Recv { .. }), Part::Main) | (Some(Kind::Probe), Part::Main) => {
+                let d = self.layout.decode(e.tag(), e.data());
+                if d.sync && matches!(reqs.kind_at(idx), Some(Kind::Recv { .. })) {
+                    acks.push((e.tag(), d.source));
+                }
+                let size = self.sent_len(e).unwrap_or(e.len()).max(e.len());
+                Status {
+                    source: d.source,
+                    tag: d.tag,
+                    len: e.len(),
+                    size,
+                    // A probe reports the size; only a receive truncates.
+                    truncated: size > e.len() && matches!(kind, Some(Kind::Recv { .. })),
+                    ..Status::default()
+                }
+            }
+            (Some(_), _) => Status::default(),
+            (None, _) => {
+                tracing::warn!(idx, "tagged completion for a request that is not pending");
+                return;
+            }
+        };
+        reqs.complete(idx, part, status);
+    }
+
+    /// The length the sender put in the CQ data (`len_in_data`), if any.
+    #[inline]
+    fn sent_len(&self, e: &TaggedEntry) -> Option<usize> {
+        (self.len_in_data && e.flags() & sys::FI_REMOTE_CQ_DATA as u64 != 0)
+            .then(|| (e.data() >> 32) as usize)
+    }
+
+    fn on_error(&self, c: &Ctx<M>) -> Result<(), Error> {
+        // SAFETY: as in progress_ctx (the poll lock is held by the caller).
+        let Some(e) = (unsafe { c.cq.read_error() })? else {
+            return Ok(());
+        };
+        let Some((idx, part)) = decode_context(e.context as u64) else {
+            tracing::warn!(
+                "tagged error completion with an unknown context: {}",
+                e.text
+            );
+            return Ok(());
+        };
+        let mut ack = None;
+        {
+            let mut reqs = c.reqs.lock();
+            let kind = reqs.kind_at(idx);
+            if let Some(Kind::Recv { counted: true, .. }) = kind {
+                self.release_credit(c);
+            }
+            let d = self.layout.decode(e.tag, e.data);
+            match (kind, e.err) {
+                (Some(Kind::Recv { cap, from, .. }), FI_ETRUNC) if part == Part::Main => {
+                    let mut st = truncated_status(&d, &e, cap);
+                    if self.layout.cq_data() {
+                        // A directed receive's source is the one asked for
+                        // (shm 2.x reports no CQ data in error entries).
+                        if let Some(f) = from {
+                            st.source = f;
+                        } else if e.flags & sys::FI_REMOTE_CQ_DATA as u64 == 0 {
+                            st.source = Status::UNKNOWN_SOURCE;
+                        }
+                    }
+                    if d.sync && st.source != Status::UNKNOWN_SOURCE {
+                        ack = Some((e.tag, st.source));
+                    }
+                    reqs.complete(idx, part, st);
+                }
+                (Some(Kind::Recv { .. }), FI_ECANCELED) => {
+                    reqs.complete(
+                        idx,
+                        Part::Main,
+                        Status {
+                            cancelled: true,
+                            ..Status::default()
+                        },
+                    );
+                }
+                (Some(_), _) => {
+                    if e.err != FI_ENOMSG {
+                        tracing::debug!(idx, err = e.err, "tagged operation failed: {}", e.text);
+                    }
+                    reqs.fail(
+                        idx,
+                        Err(OpError {
+                            err: e.err,
+                            prov_errno: e.prov_errno,
+                            text: e.text.clone(),
+                        }),
+                    );
+                }
+                (None, _) => tracing::warn!(idx, "tagged error for no pending request: {}", e.text),
+            }
+        }
+        if let Some((bits, src)) = ack {
+            self.send_ack(c.index, bits, src)?;
+        }
+        Ok(())
+    }
+
+    /// Acknowledge a synchronous message with tag `bits` from communicator
+    /// rank `src` (queued for the next progress if the provider is busy).
+    fn send_ack(&self, ctx: usize, bits: u64, src: u32) -> Result<(), Error> {
+        let cid = self.layout.cid_of(bits);
+        let Some(info) = self.comms.lock().get(&cid).cloned() else {
+            tracing::warn!(
+                cid,
+                "synchronous message on a communicator this rank does not know"
+            );
+            return Ok(());
+        };
+        let world = info.world(src)?;
+        let ack = self.layout.ack_bits(cid, info.rank, bits);
+        let addr = self.addr(ctx, world);
+        self.stats.acks.add(1);
+        // SAFETY: a zero-byte inject; threading as in progress_ctx.
+        match unsafe { self.ctx(ctx).tx.tinject(&[], None, addr, ack) } {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_again() => {
+                self.acks.lock().push((ctx, addr, ack));
+                self.has_acks.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(super) fn retry_acks(&self) -> Result<(), Error> {
+        let pending = std::mem::take(&mut *self.acks.lock());
+        self.has_acks.store(false, Ordering::Relaxed);
+        let mut left = Vec::new();
+        for (ctx, addr, bits) in pending {
+            // SAFETY: as in send_ack.
+            match unsafe { self.ctx(ctx).tx.tinject(&[], None, addr, bits) } {
+                Ok(()) => {}
+                Err(e) if e.is_again() => left.push((ctx, addr, bits)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !left.is_empty() {
+            self.acks.lock().extend(left);
+            self.has_acks.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+/// The status of a truncated receive of `cap` bytes. Providers fill the
+/// error entry differently: `olen` is the overflow (libfabric's
+/// definition) on most, while sockets and tcp;ofi_rxm's eager path put the
+/// message's length in `len`, and some report 0 for both; the byte count
+/// is the buffer's (libfabric writes the buffer in full) and the message's
+/// size the largest the entry supports.
+fn truncated_status(d: &tagged::Decoded, e: &crate::ofi::CqErrEntry, cap: usize) -> Status {
+    Status {
+        source: d.source,
+        tag: d.tag,
+        len: cap,
+        size: e.len.max(cap + e.olen).max(cap),
+        truncated: true,
+        cancelled: false,
+    }
+}
