@@ -202,7 +202,10 @@ impl Bench<'_> {
                         .ok()
                 });
                 // Its MB/sec is size / usec/xfer with 2 decimals: recompute.
-                raw.push(r.map(|r| (r.one_way_us, size as f64 / r.one_way_us)));
+                raw.push(
+                    r.filter(|r| r.one_way_us > 0.0)
+                        .map(|r| (r.one_way_us, size as f64 / r.one_way_us)),
+                );
             }
             let mtl = match t.mtl.as_ref().filter(|_| !t.mtl_unusable) {
                 None => None,
@@ -216,7 +219,7 @@ impl Bench<'_> {
                     }
                     Err(e) => {
                         self.progress(&format!("  Open MPI's MTL: {}", e.msg));
-                        // Not again in the next repetitions.
+                        // An MTL that cannot run here is not tried again.
                         t.mtl_unusable |= e.unusable;
                         t.mtl_errors.push(e.msg);
                         None
