@@ -13,6 +13,11 @@ pub enum TestKind {
     Rma,
     /// Anonymous barrier latency.
     Barrier,
+    /// Tagged messaging: one-way latency and windowed bandwidth by size,
+    /// the conduit's beside fi_pingpong's and Open MPI's OFI MTL's (a
+    /// small MPI ping-pong built with mpicc, run with mpirun on the same
+    /// provider).
+    Tagged,
 }
 
 /// gex-bench: conduit benchmarks side by side with fi_pingpong.
@@ -69,6 +74,19 @@ pub struct Opts {
     /// AM Shorts each sending thread sends per repetition (`--par`).
     #[arg(long, default_value_t = 100_000)]
     pub par_msgs: u64,
+    /// Messages in flight in the tagged bandwidth test (`--tests tagged`);
+    /// at most --flood-bytes / size of them.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub window: u32,
+    /// Do not run Open MPI's OFI MTL ping-pong (`--tests tagged`).
+    #[arg(long)]
+    pub no_mtl: bool,
+    /// The mpicc that builds the MTL ping-pong (default: found on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub mpicc: Option<std::path::PathBuf>,
+    /// Open MPI's mpirun (default: found on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub mpirun: Option<std::path::PathBuf>,
     /// Do not run fi_pingpong.
     #[arg(long)]
     pub no_pingpong: bool,
@@ -106,6 +124,21 @@ impl Opts {
             .max(16)
             .min(self.iters.max(1))
     }
+
+    /// Messages in flight in the tagged bandwidth test of `size`-byte
+    /// payloads: min(--window, max(1, --flood-bytes / size)).
+    pub fn window_for(&self, size: usize) -> usize {
+        (self.flood_bytes / size.max(1))
+            .max(1)
+            .min(self.window as usize)
+    }
+
+    /// Messages of the tagged bandwidth test of `size`: its flood count
+    /// rounded up to whole windows.
+    pub fn windowed_count(&self, size: usize) -> usize {
+        let w = self.window_for(size);
+        self.flood_count(size).div_ceil(w) * w
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +158,13 @@ mod test {
         assert_eq!(o.flood_count(8), 10_000);
         assert_eq!(o.flood_count(4 << 20), 16);
         assert_eq!(o.plot, None);
+        let o = Opts::parse_from(["gex-bench", "--tests", "tagged", "--flood-bytes", "1m"]);
+        assert_eq!(o.tests, vec![TestKind::Tagged]);
+        assert_eq!((o.window_for(8), o.window_for(64 << 10)), (64, 16));
+        assert_eq!((o.window_for(1 << 20), o.window_for(4 << 20)), (1, 1));
+        assert_eq!(o.windowed_count(8), 10_048);
+        assert_eq!(o.windowed_count(1 << 20), 16);
+        assert!(Opts::try_parse_from(["gex-bench", "--window", "0"]).is_err());
     }
 
     #[test]

@@ -11,16 +11,29 @@
 //!
 //! Rank 0 measures and prints; rank 1 serves. See `docs/PERFORMANCE.md`
 //! for the method and `gex-bench --help` for the options.
+//!
+//! `--tests tagged` sets the conduit's tagged messaging beside
+//! `fi_pingpong` and Open MPI's OFI MTL (`bench/c/mtl_pingpong.c`, built
+//! with `mpicc` at run time and run with `mpirun`, on the same provider):
+//!
+//! ```text
+//! FI_PROVIDER=tcp GASNET_OFI_DEVICE=lo GASNET_QUIET=1 \
+//!     target/release/gasnetrun-ofi -n 2 target/release/gex-bench --tests tagged \
+//!     --sizes 8,64,512,4k,64k,1m
+//! ```
 
 #![forbid(unsafe_code)]
 
+mod child;
 mod cli;
+mod mtl;
 mod par;
 mod pingpong;
 mod plot;
 mod proc;
 mod report;
 mod run;
+mod samples;
 mod stats;
 
 use clap::Parser;

@@ -5,10 +5,10 @@
 //! the one-way latency (half a round trip), and `MB/sec` = bytes moved in
 //! both directions / elapsed (10^6 bytes per second, one message in flight).
 
+use crate::child::Guard;
 use serde::Serialize;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How `fi_pingpong` is run for one provider.
@@ -87,9 +87,6 @@ impl Pingpong {
         } else {
             c.args(["-P", &port.to_string(), "127.0.0.1"]);
         }
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
         c
     }
 
@@ -111,16 +108,13 @@ impl Pingpong {
         deadline: Duration,
     ) -> Result<PingpongResult, String> {
         let port = free_port().map_err(|e| format!("no free TCP port: {e}"))?;
-        let mut server = Guard(Some(
-            self.command(port, size, iters, true)
-                .spawn()
-                .map_err(|e| format!("cannot start {}: {e}", self.binary.display()))?,
-        ));
+        let what = format!("fi_pingpong ({})", self.binary.display());
+        let mut server = Guard::spawn(self.command(port, size, iters, true), &what)?;
         let start = Instant::now();
         // The client does not retry its control connection: wait until the
         // server listens (seen in /proc/net/tcp, without connecting to it).
         while !listening(port) {
-            if let Some(st) = server.0.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(st) = server.exited() {
                 return Err(format!(
                     "fi_pingpong server exited early ({st}): {}",
                     server.stderr()
@@ -131,83 +125,17 @@ impl Pingpong {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        let mut client = Guard(Some(
-            self.command(port, size, iters, false)
-                .spawn()
-                .map_err(|e| format!("cannot start {}: {e}", self.binary.display()))?,
-        ));
-        let (cout, cok) = client.wait(start + deadline)?;
-        let (sout, sok) = server.wait(start + deadline)?;
+        let mut client = Guard::spawn(self.command(port, size, iters, false), &what)?;
+        let c = client.wait(start + deadline)?;
+        let s = server.wait(start + deadline)?;
+        let (cout, cok) = (format!("{}{}", c.stdout, c.stderr), c.ok);
+        let (sout, sok) = (format!("{}{}", s.stdout, s.stderr), s.ok);
         if !cok || !sok {
             return Err(format!(
                 "fi_pingpong failed (client ok {cok}, server ok {sok}): {cout} {sout}"
             ));
         }
         parse(&cout).ok_or_else(|| format!("cannot parse fi_pingpong output: {cout:?}"))
-    }
-}
-
-/// Kills its child when dropped (a failed measurement leaves no process).
-struct Guard(Option<Child>);
-
-impl Guard {
-    fn stderr(&mut self) -> String {
-        let mut s = String::new();
-        if let Some(e) = self.0.as_mut().and_then(|c| c.stderr.as_mut()) {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    }
-
-    /// Wait (blocking, in short sleeps) until the child exits or the
-    /// deadline passes; returns stdout+stderr and success.
-    fn wait(&mut self, until: Instant) -> Result<(String, bool), String> {
-        let Some(mut child) = self.0.take() else {
-            return Err("no process".into());
-        };
-        // Read the pipes on threads so a chatty child never blocks.
-        let mut out = child.stdout.take();
-        let mut err = child.stderr.take();
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.read_to_string(&mut s);
-            }
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(e) = err.as_mut() {
-                let _ = e.read_to_string(&mut s);
-            }
-            s
-        });
-        loop {
-            match child.try_wait() {
-                Ok(Some(st)) => {
-                    let o = t_out.join().unwrap_or_default();
-                    let e = t_err.join().unwrap_or_default();
-                    return Ok((format!("{o}{e}"), st.success()));
-                }
-                Ok(None) => {}
-                Err(e) => return Err(format!("waiting for fi_pingpong: {e}")),
-            }
-            if Instant::now() > until {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("fi_pingpong did not finish in time; killed".into());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 

@@ -239,7 +239,12 @@ impl<'a> Panel<'a> {
                 };
                 lines[i].points.push((size as f64, r.ours));
             }
-            if let Some(raw) = r.raw.filter(|x| usable(x.median)) {
+            // The tagged rows' raw figure is fi_pingpong's one-way latency,
+            // drawn as its own line (`fi_pingpong_lat`), not the dashed
+            // round trip of the others.
+            if let Some(raw) = r.raw.filter(|x| {
+                usable(x.median) && !r.test.starts_with("tagged_") && !r.test.starts_with("mtl_")
+            }) {
                 match raw_by_size.iter_mut().find(|(s, _)| *s == size) {
                     Some((_, v)) => v.push(raw.median),
                     None => raw_by_size.push((size, vec![raw.median])),
@@ -545,6 +550,10 @@ mod test {
             paired_ratio: None,
             ours_reps: vec![median; 3],
             raw_reps: raw.map_or(Vec::new(), |r| vec![r; 3]),
+            mtl: None,
+            mtl_ratio: None,
+            mtl_paired_ratio: None,
+            mtl_reps: Vec::new(),
         }
     }
 
@@ -563,6 +572,7 @@ mod test {
                 ran: true,
                 how: "test".into(),
             },
+            tagged: None,
             rows,
             memory: Vec::new(),
         }

@@ -38,6 +38,19 @@ pub struct Row {
     pub ours_reps: Vec<f64>,
     /// The raw fabric's figure of each repetition, in order.
     pub raw_reps: Vec<f64>,
+    /// The conduit's tagged figures only: Open MPI's OFI MTL's figure at
+    /// the same size, over the repetitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtl: Option<Summary>,
+    /// ours.median / mtl.median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtl_ratio: Option<f64>,
+    /// Median of the per-repetition ratios ours / mtl.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtl_paired_ratio: Option<f64>,
+    /// The MTL's figure of each repetition, in order (NaN where it failed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mtl_reps: Vec<f64>,
 }
 
 /// A resident set split as /proc/self/status reports it.
@@ -77,6 +90,21 @@ pub struct RawInfo {
     pub how: String,
 }
 
+/// How the tagged test's three parties ran (or why not).
+#[derive(Debug, Clone, Serialize)]
+pub struct TaggedInfo {
+    /// The conduit's tagged ping-pong.
+    pub conduit: RawInfo,
+    /// Open MPI's OFI MTL ping-pong: its command, or why it did not run.
+    pub mtl: RawInfo,
+    /// The libfabric provider the MTL reported using (`mtl:ofi:prov:`).
+    pub mtl_provider: Option<String>,
+    /// `mpirun --version`'s first line.
+    pub mpi_version: Option<String>,
+    /// `--window`.
+    pub window: usize,
+}
+
 /// Everything one invocation measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -102,6 +130,9 @@ pub struct Report {
     pub other_cpu_pct: f64,
     /// fi_pingpong.
     pub pingpong: RawInfo,
+    /// `--tests tagged`: the conduit's and Open MPI's runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tagged: Option<TaggedInfo>,
     /// The figures.
     pub rows: Vec<Row>,
     /// Resident memory per rank.
@@ -138,6 +169,28 @@ impl Report {
                 format!("not run ({})", self.pingpong.how)
             }
         );
+        if let Some(t) = &self.tagged {
+            let how = |i: &RawInfo| {
+                if i.ran {
+                    i.how.clone()
+                } else {
+                    format!("not run ({})", i.how)
+                }
+            };
+            let _ = writeln!(s, "tagged, conduit: {}", how(&t.conduit));
+            let _ = writeln!(
+                s,
+                "tagged, Open MPI OFI MTL ({}, provider {}): {}",
+                t.mpi_version.as_deref().unwrap_or("-"),
+                t.mtl_provider.as_deref().unwrap_or("-"),
+                how(&t.mtl)
+            );
+            let _ = writeln!(
+                s,
+                "tagged figures (tagged_*: the conduit; mtl_*: Open MPI's MTL; fi_pingpong_*): one-way latency (half a round trip; raw = fi_pingpong's one-way) and bandwidth with up to {} messages in flight (raw = fi_pingpong's, one in flight)",
+                t.window
+            );
+        }
         let _ = writeln!(
             s,
             "figures: median of reps [min .. max]; raw = fi_pingpong (round trip = 2 x one-way; MB/s = one message in flight); ratio = ours / raw (medians); paired = median of per-rep ratios"
@@ -162,6 +215,31 @@ impl Report {
                 opt(r.ratio, 3),
                 opt(r.paired_ratio, 3),
             );
+        }
+        if self.rows.iter().any(|r| r.mtl.is_some()) {
+            let _ = writeln!(
+                s,
+                "beside Open MPI's OFI MTL: ratio = ours / MTL (medians); paired = median of per-rep ratios"
+            );
+            let _ = writeln!(
+                s,
+                "{:<16} {:>8} {:<5} {:>10} {:>10} {:>7} {:>7}",
+                "test", "size", "unit", "ours", "MTL", "ratio", "paired"
+            );
+            for r in self.rows.iter().filter(|r| r.mtl.is_some()) {
+                let prec = if r.unit == "us" { 3 } else { 1 };
+                let _ = writeln!(
+                    s,
+                    "{:<16} {:>8} {:<5} {:>10} {:>10} {:>7} {:>7}",
+                    r.test,
+                    r.size.map_or("-".into(), |z| z.to_string()),
+                    r.unit,
+                    format!("{:.prec$}", r.ours.median),
+                    opt(r.mtl.map(|x| x.median), prec),
+                    opt(r.mtl_ratio, 3),
+                    opt(r.mtl_paired_ratio, 3),
+                );
+            }
         }
         if !self.memory.is_empty() {
             let _ = writeln!(
@@ -204,13 +282,13 @@ impl Report {
     /// CSV: one line per figure, then one per rank's memory.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "provider,test,size,path,unit,median,min,max,q1,q3,reps,raw_median,raw_min,raw_max,ratio,paired_ratio\n",
+            "provider,test,size,path,unit,median,min,max,q1,q3,reps,raw_median,raw_min,raw_max,ratio,paired_ratio,mtl_median,mtl_ratio,mtl_paired_ratio\n",
         );
         let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 self.provider.replace(',', ";"),
                 r.test,
                 r.size.map_or(String::new(), |z| z.to_string()),
@@ -227,13 +305,16 @@ impl Report {
                 f(r.raw.map(|x| x.max)),
                 f(r.ratio),
                 f(r.paired_ratio),
+                f(r.mtl.map(|x| x.median)),
+                f(r.mtl_ratio),
+                f(r.mtl_paired_ratio),
             );
         }
         for m in &self.memory {
             for (what, v) in [("rss_start", m.start_kib), ("rss_end", m.end_kib)] {
                 let _ = writeln!(
                     s,
-                    "{},{what}_rank{},,,KiB,{v},{v},{v},{v},{v},1,,,,,",
+                    "{},{what}_rank{},,,KiB,{v},{v},{v},{v},{v},1,,,,,,,,",
                     self.provider.replace(',', ";"),
                     m.rank
                 );

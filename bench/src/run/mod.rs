@@ -5,9 +5,9 @@
 use crate::cli::{Opts, TestKind};
 use crate::pingpong::Pingpong;
 use crate::proc::{cpu_ticks, loadavg, own_ticks, rss_parts, vm_rss_kib};
-use crate::report::{Memory, RawInfo, Report, Row, RssParts};
-use crate::stats::Summary;
+use crate::report::{Memory, RawInfo, Report, RssParts};
 use conduit::client::{Client, Handler};
+use figures::Figures;
 
 /// A benchmark step's outcome: a conduit error or a failed check.
 pub type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod figures;
 mod steps;
+mod tagged;
 
 /// Control: rank 0 releases the servers from step `args[0]`.
 const H_CTRL: u8 = 130;
@@ -47,42 +49,6 @@ struct Shared {
     rss: Mutex<Vec<Memory>>,
     /// CPU ticks the server ranks used over the run.
     server_ticks: AtomicU64,
-}
-
-/// One figure's per-repetition values, in report order.
-struct Figure {
-    test: &'static str,
-    size: Option<usize>,
-    unit: &'static str,
-    path: Option<String>,
-    ours: Vec<f64>,
-    /// fi_pingpong values of the same repetitions.
-    raw: Vec<f64>,
-    raw_what: Option<&'static str>,
-}
-
-#[derive(Default)]
-struct Figures(Vec<Figure>);
-
-impl Figures {
-    fn get(&mut self, test: &'static str, size: Option<usize>, unit: &'static str) -> &mut Figure {
-        let i = match self.0.iter().position(|f| f.test == test && f.size == size) {
-            Some(i) => i,
-            None => {
-                self.0.push(Figure {
-                    test,
-                    size,
-                    unit,
-                    path: None,
-                    ours: Vec::new(),
-                    raw: Vec::new(),
-                    raw_what: None,
-                });
-                self.0.len() - 1
-            }
-        };
-        &mut self.0[i]
-    }
 }
 
 struct Bench<'a> {
@@ -146,7 +112,7 @@ impl Bench<'_> {
                 .figs
                 .0
                 .iter()
-                .filter(|f| f.test != "barrier")
+                .filter(|f| f.test != "barrier" && !tagged::TESTS.contains(&f.test))
                 .filter_map(|f| f.size)
                 .collect();
             wanted.sort_unstable();
@@ -336,6 +302,11 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
         progress_t0: Instant::now(),
     };
     let mut pp_errors = Vec::new();
+    let mut tg = if o.tests.contains(&TestKind::Tagged) {
+        Some(tagged::Tagged::setup(&b, &provider)?)
+    } else {
+        None
+    };
     for rep in 0..o.reps {
         for t in &o.tests {
             match t {
@@ -361,9 +332,15 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
                     b.progress(&format!("rep {}/{}: barrier", rep + 1, o.reps));
                     b.barriers()?;
                 }
+                TestKind::Tagged => {
+                    if let Some(t) = tg.as_mut() {
+                        b.progress(&format!("rep {}/{}: tagged", rep + 1, o.reps));
+                        b.tagged(t, pp.as_ref(), &mut pp_errors)?;
+                    }
+                }
             }
         }
-        if pp.is_some() {
+        if pp.is_some() && o.tests.iter().any(|t| *t != TestKind::Tagged) {
             b.progress(&format!("rep {}/{}: fi_pingpong", rep + 1, o.reps));
         }
         b.raw(pp.as_ref(), &mut pp_errors)?;
@@ -376,44 +353,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
     if !b.rank0() {
         return Ok(None);
     }
-    let rows = b
-        .figs
-        .0
-        .iter()
-        .filter_map(|f| {
-            let ours = Summary::of(&f.ours)?;
-            // Raw figures count only when every repetition has one.
-            let raw = if f.raw.len() == f.ours.len() {
-                Summary::of(&f.raw)
-            } else {
-                None
-            };
-            Some(Row {
-                test: f.test.into(),
-                size: f.size,
-                unit: f.unit.into(),
-                path: f.path.clone(),
-                ours,
-                raw,
-                raw_what: raw.and(f.raw_what.map(String::from)),
-                ratio: raw
-                    .filter(|r| r.median > 0.0)
-                    .map(|r| ours.median / r.median),
-                paired_ratio: raw.and_then(|_| {
-                    let r: Vec<f64> = f
-                        .ours
-                        .iter()
-                        .zip(&f.raw)
-                        .filter(|(_, w)| **w > 0.0)
-                        .map(|(o, w)| o / w)
-                        .collect();
-                    Summary::of(&r).map(|s| s.median)
-                }),
-                ours_reps: f.ours.clone(),
-                raw_reps: f.raw.clone(),
-            })
-        })
-        .collect();
+    let rows = b.figs.rows();
     let ran = pp.is_some() && pp_errors.is_empty();
     // What the rest of the machine used meanwhile: all busy time less ours
     // (both ranks, and fi_pingpong as rank 0's children).
@@ -438,6 +378,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
                 format!("{how}; errors: {}", pp_errors.join("; "))
             },
         },
+        tagged: tg.map(|t| t.info(o)),
         rows,
         memory,
     }))

@@ -1,0 +1,368 @@
+//! `--tests tagged`: one-way latency and windowed bandwidth by size, for
+//! three parties in turn within each repetition:
+//!
+//! 1. the conduit's tagged messaging, both ranks busy
+//!    ([`Bench::conduit_tagged_runs`], not built yet);
+//! 2. `fi_pingpong` on the same provider, one run per size, while the
+//!    other ranks sleep;
+//! 3. Open MPI's OFI MTL: `mtl_pingpong` under `mpirun --mca pml cm --mca
+//!    mtl ofi` on the same provider, one run for all sizes, while the
+//!    other ranks sleep (see [`crate::mtl`]).
+//!
+//! The method, the same for all three (fi_pingpong aside, which has its
+//! own): for each size `s` of `--sizes` (0 left out), a warm-up of a
+//! tenth of the count (at least 2, at most 1000), then
+//! `Opts::flood_count(s)` blocking round trips: one-way latency =
+//! elapsed / round trips / 2 (fi_pingpong's `usec/xfer`); and, after a
+//! tenth of the windows as warm-up, `Opts::windowed_count(s)` messages
+//! sent `Opts::window_for(s)` at a time, the receiver answering each
+//! window's last message with a small acknowledgement before the next
+//! window: MB/s = s x messages / elapsed / 10^6.
+//!
+//! Rows: `tagged_lat` / `tagged_bw` (the conduit, with fi_pingpong's figure
+//! as `raw` and the MTL's as `mtl`), `mtl_lat` / `mtl_bw` (the MTL, with
+//! fi_pingpong's as `raw`), `fi_pingpong_lat` / `fi_pingpong_bw`.
+
+use super::{fail, Bench, Fallible};
+use crate::cli::Opts;
+use crate::mtl::{self, Args, Built, Mtl};
+use crate::pingpong::Pingpong;
+use crate::report::{RawInfo, TaggedInfo};
+use crate::samples::{self, Kind, Sample};
+use std::time::Duration;
+
+/// The tests this step fills, in report order.
+pub(super) const TESTS: [&str; 6] = [
+    "tagged_lat",
+    "mtl_lat",
+    "fi_pingpong_lat",
+    "tagged_bw",
+    "mtl_bw",
+    "fi_pingpong_bw",
+];
+
+/// What [`Bench::conduit_tagged_runs`] returns (on every rank) while the
+/// conduit has no tagged messaging to measure: the tagged step then goes
+/// on with its baselines only. Any other error ends the run.
+#[derive(Debug)]
+pub struct NotBuilt;
+
+impl std::fmt::Display for NotBuilt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the conduit's tagged benchmark is not built yet")
+    }
+}
+
+impl std::error::Error for NotBuilt {}
+
+/// The tagged step's state over the repetitions.
+pub(super) struct Tagged {
+    mtl: Option<Mtl>,
+    /// The MTL's command, or why it does not run.
+    mtl_how: String,
+    mpi_version: Option<String>,
+    mtl_provider: Option<String>,
+    mtl_errors: Vec<String>,
+    /// The MTL cannot run on this provider: not tried again.
+    mtl_unusable: bool,
+    /// Why the conduit's part does not run (after [`NotBuilt`]).
+    conduit_off: Option<String>,
+    /// Keeps the built program until the end.
+    _built: Option<Built>,
+}
+
+/// The sizes measured: `--sizes` without 0 and repeats.
+fn sizes(o: &Opts) -> Vec<usize> {
+    let mut v: Vec<usize> = Vec::new();
+    for &s in o.sizes.iter().filter(|&&s| s > 0) {
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    }
+    v
+}
+
+fn mtl_args(o: &Opts) -> Args {
+    Args {
+        sizes: sizes(o),
+        iters: o.iters,
+        flood_bytes: o.flood_bytes,
+        window: o.window as usize,
+    }
+}
+
+/// Check that `samples` hold every size's two figures, measured with the
+/// counts and windows of the method.
+pub(super) fn check_method(samples: &[Sample], o: &Opts) -> Result<(), String> {
+    let sizes = sizes(o);
+    samples::check_complete(samples, &sizes)?;
+    for &z in &sizes {
+        for (kind, count, window) in [
+            (Kind::Latency, o.flood_count(z), 1),
+            (Kind::Bandwidth, o.windowed_count(z), o.window_for(z)),
+        ] {
+            let s = samples::find(samples, kind, z).ok_or("no figure")?;
+            if (s.count, s.window) != (count, window) {
+                return Err(format!(
+                    "{kind:?} of {z} B: {} messages {} at a time, not {count} {window} at a time",
+                    s.count, s.window
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Tagged {
+    /// Rank 0 finds mpirun and builds the MTL ping-pong (an error when
+    /// Open MPI is missing, unless --no-mtl); the other ranks have nothing
+    /// to prepare.
+    pub fn setup(b: &Bench<'_>, provider: &str) -> Fallible<Tagged> {
+        let mut t = Tagged {
+            mtl: None,
+            mtl_how: "--no-mtl".into(),
+            mpi_version: None,
+            mtl_provider: None,
+            mtl_errors: Vec::new(),
+            mtl_unusable: false,
+            conduit_off: None,
+            _built: None,
+        };
+        if b.rank0() && !b.o.no_mtl {
+            let (mpirun, version) = mtl::find_mpirun(b.o.mpirun.as_deref()).map_err(fail)?;
+            let built = mtl::build(b.o.mpicc.as_deref()).map_err(fail)?;
+            let m = Mtl::for_provider(&mpirun, &built.program, provider);
+            t.mtl_how = m.describe(&mtl_args(b.o));
+            t.mpi_version = Some(version);
+            t.mtl = Some(m);
+            t._built = Some(built);
+        }
+        Ok(t)
+    }
+
+    /// The report's account of the step.
+    pub fn info(self, o: &Opts) -> TaggedInfo {
+        let mtl_ran = self.mtl.is_some() && self.mtl_errors.is_empty();
+        let mut mtl_how = self.mtl_how;
+        if !self.mtl_errors.is_empty() {
+            let mut e = self.mtl_errors;
+            e.dedup();
+            mtl_how = format!("{mtl_how}; errors: {}", e.join("; "));
+        }
+        TaggedInfo {
+            conduit: RawInfo {
+                ran: self.conduit_off.is_none(),
+                how: self
+                    .conduit_off
+                    .unwrap_or_else(|| "in gex-bench's ranks".into()),
+            },
+            mtl: RawInfo {
+                ran: mtl_ran,
+                how: mtl_how,
+            },
+            mtl_provider: self.mtl_provider,
+            mpi_version: self.mpi_version,
+            window: o.window as usize,
+        }
+    }
+}
+
+impl Bench<'_> {
+    /// One repetition of the tagged step (every rank).
+    pub(super) fn tagged(
+        &mut self,
+        t: &mut Tagged,
+        pp: Option<&Pingpong>,
+        pp_errors: &mut Vec<String>,
+    ) -> Fallible<()> {
+        let sizes = sizes(self.o);
+        self.c.barrier()?;
+        let mut conduit = None;
+        if t.conduit_off.is_none() {
+            match self.conduit_tagged_runs(&sizes) {
+                Ok(s) if self.rank0() => {
+                    check_method(&s, self.o)
+                        .map_err(|e| fail(format!("the conduit's tagged benchmark: {e}")))?;
+                    conduit = Some(s);
+                }
+                Ok(_) => {}
+                Err(e) if e.downcast_ref::<NotBuilt>().is_some() => {
+                    t.conduit_off = Some(e.to_string());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.step_end(false)?;
+        if self.rank0() {
+            let mut raw = Vec::new();
+            for &size in &sizes {
+                let r = pp.and_then(|p| {
+                    p.run(size, self.o.flood_count(size), Duration::from_secs(300))
+                        .map_err(|e| pp_errors.push(format!("fi_pingpong -S {size}: {e}")))
+                        .ok()
+                });
+                // Its MB/sec is size / usec/xfer with 2 decimals: recompute.
+                raw.push(
+                    r.filter(|r| r.one_way_us > 0.0)
+                        .map(|r| (r.one_way_us, size as f64 / r.one_way_us)),
+                );
+            }
+            let mtl = match t.mtl.as_ref().filter(|_| !t.mtl_unusable) {
+                None => None,
+                Some(m) => match m
+                    .run(&mtl_args(self.o), Duration::from_secs(600))
+                    .and_then(|r| Ok(check_method(&r.samples, self.o).map(|()| r)?))
+                {
+                    Ok(r) => {
+                        t.mtl_provider = Some(r.provider);
+                        Some(r.samples)
+                    }
+                    Err(e) => {
+                        self.progress(&format!("  Open MPI's MTL: {}", e.msg));
+                        // An MTL that cannot run here is not tried again.
+                        t.mtl_unusable |= e.unusable;
+                        t.mtl_errors.push(e.msg);
+                        None
+                    }
+                },
+            };
+            self.record_tagged(
+                &sizes,
+                &raw,
+                pp.is_some(),
+                conduit.as_deref(),
+                mtl.as_deref(),
+                t.mtl.is_some(),
+            );
+        }
+        self.step_end(true)
+    }
+
+    /// File one repetition's figures (rank 0). `raw[i]`: fi_pingpong's
+    /// one-way µs and MB/s at `sizes[i]`, `None` where it failed;
+    /// `with_raw`: whether fi_pingpong runs at all.
+    fn record_tagged(
+        &mut self,
+        sizes: &[usize],
+        raw: &[Option<(f64, f64)>],
+        with_raw: bool,
+        conduit: Option<&[Sample]>,
+        mtl: Option<&[Sample]>,
+        mtl_on: bool,
+    ) {
+        // Every test's rows together, sizes in order.
+        for test in TESTS {
+            for &z in sizes {
+                let unit = if test.ends_with("_lat") { "us" } else { "MB/s" };
+                self.figs.get(test, Some(z), unit);
+            }
+        }
+        for (&z, r) in sizes.iter().zip(raw) {
+            let mut line = format!("  {z} B:");
+            for kind in [Kind::Latency, Kind::Bandwidth] {
+                let (unit, ours, base, pp, what) = match kind {
+                    Kind::Latency => (
+                        "us",
+                        "tagged_lat",
+                        "mtl_lat",
+                        "fi_pingpong_lat",
+                        "fi_pingpong one-way latency (usec/xfer)",
+                    ),
+                    Kind::Bandwidth => (
+                        "MB/s",
+                        "tagged_bw",
+                        "mtl_bw",
+                        "fi_pingpong_bw",
+                        "fi_pingpong bandwidth, one message in flight (size / usec/xfer)",
+                    ),
+                };
+                let rv = r.map(|r| if kind == Kind::Latency { r.0 } else { r.1 });
+                let m = mtl.and_then(|s| samples::find(s, kind, z)).map(|s| s.value);
+                let c = conduit
+                    .and_then(|s| samples::find(s, kind, z))
+                    .map(|s| s.value);
+                let mut seen = Vec::new();
+                if let Some(v) = rv {
+                    self.figs.get(pp, Some(z), unit).ours.push(v);
+                    seen.push(format!("fi_pingpong {v:.3}"));
+                }
+                for (test, v, who) in [(ours, c, "conduit"), (base, m, "MTL")] {
+                    let Some(v) = v else { continue };
+                    let f = self.figs.get(test, Some(z), unit);
+                    f.ours.push(v);
+                    if with_raw {
+                        f.raw.push(rv.unwrap_or(f64::NAN));
+                        f.raw_what = Some(what);
+                    }
+                    if test == ours && mtl_on {
+                        f.mtl.push(m.unwrap_or(f64::NAN));
+                    }
+                    seen.push(format!("{who} {v:.3}"));
+                }
+                if !seen.is_empty() {
+                    line.push_str(&format!(" {} {unit};", seen.join(", ")));
+                }
+            }
+            self.progress(line.trim_end_matches(';'));
+        }
+    }
+
+    // ----------------------------------------------------------------
+    // THE CONDUIT'S SIDE: to be filled in once its tagged API exists.
+    // ----------------------------------------------------------------
+
+    /// The conduit's tagged ping-pong, one repetition, called on every rank
+    /// after a barrier (and followed by a step end that releases ranks 1..
+    /// only when rank 0 returns).
+    ///
+    /// It must measure, for each of `sizes` (in order), with the method of
+    /// the module documentation between ranks 0 and 1 (`tsend`/`trecv` of
+    /// `size` bytes, one tag per direction):
+    ///
+    /// * latency: after the warm-up, `self.o.flood_count(size)` blocking
+    ///   round trips; the value is elapsed µs / round trips / 2;
+    /// * bandwidth: after the warm-up, `self.o.windowed_count(size)`
+    ///   messages, `self.o.window_for(size)` in flight (rank 1 posts the
+    ///   window's receives, waits for them, sends a small acknowledgement
+    ///   that rank 0 waits for before the next window); the value is
+    ///   size x messages / elapsed s / 10^6.
+    ///
+    /// Rank 0 returns one [`Sample`] per figure, `count` and `window` as
+    /// used (they are checked); the other ranks return an empty vector.
+    /// When the measurement runs as a program of its own (e.g. a rank
+    /// program under `gasnetrun-ofi`), have it print `lat`/`bw` lines (see
+    /// [`crate::samples`]) and return `samples::parse(&stdout)`.
+    ///
+    /// Until then it returns [`NotBuilt`] on every rank: the step records
+    /// why and runs the baselines only. Never a made-up figure.
+    fn conduit_tagged_runs(&mut self, sizes: &[usize]) -> Fallible<Vec<Sample>> {
+        let _ = sizes;
+        Err(Box::new(NotBuilt))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_method_is_checked() {
+        let o = Opts::parse_from(["gex-bench", "--sizes", "0,8,1m,8", "--flood-bytes", "1m"]);
+        assert_eq!(sizes(&o), vec![8, 1 << 20]);
+        let ok = "lat 8 1.0 10000\nlat 1048576 90.0 16\nbw 8 5.0 10048 64\nbw 1048576 900.0 16 1\n";
+        assert_eq!(check_method(&samples::parse(ok).unwrap(), &o), Ok(()));
+        let e = check_method(
+            &samples::parse(&ok.replace("16 1\n", "16 2\n")).unwrap(),
+            &o,
+        )
+        .unwrap_err();
+        assert!(e.contains("Bandwidth of 1048576 B"), "{e}");
+        let e = check_method(&samples::parse("lat 8 1.0 10000\n").unwrap(), &o).unwrap_err();
+        assert!(e.starts_with("no figure for"), "{e}");
+        assert_eq!(
+            NotBuilt.to_string(),
+            "the conduit's tagged benchmark is not built yet"
+        );
+    }
+}

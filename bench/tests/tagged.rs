@@ -1,0 +1,114 @@
+//! `gex-bench --tests tagged` with tiny counts under `gasnetrun-ofi -n 2`:
+//! the baselines' rows and the account of who ran. Open MPI's OFI MTL runs
+//! over tcp (and its provider is the one reported); over shm it cannot
+//! (Open MPI 4.1's MTL wants FI_REMOTE_COMM, which shm lacks) and the
+//! report says so. The conduit's part is not built yet.
+//! (A smoke test of the tool, not a measurement.) Without Open MPI's
+//! `mpicc` and `mpirun` on PATH the tests only say so.
+
+use std::time::Duration;
+use tests::{job, serial};
+
+const BENCH: &str = env!("CARGO_BIN_EXE_gex-bench");
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// Run the tagged test on `provider`; the JSON report.
+fn tagged(provider: &str) -> Option<serde_json::Value> {
+    if !on_path("mpicc") || !on_path("mpirun") {
+        eprintln!("mpicc or mpirun not on PATH (Debian: libopenmpi-dev openmpi-bin): not run");
+        return None;
+    }
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-bench-tagged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json_path = dir.join(format!("{provider}.json"));
+    let j = json_path.to_str().unwrap().to_string();
+    let args = [
+        "--tests",
+        "tagged",
+        "--iters",
+        "200",
+        "--reps",
+        "2",
+        "--sizes",
+        "8,64k",
+        "--flood-bytes",
+        "256k",
+        "--json",
+        &j,
+        "-q",
+    ];
+    let r = job(BENCH, 2, &args, provider, &[], Duration::from_secs(300));
+    assert_eq!(r.code, Some(0), "gex-bench failed: {r:?}");
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    for want in ["tagged, conduit: not run", "Open MPI OFI MTL"] {
+        assert!(r.stdout.contains(want), "no {want:?} in the table");
+    }
+    Some(doc)
+}
+
+/// The sizes of `test`'s rows, checking each has both repetitions.
+fn sizes(doc: &serde_json::Value, test: &str) -> Vec<u64> {
+    let rows = doc["rows"].as_array().expect("rows");
+    rows.iter()
+        .filter(|r| r["test"] == test)
+        .map(|r| {
+            assert_eq!(r["ours"]["n"], 2, "{r}");
+            assert!(r["ours"]["median"].as_f64().unwrap() > 0.0, "{r}");
+            r["size"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+fn common(doc: &serde_json::Value) {
+    let t = &doc["tagged"];
+    assert_eq!(t["conduit"]["ran"], false);
+    assert_eq!(
+        t["conduit"]["how"],
+        "the conduit's tagged benchmark is not built yet"
+    );
+    assert!(sizes(doc, "tagged_lat").is_empty() && sizes(doc, "tagged_bw").is_empty());
+    assert_eq!(t["window"], 64);
+    assert!(t["mpi_version"].as_str().unwrap().contains("Open MPI"));
+    if on_path("fi_pingpong") {
+        assert_eq!(sizes(doc, "fi_pingpong_lat"), vec![8, 65536]);
+        assert_eq!(sizes(doc, "fi_pingpong_bw"), vec![8, 65536]);
+    }
+}
+
+#[test]
+fn mtl_runs_over_tcp() {
+    let Some(doc) = tagged("tcp") else { return };
+    common(&doc);
+    let t = &doc["tagged"];
+    assert_eq!(t["mtl"]["ran"], true, "{t}");
+    assert_eq!(t["mtl_provider"], "tcp;ofi_rxm");
+    let how = t["mtl"]["how"].as_str().unwrap();
+    assert!(how.contains("--mca pml cm --mca mtl ofi"), "{how}");
+    assert_eq!(sizes(&doc, "mtl_lat"), vec![8, 65536]);
+    assert_eq!(sizes(&doc, "mtl_bw"), vec![8, 65536]);
+    if on_path("fi_pingpong") {
+        for r in doc["rows"].as_array().unwrap() {
+            if r["test"].as_str().unwrap().starts_with("mtl_") {
+                assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn mtl_cannot_run_over_shm() {
+    let Some(doc) = tagged("shm") else { return };
+    common(&doc);
+    let t = &doc["tagged"];
+    assert_eq!(t["mtl"]["ran"], false, "{t}");
+    assert!(t["mtl_provider"].is_null());
+    let how = t["mtl"]["how"].as_str().unwrap();
+    assert!(how.contains("FI_REMOTE_COMM"), "{how}");
+    assert!(sizes(&doc, "mtl_lat").is_empty());
+}
