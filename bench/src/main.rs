@@ -91,7 +91,12 @@ fn main() {
     if !opts.par.is_empty() {
         par_main(&opts);
     }
-    let c = match Client::init() {
+    // Tagged messaging opens endpoints of its own: only when measured.
+    let mut init = conduit::client::Options::new(());
+    if opts.tests.contains(&cli::TestKind::Tagged) {
+        init = init.tagged();
+    }
+    let c = match Client::init_with(init) {
         Ok(c) => c,
         Err(e) => {
             conduit::eprintln_whole!("gex-bench: {}", e.report());

@@ -29,7 +29,7 @@ use crate::mtl::{self, Args, Built, Mtl};
 use crate::pingpong::Pingpong;
 use crate::report::{RawInfo, TaggedInfo};
 use crate::samples::{self, Kind, Sample};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The tests this step fills, in report order.
 pub(super) const TESTS: [&str; 6] = [
@@ -307,37 +307,121 @@ impl Bench<'_> {
         }
     }
 
-    // ----------------------------------------------------------------
-    // THE CONDUIT'S SIDE: to be filled in once its tagged API exists.
-    // ----------------------------------------------------------------
-
     /// The conduit's tagged ping-pong, one repetition, called on every rank
     /// after a barrier (and followed by a step end that releases ranks 1..
-    /// only when rank 0 returns).
+    /// only when rank 0 returns): the method of the module documentation
+    /// between ranks 0 and 1 over the world communicator, the same as
+    /// `mtl_pingpong.c` (blocking send and receive for latency; for
+    /// bandwidth, windows of `isend`s from one buffer against `irecv`s into
+    /// disjoint parts of one, each window acknowledged with 4 bytes).
     ///
-    /// It must measure, for each of `sizes` (in order), with the method of
-    /// the module documentation between ranks 0 and 1 (`tsend`/`trecv` of
-    /// `size` bytes, one tag per direction):
-    ///
-    /// * latency: after the warm-up, `self.o.flood_count(size)` blocking
-    ///   round trips; the value is elapsed µs / round trips / 2;
-    /// * bandwidth: after the warm-up, `self.o.windowed_count(size)`
-    ///   messages, `self.o.window_for(size)` in flight (rank 1 posts the
-    ///   window's receives, waits for them, sends a small acknowledgement
-    ///   that rank 0 waits for before the next window); the value is
-    ///   size x messages / elapsed s / 10^6.
-    ///
-    /// Rank 0 returns one [`Sample`] per figure, `count` and `window` as
-    /// used (they are checked); the other ranks return an empty vector.
-    /// When the measurement runs as a program of its own (e.g. a rank
-    /// program under `gasnetrun-ofi`), have it print `lat`/`bw` lines (see
-    /// [`crate::samples`]) and return `samples::parse(&stdout)`.
-    ///
-    /// Until then it returns [`NotBuilt`] on every rank: the step records
-    /// why and runs the baselines only. Never a made-up figure.
+    /// Rank 0 returns one [`Sample`] per figure; the other ranks an empty
+    /// vector. [`NotBuilt`] remains for a client without tagged messaging.
     fn conduit_tagged_runs(&mut self, sizes: &[usize]) -> Fallible<Vec<Sample>> {
-        let _ = sizes;
-        Err(Box::new(NotBuilt))
+        const PING: u32 = 1;
+        const BW: u32 = 2;
+        const ACK: u32 = 3;
+        let w = match self.c.tagged_world() {
+            Ok(w) => w,
+            Err(conduit::client::Error::Tagged(conduit::tagged::TaggedError::NotEnabled)) => {
+                return Err(Box::new(NotBuilt))
+            }
+            Err(e) => return Err(fail(format!("tagged messaging: {e}"))),
+        };
+        let me = w.rank();
+        let mut out = Vec::new();
+        if me > 1 {
+            return Ok(out);
+        }
+        let peer = 1 - me;
+        let largest = sizes.iter().copied().max().unwrap_or(1).max(1);
+        let rlen = sizes
+            .iter()
+            .map(|&z| z * self.o.window_for(z))
+            .max()
+            .unwrap_or(1)
+            .max(largest);
+        let sbuf = vec![0x5au8; largest];
+        let mut rbuf = vec![0u8; rlen];
+        let warm = |n: usize| (n / 10).clamp(2, 1000);
+        let pingpong = |rbuf: &mut [u8], z: usize, n: usize| -> Fallible<f64> {
+            w.barrier()?;
+            let t0 = Instant::now();
+            for _ in 0..n {
+                if me == 0 {
+                    w.send(&sbuf[..z], peer, PING)?;
+                    w.recv(&mut rbuf[..z], Some(peer), Some(PING))?;
+                } else {
+                    w.recv(&mut rbuf[..z], Some(peer), Some(PING))?;
+                    w.send(&sbuf[..z], peer, PING)?;
+                }
+            }
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        for &z in sizes {
+            let n = self.o.flood_count(z);
+            pingpong(&mut rbuf, z, warm(n))?;
+            let t = pingpong(&mut rbuf, z, n)?;
+            out.push(Sample {
+                kind: Kind::Latency,
+                size: z,
+                value: t * 1e6 / n as f64 / 2.0,
+                count: n,
+                window: 1,
+            });
+        }
+        let windowed = |rbuf: &mut [u8], z: usize, win: usize, windows: usize| -> Fallible<f64> {
+            w.barrier()?;
+            let t0 = Instant::now();
+            let mut ack = [0u8; 4];
+            for _ in 0..windows {
+                if me == 0 {
+                    w.scope(|s| {
+                        let mut reqs = Vec::with_capacity(win);
+                        for _ in 0..win {
+                            reqs.push(s.isend(&w, &sbuf[..z], peer, BW)?);
+                        }
+                        for r in s.wait_all(reqs) {
+                            r?;
+                        }
+                        Ok::<_, conduit::client::Error>(())
+                    })?;
+                    w.recv(&mut ack, Some(peer), Some(ACK))?;
+                } else {
+                    w.scope(|s| {
+                        let mut reqs = Vec::with_capacity(win);
+                        for part in rbuf[..z * win].chunks_mut(z.max(1)).take(win) {
+                            reqs.push(s.irecv(&w, &mut part[..z], Some(peer), Some(BW))?);
+                        }
+                        for r in s.wait_all(reqs) {
+                            r?;
+                        }
+                        Ok::<_, conduit::client::Error>(())
+                    })?;
+                    w.send(&ack, peer, ACK)?;
+                }
+            }
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        for &z in sizes {
+            let win = self.o.window_for(z);
+            let count = self.o.windowed_count(z);
+            let windows = count / win;
+            windowed(&mut rbuf, z, win, windows.div_ceil(10))?;
+            let t = windowed(&mut rbuf, z, win, windows)?;
+            out.push(Sample {
+                kind: Kind::Bandwidth,
+                size: z,
+                value: (z * count) as f64 / t / 1e6,
+                count,
+                window: win,
+            });
+        }
+        if me == 0 {
+            Ok(out)
+        } else {
+            Ok(Vec::new())
+        }
     }
 }
 
