@@ -216,69 +216,44 @@ fn bad_tag_mode_is_refused_by_name() {
     );
 }
 
+/// 4 ranks of 4 threads x 4 communicators ping-ponging `iters` times on
+/// `provider` with 4 contexts (of a scalable endpoint with `sep`, else
+/// regular endpoints), data checked.
+fn grouped_threads(provider: &str, sep: bool, iters: u32) {
+    let _g = serial();
+    let iters_s = iters.to_string();
+    let mut vars = vec![
+        ("GASNET_OFI_THREAD_GROUPING", "1"),
+        ("GASNET_OFI_NUM_CTXTS", "4"),
+        ("GASNET_VERBOSEENV", "1"),
+    ];
+    if sep {
+        vars.push(("GASNET_OFI_ENABLE_SEP", "1"));
+    }
+    let r = run(4, &["threads", "4", "4", &iters_s], provider, &vars, 300);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let want = format!(
+        "gex-tagged threads: ok: 4 threads x 4 communicators x {iters} ping-pongs on 4 ranks, data \
+         checked; 4 context(s) used"
+    );
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+    let kind = if sep { "scalable" } else { "regular" };
+    let ctxs = format!("; 4 {kind}-endpoint context(s);");
+    assert!(r.stderr.contains(&ctxs), "{}", r.stderr);
+}
+
 /// Scalable endpoints with thread grouping on sockets (16 contexts): 4
 /// threads x 4 communicators per rank ping-pong, each communicator on its
 /// own context.
 #[test]
 fn scalable_endpoints_with_thread_grouping_on_sockets() {
-    let _g = serial();
-    let r = run(
-        4,
-        &["threads", "4", "4", "200"],
-        "sockets",
-        &[
-            ("GASNET_OFI_ENABLE_SEP", "1"),
-            ("GASNET_OFI_THREAD_GROUPING", "1"),
-            ("GASNET_OFI_NUM_CTXTS", "4"),
-            ("GASNET_VERBOSEENV", "1"),
-        ],
-        300,
-    );
-    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(
-            "gex-tagged threads: ok: 4 threads x 4 communicators x 200 ping-pongs on 4 ranks, data \
-             checked; 4 context(s) used"
-        ),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stderr.contains("; 4 scalable-endpoint context(s);"),
-        "{}",
-        r.stderr
-    );
+    grouped_threads("sockets", true, 200);
 }
 
 /// Without SEP, thread grouping gives each context a regular endpoint.
 #[test]
 fn thread_grouping_with_regular_endpoints_on_tcp() {
-    let _g = serial();
-    let r = run(
-        4,
-        &["threads", "4", "4", "100"],
-        "tcp",
-        &[
-            ("GASNET_OFI_THREAD_GROUPING", "1"),
-            ("GASNET_OFI_NUM_CTXTS", "4"),
-            ("GASNET_VERBOSEENV", "1"),
-        ],
-        300,
-    );
-    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(
-            "gex-tagged threads: ok: 4 threads x 4 communicators x 100 ping-pongs on 4 ranks, data \
-             checked; 4 context(s) used"
-        ),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stderr.contains("; 4 regular-endpoint context(s);"),
-        "{}",
-        r.stderr
-    );
+    grouped_threads("tcp", false, 100);
 }
 
 /// SEP on a provider with one context is refused naming the provider and

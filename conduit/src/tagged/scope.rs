@@ -107,19 +107,7 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         dest: u32,
         tag: u32,
     ) -> Result<Request<'env>, Error> {
-        // SAFETY: buf is borrowed for 'env, which outlives the scope, and
-        // the scope finishes the send before it ends.
-        let p = unsafe {
-            self.eng.start_send(
-                &comm.info,
-                buf.as_ptr(),
-                buf.len(),
-                dest,
-                tag,
-                SendHow::default(),
-            )?
-        };
-        Ok(self.track(p, "send"))
+        self.start_send(comm, buf, dest, tag, false)
     }
 
     /// Non-blocking synchronous send: done once the receiver matched it.
@@ -130,21 +118,28 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         dest: u32,
         tag: u32,
     ) -> Result<Request<'env>, Error> {
-        // SAFETY: as for isend.
-        let p = unsafe {
-            self.eng.start_send(
-                &comm.info,
-                buf.as_ptr(),
-                buf.len(),
-                dest,
-                tag,
-                SendHow {
-                    sync: true,
-                    internal: false,
-                },
-            )?
+        self.start_send(comm, buf, dest, tag, true)
+    }
+
+    fn start_send(
+        &mut self,
+        comm: &Comm<'c, M, S, T>,
+        buf: &'env [u8],
+        dest: u32,
+        tag: u32,
+        sync: bool,
+    ) -> Result<Request<'env>, Error> {
+        let how = SendHow {
+            sync,
+            internal: false,
         };
-        Ok(self.track(p, "synchronous send"))
+        // SAFETY: buf is borrowed for 'env, which outlives the scope, and
+        // the scope finishes the send before it ends.
+        let p = unsafe {
+            self.eng
+                .start_send(&comm.info, buf.as_ptr(), buf.len(), dest, tag, how)?
+        };
+        Ok(self.track(p, if sync { "synchronous send" } else { "send" }))
     }
 
     /// Non-blocking receive into `buf` (borrowed for the scope).
