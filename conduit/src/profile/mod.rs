@@ -106,6 +106,9 @@ pub struct Profile {
     /// each message's length in the high half of the CQ data (when
     /// `cq_data_size` is 8) and detects truncation itself.
     pub tagged_truncation_unreported: Option<bool>,
+    /// Why matched probe (`FI_CLAIM`) cannot be used with the provider
+    /// (`Comm::improbe` refuses with this text); absent: it can.
+    pub tagged_no_claim: Option<String>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

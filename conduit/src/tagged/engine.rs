@@ -159,6 +159,9 @@ pub(crate) struct Engine<M: Mode> {
     /// (providers that do not report truncation; see the profile's
     /// `tagged_truncation_unreported`).
     pub len_in_data: bool,
+    /// `(provider, why)` when matched probe is refused (the profile's
+    /// `tagged_no_claim`).
+    pub no_claim: Option<(String, String)>,
 }
 
 impl<M: Mode> Engine<M> {
@@ -192,6 +195,7 @@ impl<M: Mode> Engine<M> {
             stats: TaggedStats::default(),
             truncation_defect: None,
             len_in_data: false,
+            no_claim: None,
         }
     }
 

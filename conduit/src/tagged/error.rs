@@ -105,7 +105,7 @@ pub enum TaggedError {
     ClaimUnsupported {
         /// The provider.
         provider: String,
-        /// What libfabric answered.
+        /// Why (the provider's profile).
         why: String,
     },
     /// A collective step received something malformed.

@@ -27,6 +27,7 @@
 //!   created lazily, as communicators are made. One progress call (the
 //!   client's `poll`, and every wait) serves both.
 
+mod claim;
 mod comm;
 pub(crate) mod engine;
 mod error;
@@ -34,6 +35,7 @@ pub(crate) mod open;
 mod ops;
 mod scope;
 
+pub use claim::Message;
 pub use comm::Comm;
 pub use engine::TaggedStats;
 pub use error::TaggedError;

@@ -249,6 +249,10 @@ pub(crate) fn open<M: Mode>(
         event_cnt,
     );
     eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
+    eng.no_claim = crate::profile::lookup(&w.provider)
+        .tagged_no_claim
+        .clone()
+        .map(|why| (w.provider.clone(), why));
     eng.len_in_data = crate::profile::lookup(&w.provider)
         .tagged_truncation_unreported
         .unwrap_or(false)

@@ -6,6 +6,7 @@ use super::engine::{CommInfo, Engine};
 use super::error::TaggedError;
 use crate::client::engine::{abort_in_flight, Core, Progress};
 use crate::client::Error;
+use crate::ofi::FiAddr;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::Transport;
 use ofi_sys as sys;
@@ -180,20 +181,7 @@ impl<M: Mode> Engine<M> {
         sel: Select,
         probe: bool,
     ) -> Result<Posted, Error> {
-        if let Some(t) = sel.tag.filter(|_| !sel.internal) {
-            self.layout.check_tag(t).map_err(TaggedError::from)?;
-        }
-        let src = match sel.source {
-            Some(s) if self.layout.cq_data() => self.addr(c.ctx, c.world(s)?),
-            Some(s) => {
-                c.world(s)?;
-                sys::FI_ADDR_UNSPEC_VALUE
-            }
-            None => sys::FI_ADDR_UNSPEC_VALUE,
-        };
-        let (bits, ignore) = self
-            .layout
-            .recv_bits(c.cid, sel.source, sel.tag, sel.internal);
+        let (src, bits, ignore) = self.recv_match(c, sel)?;
         let x = self.ctx(c.ctx);
         let counted = !probe && !sel.internal;
         let kind = if probe {
@@ -240,6 +228,30 @@ impl<M: Mode> Engine<M> {
             id: Some(id),
             recv: !probe,
         })
+    }
+
+    /// A receive's source address, match bits and ignore mask for `sel`
+    /// (checked against the layout and the communicator).
+    pub(crate) fn recv_match(
+        &self,
+        c: &CommInfo,
+        sel: Select,
+    ) -> Result<(FiAddr, u64, u64), Error> {
+        if let Some(t) = sel.tag.filter(|_| !sel.internal) {
+            self.layout.check_tag(t).map_err(TaggedError::from)?;
+        }
+        let src = match sel.source {
+            Some(s) if self.layout.cq_data() => self.addr(c.ctx, c.world(s)?),
+            Some(s) => {
+                c.world(s)?;
+                sys::FI_ADDR_UNSPEC_VALUE
+            }
+            None => sys::FI_ADDR_UNSPEC_VALUE,
+        };
+        let (bits, ignore) = self
+            .layout
+            .recv_bits(c.cid, sel.source, sel.tag, sel.internal);
+        Ok((src, bits, ignore))
     }
 
     /// Whether `p` has finished.

@@ -2,7 +2,9 @@
 //! test suites), run under `gasnetrun-ofi`. Usage: `gex-tagged <mode>`:
 //!
 //! * `all`: sizes 0 B .. 16 MiB with data checked; wildcard source and
-//!   tag; the ordering rule under a flood; probe and iprobe; synchronous
+//!   tag; the ordering rule under a flood; probe and iprobe; matched
+//!   probe (FI_CLAIM: a claimed message is not matched by other receives,
+//!   a dropped one is discarded); synchronous
 //!   send (the receiver posts a second late and the sender must still be
 //!   waiting); truncation (an error status, nothing written past the
 //!   buffer); 1,000 outstanding non-blocking operations; wait-any,

@@ -2,6 +2,7 @@
 //! entries and error entries, and the synchronous-send acknowledgements.
 
 use super::*;
+use crate::tagged::claim::ClaimSlot;
 
 const FI_ETRUNC: i32 = ofi_sys::FI_ETRUNC as i32;
 const FI_ECANCELED: i32 = ofi_sys::FI_ECANCELED as i32;
@@ -81,7 +82,10 @@ impl<M: Mode> Engine<M> {
         acks: &mut Vec<(u64, u32)>,
         released: &mut isize,
     ) {
-        let Some((idx, part)) = decode_context(e.context() as u64) else {
+        // SAFETY: the completion is of one of this engine's operations,
+        // not finished before this entry is handled.
+        let Some((idx, part)) = decode_context(unsafe { ClaimSlot::request_context(e.context()) })
+        else {
             tracing::warn!(
                 context = e.context(),
                 "tagged completion with an unknown context"
@@ -130,7 +134,10 @@ impl<M: Mode> Engine<M> {
         let Some(e) = (unsafe { c.cq.read_error() })? else {
             return Ok(());
         };
-        let Some((idx, part)) = decode_context(e.context as u64) else {
+        // SAFETY: as in on_entry.
+        let Some((idx, part)) =
+            decode_context(unsafe { ClaimSlot::request_context(e.context as usize) })
+        else {
             tracing::warn!(
                 "tagged error completion with an unknown context: {}",
                 e.text

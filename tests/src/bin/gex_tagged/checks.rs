@@ -58,6 +58,17 @@ pub fn all(c: &Client) -> Fallible<String> {
         probes(&w)?;
         done.push("probe/iprobe".into());
     }
+    if run("mprobe") {
+        match mprobe(&w) {
+            Ok(()) => done.push("matched probe (FI_CLAIM)".into()),
+            Err(e) => match e.downcast_ref::<Error>() {
+                Some(Error::Tagged(TaggedError::ClaimUnsupported { .. })) => {
+                    done.push(format!("matched probe refused: {e}"))
+                }
+                _ => return Err(e),
+            },
+        }
+    }
     if run("ssend") {
         let waited = ssend(&w)?;
         done.push(format!(
@@ -88,7 +99,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     }
     if done.is_empty() {
         return Err(fail(format!(
-            "GEX_TAGGED_STEPS={:?} names no step (sizes, wildcards, ordering, probes, ssend, \
+            "GEX_TAGGED_STEPS={:?} names no step (sizes, wildcards, ordering, probes, mprobe, ssend, \
              truncation, outstanding, any-some-test, isolation, cancel)",
             only.unwrap_or_default()
         )));
@@ -242,6 +253,49 @@ fn ordering(w: &World) -> Fallible<usize> {
     }
     w.barrier()?;
     Ok(N * n as usize + N * (n as usize - 1))
+}
+
+/// Matched probe: the first of two messages with one tag is claimed by
+/// mprobe, so a plain receive gets the second; the claimed one is then
+/// received through its Message. A third, claimed by improbe and dropped,
+/// is discarded: nothing is left to probe.
+fn mprobe(w: &World) -> Fallible<()> {
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    check(w.improbe(Some(prev), Some(42))?.is_none(), || {
+        "improbe found a message never sent".into()
+    })?;
+    w.send(b"first", next, 40)?;
+    w.send(b"second!", next, 40)?;
+    w.send(b"third", next, 41)?;
+    let m = w.mprobe(None, Some(40))?;
+    let st = m.status();
+    check(st.source == prev && st.tag == 40 && st.size == 5, || {
+        format!("mprobe status {st:?}")
+    })?;
+    let mut b = [0u8; 16];
+    let st2 = w.recv(&mut b, Some(prev), Some(40))?;
+    check(&b[..st2.len] == b"second!", || {
+        format!("a plain receive after mprobe got {:?}", &b[..st2.len])
+    })?;
+    let st1 = m.recv(&mut b)?;
+    check(&b[..st1.len] == b"first" && st1.source == prev, || {
+        format!("the claimed message was {:?} ({st1:?})", &b[..st1.len])
+    })?;
+    let third = loop {
+        if let Some(m) = w.improbe(Some(prev), Some(41))? {
+            break m;
+        }
+    };
+    check(third.status().size == 5, || {
+        format!("improbe {:?}", third.status())
+    })?;
+    drop(third);
+    check(w.iprobe(Some(prev), Some(41))?.is_none(), || {
+        "a dropped claimed message was still there".into()
+    })?;
+    w.barrier()?;
+    Ok(())
 }
 
 /// The flood's messages per rank and the size of every tenth:
