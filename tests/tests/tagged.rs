@@ -190,6 +190,12 @@ fn forced_tag_modes_refuse_what_they_cannot_hold() {
                 "{p} {mode}: {}",
                 r.stderr
             );
+            let paths = if mode == "ofi_tag_full" {
+                "; send and receive paths: source in CQ data, regular endpoints"
+            } else {
+                "; send and receive paths: source in the tag, regular endpoints"
+            };
+            assert!(r.stderr.contains(paths), "{p} {mode}: {}", r.stderr);
             let over = max_tag + 1;
             let tag = format!(
                 "tag {over} is beyond what tag layout {mode} holds: the largest tag is {max_tag}"
@@ -212,6 +218,27 @@ fn forced_tag_modes_refuse_what_they_cannot_hold() {
             let got: Vec<&str> = r.stdout.lines().collect();
             assert_eq!(got, want, "{p} {mode}: {}", r.stdout);
         }
+    }
+}
+
+/// The source-in-the-tag paths (ofi_tag_1 on sockets, ofi_tag_2 on tcp)
+/// pass the whole conformance program too.
+#[test]
+fn conformance_with_the_source_in_the_tag() {
+    for (p, mode) in [("sockets", "ofi_tag_1"), ("tcp", "ofi_tag_2")] {
+        let _g = serial();
+        let r = run(4, &["all"], p, &[("GASNET_OFI_TAG_MODE", mode)], 300);
+        assert_eq!(r.code, Some(0), "{p} {mode}: {}\n{}", r.stdout, r.stderr);
+        let want = format!(
+            "gex-tagged all: ok: tag mode {mode} on 4 ranks; sizes 0 B..16 MiB checked, wildcards, \
+             14000 messages in order, probe/iprobe, matched probe (FI_CLAIM), ssend waited "
+        );
+        assert!(r.stdout.contains(&want), "{p} {mode}: {}", r.stdout);
+        assert!(
+            r.stdout.contains(" s for a late receive, 1000 outstanding operations, wait-any/some/test, dup/split isolation, cancel, truncation"),
+            "{p} {mode}: {}",
+            r.stdout
+        );
     }
 }
 
@@ -257,6 +284,8 @@ fn grouped_threads(provider: &str, sep: bool, iters: u32) {
     let kind = if sep { "scalable" } else { "regular" };
     let ctxs = format!("; 4 {kind}-endpoint context(s);");
     assert!(r.stderr.contains(&ctxs), "{}", r.stderr);
+    let paths = format!("; send and receive paths: source in CQ data, {kind} endpoint");
+    assert!(r.stderr.contains(&paths), "{}", r.stderr);
 }
 
 /// Scalable endpoints with thread grouping on sockets (16 contexts): 4

@@ -162,6 +162,10 @@ pub(crate) struct Engine<M: Mode> {
     /// `(provider, why)` when matched probe is refused (the profile's
     /// `tagged_no_claim`).
     pub no_claim: Option<(String, String)>,
+    /// The send and receive paths picked for the layout and endpoints.
+    pub paths: super::paths::Paths<M>,
+    /// `fi_rx_addr`'s context bits with a scalable endpoint (else 0).
+    pub rx_ctx_bits: i32,
 }
 
 impl<M: Mode> Engine<M> {
@@ -177,6 +181,8 @@ impl<M: Mode> Engine<M> {
         sep: Option<SepParts>,
         event_cnt: usize,
     ) -> Self {
+        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some());
+        let rx_ctx_bits = sep.as_ref().map_or(0, |s| s.rx_ctx_bits);
         Engine {
             cids: M::Lock::new(CidSet::new(layout.max_cid())),
             layout,
@@ -196,6 +202,8 @@ impl<M: Mode> Engine<M> {
             truncation_defect: None,
             len_in_data: false,
             no_claim: None,
+            paths,
+            rx_ctx_bits,
         }
     }
 

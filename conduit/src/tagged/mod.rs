@@ -33,6 +33,7 @@ pub(crate) mod engine;
 mod error;
 pub(crate) mod open;
 mod ops;
+mod paths;
 mod scope;
 
 pub use claim::Message;

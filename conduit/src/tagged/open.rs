@@ -296,7 +296,7 @@ fn report(
     };
     format!(
         "tagged: provider {provider}: GASNET_OFI_TAG_MODE={} -> {} ({} communicator-id, {} source, {} tag bits{}); \
-         {contexts} {} context(s); application receives posted {rx}",
+         {contexts} {} context(s); application receives posted {rx}; send and receive paths: {}",
         st.tag_mode,
         layout.mode,
         layout.cid_bits,
@@ -304,6 +304,7 @@ fn report(
         layout.tag_bits,
         if layout.cq_data() { ", source rank in CQ data" } else { "" },
         if sep { "scalable-endpoint" } else { "regular-endpoint" },
+        super::paths::Paths::<crate::sync::Seq>::pick(layout.cq_data(), sep).name,
     )
 }
 

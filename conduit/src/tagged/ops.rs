@@ -53,28 +53,27 @@ impl<M: Mode> Engine<M> {
         Ok(self.layout.send_bits(c.cid, c.rank, tag, internal))
     }
 
-    /// A send's CQ data: the source rank with `ofi_tag_full`, and the
-    /// length (saturated at `u32::MAX`) in the high half with `len_in_data`.
+    /// A send's CQ data: the source rank with `ofi_tag_full` (`CQ`), and
+    /// the length (saturated at `u32::MAX`) in the high half with
+    /// `len_in_data`.
     #[inline]
-    fn send_data(&self, rank: u32, len: usize) -> Option<u64> {
-        let src = if self.layout.cq_data() {
-            rank as u64
-        } else {
-            0
-        };
+    fn send_data_as<const CQ: bool>(&self, rank: u32, len: usize) -> Option<u64> {
+        let src = if CQ { rank as u64 } else { 0 };
         if self.len_in_data {
             Some(src | (len.min(u32::MAX as usize) as u64) << 32)
         } else {
-            self.layout.cq_data().then_some(src)
+            CQ.then_some(src)
         }
     }
 
-    /// Start a send of `len` bytes at `buf` to communicator rank `dest`.
+    /// Start a send of `len` bytes at `buf` to communicator rank `dest`,
+    /// compiled for a layout with (`CQ`) or without the source in the CQ
+    /// data and for a scalable (`SEP`) or regular endpoints.
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and unmodified until the request
     /// finishes (an injected send is done at return).
-    pub(crate) unsafe fn start_send(
+    pub(super) unsafe fn start_send_as<const CQ: bool, const SEP: bool>(
         &self,
         c: &CommInfo,
         buf: *const u8,
@@ -86,9 +85,9 @@ impl<M: Mode> Engine<M> {
         let SendHow { sync, internal } = how;
         let world = c.world(dest)?;
         let mut bits = self.send_tag(c, tag, internal)?;
-        let data = self.send_data(c.rank, len);
+        let data = self.send_data_as::<CQ>(c.rank, len);
         let x = self.ctx(c.ctx);
-        let addr = self.addr(c.ctx, world);
+        let addr = self.addr_as::<SEP>(c.ctx, world);
         if !sync && len <= self.inject {
             // SAFETY: the data is copied before return.
             let src = unsafe { std::slice::from_raw_parts(buf, len) };
@@ -119,11 +118,7 @@ impl<M: Mode> Engine<M> {
             // The acknowledgement's receive first: it may come back before
             // the send's own completion.
             let ack = self.layout.ack_wait_bits(c.cid, dest, bits);
-            let src = if self.layout.cq_data() {
-                addr
-            } else {
-                sys::FI_ADDR_UNSPEC_VALUE
-            };
+            let src = if CQ { addr } else { sys::FI_ADDR_UNSPEC_VALUE };
             let actx = context(id.idx, Part::Ack) as usize;
             let w = super::engine::Waiting {
                 buf: 0,
@@ -231,8 +226,9 @@ impl<M: Mode> Engine<M> {
     }
 
     /// A receive's source address, match bits and ignore mask for `sel`
-    /// (checked against the layout and the communicator).
-    pub(crate) fn recv_match(
+    /// (checked against the layout and the communicator), compiled for
+    /// each layout (`CQ`) and endpoint kind (`SEP`).
+    pub(super) fn recv_match_as<const CQ: bool, const SEP: bool>(
         &self,
         c: &CommInfo,
         sel: Select,
@@ -241,7 +237,7 @@ impl<M: Mode> Engine<M> {
             self.layout.check_tag(t).map_err(TaggedError::from)?;
         }
         let src = match sel.source {
-            Some(s) if self.layout.cq_data() => self.addr(c.ctx, c.world(s)?),
+            Some(s) if CQ => self.addr_as::<SEP>(c.ctx, c.world(s)?),
             Some(s) => {
                 c.world(s)?;
                 sys::FI_ADDR_UNSPEC_VALUE
