@@ -20,7 +20,8 @@ for a in "$@"; do
 done
 
 packages=(
-  build-essential pkg-config
+  build-essential pkg-config      # C API tests: cc, c++, pkg-config
+  python3 binutils                 # capi/gen/am_families.py (the header's AM families); readelf, nm
   libfabric-dev libfabric-bin      # libfabric 1.17: headers, library, fi_info, fi_pingpong
   libclang-dev                     # bindgen (ofi-sys)
   libhwloc-dev libudev-dev         # hwlocality: GASNET_OFI_DEVICE_<ids> topology

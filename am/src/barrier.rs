@@ -126,6 +126,12 @@ impl Barrier {
         self.rounds
     }
 
+    /// The name the last completed barrier agreed on: `None` when every
+    /// rank was anonymous (GASNet's `gasnet_barrier_result`).
+    pub fn result(&self) -> Option<u32> {
+        (!self.value.anonymous).then_some(self.value.id)
+    }
+
     /// Whether a barrier is notified and not yet complete.
     pub fn in_progress(&self) -> bool {
         self.in_progress

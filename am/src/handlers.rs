@@ -54,13 +54,37 @@ impl std::fmt::Display for Signature {
     }
 }
 
+/// What else a handler accepts besides its registered signature: GASNet-EX's
+/// `GEX_FLAG_AM_REQREP` (requests and replies) and `GEX_FLAG_AM_MEDLONG`
+/// (Mediums and Longs). The argument count always has to match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Widen {
+    /// Runs on requests and on replies.
+    pub either_side: bool,
+    /// A Medium or Long handler that runs for both categories.
+    pub medium_or_long: bool,
+}
+
+impl Widen {
+    /// Whether a handler registered as `want`, widened so, runs for `got`.
+    #[inline]
+    pub fn accepts(self, want: Signature, got: Signature) -> bool {
+        let side = want.is_request == got.is_request || self.either_side;
+        let cat = want.category == got.category
+            || (self.medium_or_long
+                && want.category != Category::Short
+                && got.category != Category::Short);
+        side && cat && want.nargs == got.nargs
+    }
+}
+
 /// The table, generic over what a handler is (the conduit stores boxed
 /// closures; tests store numbers). Requests and replies share one index
 /// space, as in GASNet-EX. Every slot is set at most once, so lookups need
 /// no lock and registration may race with dispatch on other threads.
 #[derive(Debug)]
 pub struct HandlerTable<F> {
-    entries: Vec<OnceLock<(Signature, F)>>,
+    entries: Vec<OnceLock<(Signature, Widen, F)>>,
 }
 
 impl<F> Default for HandlerTable<F> {
@@ -87,10 +111,10 @@ impl<F> HandlerTable<F> {
         Ok(())
     }
 
-    fn insert(&self, index: u8, sig: Signature, f: F) -> Result<u8, (Error, F)> {
-        match self.entries[index as usize].set((sig, f)) {
+    fn insert(&self, index: u8, sig: Signature, w: Widen, f: F) -> Result<u8, (Error, F)> {
+        match self.entries[index as usize].set((sig, w, f)) {
             Ok(()) => Ok(index),
-            Err((_, f)) => {
+            Err((_, _, f)) => {
                 let existing = self.signature(index).unwrap_or(sig);
                 Err((Error::HandlerTaken { index, existing }, f))
             }
@@ -100,6 +124,12 @@ impl<F> HandlerTable<F> {
     /// Register a client handler at `index` (128..=255), or at the highest
     /// free client index when `index` is 0. Returns the index used.
     pub fn register(&self, index: u8, sig: Signature, f: F) -> Result<u8, Error> {
+        self.register_widened(index, sig, Widen::default(), f)
+    }
+
+    /// [`register`](Self::register) a handler that also accepts what `w`
+    /// adds to `sig`.
+    pub fn register_widened(&self, index: u8, sig: Signature, w: Widen, f: F) -> Result<u8, Error> {
         Self::check_args(index, sig)?;
         match index {
             0 => {
@@ -108,7 +138,7 @@ impl<F> HandlerTable<F> {
                     if self.entries[i as usize].get().is_some() {
                         continue;
                     }
-                    match self.insert(i, sig, f) {
+                    match self.insert(i, sig, w, f) {
                         Ok(i) => return Ok(i),
                         // Taken by another thread meanwhile: keep looking.
                         Err((_, back)) => f = back,
@@ -117,7 +147,7 @@ impl<F> HandlerTable<F> {
                 Err(Error::HandlerTableFull)
             }
             i if i < CLIENT_BASE => Err(Error::ReservedIndex { index: i }),
-            i => self.insert(i, sig, f).map_err(|(e, _)| e),
+            i => self.insert(i, sig, w, f).map_err(|(e, _)| e),
         }
     }
 
@@ -125,7 +155,8 @@ impl<F> HandlerTable<F> {
     pub fn register_internal(&self, index: u8, sig: Signature, f: F) -> Result<u8, Error> {
         debug_assert!(index > 0 && index < CLIENT_BASE);
         Self::check_args(index, sig)?;
-        self.insert(index, sig, f).map_err(|(e, _)| e)
+        self.insert(index, sig, Widen::default(), f)
+            .map_err(|(e, _)| e)
     }
 
     /// The handler for an incoming message, checked against what arrived.
@@ -133,8 +164,8 @@ impl<F> HandlerTable<F> {
     pub fn dispatch(&self, index: u8, got: Signature, src: u32) -> Result<&F, Error> {
         match self.entries[index as usize].get() {
             None => Err(Error::Unregistered { src, index }),
-            Some((want, f)) => {
-                if *want != got {
+            Some((want, w, f)) => {
+                if *want != got && !w.accepts(*want, got) {
                     Err(Error::SignatureMismatch {
                         src,
                         index,
@@ -150,7 +181,7 @@ impl<F> HandlerTable<F> {
 
     /// What is registered at `index`.
     pub fn signature(&self, index: u8) -> Option<Signature> {
-        self.entries[index as usize].get().map(|(s, _)| *s)
+        self.entries[index as usize].get().map(|(s, _, _)| *s)
     }
 }
 
@@ -216,5 +247,40 @@ mod tests {
             t.dispatch(200, sig(Category::Medium, false, 3), 2).unwrap_err().to_string(),
             "received a medium reply with 3 arguments from rank 2 for handler index 200, which is registered as a medium request with 3 arguments"
         );
+    }
+
+    #[test]
+    fn widened_handlers_take_both_sides_or_both_payload_categories() {
+        let t: HandlerTable<u32> = HandlerTable::new();
+        let both = Widen {
+            either_side: true,
+            medium_or_long: false,
+        };
+        let medlong = Widen {
+            either_side: false,
+            medium_or_long: true,
+        };
+        t.register_widened(200, sig(Category::Short, true, 1), both, 1)
+            .unwrap();
+        t.register_widened(201, sig(Category::Medium, false, 2), medlong, 2)
+            .unwrap();
+        assert!(t.dispatch(200, sig(Category::Short, true, 1), 0).is_ok());
+        assert!(t.dispatch(200, sig(Category::Short, false, 1), 0).is_ok());
+        // The argument count and the category still have to match.
+        assert!(t.dispatch(200, sig(Category::Short, false, 2), 0).is_err());
+        assert!(t.dispatch(200, sig(Category::Medium, true, 1), 0).is_err());
+        assert!(t.dispatch(201, sig(Category::Long, false, 2), 0).is_ok());
+        assert!(t.dispatch(201, sig(Category::Medium, false, 2), 0).is_ok());
+        assert!(t.dispatch(201, sig(Category::Long, true, 2), 0).is_err());
+        assert!(t.dispatch(201, sig(Category::Short, false, 2), 0).is_err());
+        // Widening never lets a Short handler take payloads.
+        let all = Widen {
+            either_side: true,
+            medium_or_long: true,
+        };
+        assert!(!all.accepts(
+            sig(Category::Short, true, 0),
+            sig(Category::Medium, true, 0)
+        ));
     }
 }

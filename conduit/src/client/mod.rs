@@ -51,6 +51,7 @@ pub(crate) mod engine;
 mod error;
 mod init;
 mod memory;
+mod raw;
 mod scope;
 mod segment;
 mod stats;
@@ -58,9 +59,11 @@ mod statsfile;
 mod token;
 mod wait;
 
+pub use am::handlers::Widen;
 pub use error::{Error, RmaError};
 pub use init::Options;
 pub use memory::MemoryUse;
+pub use raw::{RawLocal, RawOp};
 pub use rma::plan::SegmentInfo;
 pub use rma::put_path::{PutCounts, PutLimits};
 pub use scope::{Event, NbiSync, RmaScope};
@@ -75,6 +78,7 @@ use self::engine::Core;
 use crate::boot::HostMap;
 use crate::config::Config;
 use crate::profile::Capabilities;
+use crate::sync::Lock;
 use crate::transport::ofi::{OfiTransport, Synced, Unsynced};
 use crate::transport::Transport;
 use std::mem::ManuallyDrop;
@@ -210,6 +214,12 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.limits.max_medium
     }
 
+    /// The largest AM Long payload (a Long's payload is written by RMA,
+    /// split as the provider needs; bounded by the target's segment).
+    pub fn max_long(&self) -> usize {
+        i32::MAX as usize
+    }
+
     /// Most arguments an AM carries.
     pub fn max_args(&self) -> usize {
         am::MAX_ARGS
@@ -258,7 +268,10 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// one). Returns the index used. Requests and replies share one index
     /// space.
     pub fn register(&self, index: u8, handler: Handler<S>) -> Result<u8, Error> {
-        Ok(self.core.handlers.register(index, handler.sig, handler.f)?)
+        Ok(self
+            .core
+            .handlers
+            .register_widened(index, handler.sig, handler.widen, handler.f)?)
     }
 
     /// Register a Short request handler (`register` with
@@ -341,6 +354,12 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     pub fn barrier_wait(&self) -> Result<(), Error> {
         engine::not_in_handler("barrier_wait")?;
         self.core.barrier_wait()
+    }
+
+    /// The id the last completed barrier agreed on, `None` when every rank
+    /// was anonymous (GASNet's `gasnet_barrier_result`).
+    pub fn barrier_result(&self) -> Option<u32> {
+        self.core.barrier.lock().result()
     }
 
     /// An anonymous barrier (notify then wait).
@@ -452,6 +471,7 @@ impl<M: Mode, S, T: Transport> Drop for ClientOf<M, S, T> {
         let end = self.core.end;
         // SAFETY: the core is dropped once, here, and never used again.
         unsafe { ManuallyDrop::drop(&mut self.core) };
+        engine::exit::flush_output();
         if let Err(e) = boot.finalize(code) {
             tracing::warn!("bootstrap finalize: {e}");
         }

@@ -7,7 +7,7 @@
 //! thread (so `S: Sync`).
 
 use super::error::Error;
-use am::handlers::{Category, Signature};
+use am::handlers::{Category, Signature, Widen};
 use am::send::Category as SendCategory;
 
 /// A Short handler: token and arguments.
@@ -30,6 +30,7 @@ pub(crate) enum HandlerFn<S> {
 /// replies, its argument count, and the code.
 pub struct Handler<S = ()> {
     pub(crate) sig: Signature,
+    pub(crate) widen: Widen,
     pub(crate) f: HandlerFn<S>,
 }
 
@@ -47,8 +48,21 @@ impl<S> Handler<S> {
                 is_request,
                 nargs,
             },
+            widen: Widen::default(),
             f,
         }
+    }
+
+    /// Also run for replies as well as requests (or the reverse), and for
+    /// Longs as well as Mediums (or the reverse) as `w` says: GASNet-EX's
+    /// `GEX_FLAG_AM_REQREP` and `GEX_FLAG_AM_MEDLONG`. A Short handler
+    /// cannot take Mediums or Longs (the widening is ignored for it).
+    pub fn widened(mut self, w: Widen) -> Self {
+        self.widen = Widen {
+            either_side: w.either_side,
+            medium_or_long: w.medium_or_long && self.sig.category != Category::Short,
+        };
+        self
     }
     /// A Short request handler taking `nargs` arguments.
     pub fn request_short(

@@ -193,12 +193,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         c
     }
 
-    /// Tell the launcher this rank finished with `code`.
+    /// Tell the launcher this rank finished with `code` (output first: the
+    /// launcher may end the job as soon as every rank has finalized).
     pub fn finalize(&self, code: i32) {
+        flush_output();
         if let Err(e) = self.boot.finalize(code) {
             tracing::warn!("bootstrap finalize: {e}");
         }
     }
+}
+
+/// Flush Rust's and C's standard output and error (a C program's stdio
+/// buffers too: the C API links this process).
+pub(crate) fn flush_output() {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: fflush(NULL) flushes every open output stream; no pointer is
+    // read.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
 }
 
 /// End the process with `code` now, without running exit handlers (the
@@ -207,8 +219,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 /// would not, are removed first: see [`crate::ofi::shm_region`]).
 pub(crate) fn end_process(code: i32) -> ! {
     crate::ofi::shm_region::unlink_all();
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
+    flush_output();
     // SAFETY: _exit has no preconditions; it ends the process.
     unsafe { libc::_exit(code) }
 }

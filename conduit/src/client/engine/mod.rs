@@ -12,7 +12,7 @@
 mod barrier;
 mod deferred;
 mod dispatch;
-mod exit;
+pub(crate) mod exit;
 mod progress;
 mod receive;
 mod rma;

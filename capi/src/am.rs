@@ -1,0 +1,460 @@
+//! Active Message injection, token queries, limits, polling and
+//! handler-safe locks.
+
+use crate::handlers::token;
+use crate::state::{self, api, check_rank, check_tm, fatal, Api};
+use crate::types::consts::*;
+use crate::types::{gex_AM_Arg_t, gex_Flags_t, gex_HSL_t, gex_TI_t, gex_Token_Info_t, Handle};
+use conduit::client::Error;
+use std::ffi::{c_int, c_uint, c_void};
+
+/// The arguments of an AM call as the conduit takes them.
+#[inline]
+pub(crate) fn args<'a>(call: &str, nargs: c_uint, args: *const gex_AM_Arg_t) -> &'a [u32] {
+    if nargs > 16 {
+        fatal(
+            call,
+            &format!("nargs={nargs} is more than gex_AM_MaxArgs() (16)"),
+        )
+    }
+    if nargs == 0 {
+        return &[];
+    }
+    // SAFETY: the header's inline wrappers pass an array of `nargs`
+    // arguments; gex_AM_Arg_t (int32_t) and u32 have the same layout.
+    unsafe { std::slice::from_raw_parts(args as *const u32, nargs as usize) }
+}
+
+/// The payload of an AM call.
+#[inline]
+pub(crate) fn payload<'a>(call: &str, src: *const c_void, nbytes: usize) -> &'a [u8] {
+    if nbytes == 0 {
+        return &[];
+    }
+    if src.is_null() {
+        fatal(call, &format!("source_addr is NULL with nbytes={nbytes}"))
+    }
+    // SAFETY: GASNet-EX requires source_addr to be readable for nbytes
+    // until local completion, which every AM call here reaches before it
+    // returns.
+    unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) }
+}
+
+/// Local completion: the payload is always reusable on return; an event
+/// asked for is GEX_EVENT_INVALID (already complete). DEFER is refused.
+#[inline]
+pub(crate) fn local_completion(call: &str, lc_opt: *mut Handle, reply: bool) {
+    match lc_opt as usize {
+        EVENT_NOW => {}
+        EVENT_DEFER => fatal(call, "lc_opt=GEX_EVENT_DEFER is not permitted for AMs (the specification allows NOW, GROUP, or an event pointer)"),
+        EVENT_GROUP if reply => fatal(call, "lc_opt=GEX_EVENT_GROUP is not permitted for replies"),
+        EVENT_GROUP => {}
+        0 => fatal(call, "lc_opt is NULL (pass GEX_EVENT_NOW, GEX_EVENT_GROUP or the address of a gex_Event_t)"),
+        // SAFETY: any other value is the address of the caller's gex_Event_t.
+        _ => unsafe { *lc_opt = std::ptr::null_mut() },
+    }
+}
+
+/// A Long's destination address as an offset in `rank`'s segment.
+pub(crate) fn long_offset(
+    a: &Api,
+    call: &str,
+    rank: usize,
+    dest: *mut c_void,
+    nbytes: usize,
+) -> usize {
+    let segs = a.segs.borrow();
+    let Some(s) = segs.get(rank) else {
+        fatal(
+            call,
+            "a Long needs the segments attached (gex_Segment_Attach) first",
+        )
+    };
+    let d = dest as u64;
+    let end = d.checked_add(nbytes as u64);
+    if d < s.base || end.is_none_or(|e| e > s.base + s.size) {
+        fatal(
+            call,
+            &format!(
+                "dest_addr={dest:p} with nbytes={nbytes} is outside rank {rank}'s segment [0x{:x}, 0x{:x})",
+                s.base,
+                s.base + s.size
+            ),
+        )
+    }
+    (d - s.base) as usize
+}
+
+/// Report a conduit error from an AM call.
+#[cold]
+pub(crate) fn failed(call: &str, e: &Error) -> ! {
+    fatal(call, &e.report())
+}
+
+#[inline]
+fn done(call: &str, r: Result<bool, Error>) -> c_int {
+    match r {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => failed(call, &e),
+    }
+}
+
+/// Short request (the gex_AM_RequestShortN family).
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_RequestShort(
+    tm: Handle,
+    rank: u32,
+    handler: u8,
+    flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_RequestShort";
+    let a = api(CALL);
+    check_tm(CALL, tm);
+    let r = check_rank(a, CALL, rank);
+    let args = args(CALL, nargs, argv);
+    if flags & FLAG_IMMEDIATE != 0 {
+        done(CALL, a.client.try_request_short(r, handler, args))
+    } else {
+        done(CALL, a.client.request_short(r, handler, args).map(|_| true))
+    }
+}
+
+/// Medium request.
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_RequestMedium(
+    tm: Handle,
+    rank: u32,
+    handler: u8,
+    src: *const c_void,
+    nbytes: usize,
+    lc_opt: *mut Handle,
+    flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_RequestMedium";
+    let a = api(CALL);
+    check_tm(CALL, tm);
+    let r = check_rank(a, CALL, rank);
+    let args = args(CALL, nargs, argv);
+    let p = payload(CALL, src, nbytes);
+    local_completion(CALL, lc_opt, false);
+    if flags & FLAG_IMMEDIATE != 0 {
+        done(CALL, a.client.try_request_medium(r, handler, args, p))
+    } else {
+        done(
+            CALL,
+            a.client.request_medium(r, handler, args, p).map(|_| true),
+        )
+    }
+}
+
+/// Long request.
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_RequestLong(
+    tm: Handle,
+    rank: u32,
+    handler: u8,
+    src: *const c_void,
+    nbytes: usize,
+    dest: *mut c_void,
+    lc_opt: *mut Handle,
+    flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_RequestLong";
+    let a = api(CALL);
+    check_tm(CALL, tm);
+    let r = check_rank(a, CALL, rank);
+    let args = args(CALL, nargs, argv);
+    let p = payload(CALL, src, nbytes);
+    let off = long_offset(a, CALL, r, dest, nbytes);
+    local_completion(CALL, lc_opt, false);
+    if flags & FLAG_IMMEDIATE != 0 {
+        done(CALL, a.client.try_request_long(r, handler, args, p, off))
+    } else {
+        done(
+            CALL,
+            a.client
+                .request_long(r, handler, args, p, off)
+                .map(|_| true),
+        )
+    }
+}
+
+/// Short reply.
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_ReplyShort(
+    tok: Handle,
+    handler: u8,
+    _flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_ReplyShort";
+    let t = token(CALL, tok);
+    let args = args(CALL, nargs, argv);
+    // SAFETY: `token` checked this is the running handler's token.
+    let r = unsafe { t.conduit() }.reply_short(handler, args);
+    done(CALL, r.map(|_| true))
+}
+
+/// Medium reply.
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_ReplyMedium(
+    tok: Handle,
+    handler: u8,
+    src: *const c_void,
+    nbytes: usize,
+    lc_opt: *mut Handle,
+    _flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_ReplyMedium";
+    let t = token(CALL, tok);
+    let args = args(CALL, nargs, argv);
+    let p = payload(CALL, src, nbytes);
+    local_completion(CALL, lc_opt, true);
+    // SAFETY: as for Short.
+    let r = unsafe { t.conduit() }.reply_medium(handler, args, p);
+    done(CALL, r.map(|_| true))
+}
+
+/// Long reply.
+#[no_mangle]
+pub extern "C" fn gasnetc_AM_ReplyLong(
+    tok: Handle,
+    handler: u8,
+    src: *const c_void,
+    nbytes: usize,
+    dest: *mut c_void,
+    lc_opt: *mut Handle,
+    _flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    const CALL: &str = "gex_AM_ReplyLong";
+    let a = api(CALL);
+    let t = token(CALL, tok);
+    let args = args(CALL, nargs, argv);
+    let p = payload(CALL, src, nbytes);
+    // SAFETY: as for Short.
+    let ct = unsafe { t.conduit() };
+    let off = long_offset(a, CALL, ct.source(), dest, nbytes);
+    local_completion(CALL, lc_opt, true);
+    done(CALL, ct.reply_long(handler, args, p, off).map(|_| true))
+}
+
+/// `gex_Token_Info`: source rank, endpoint, entry, request and Long flags
+/// (every query is supported).
+#[no_mangle]
+pub extern "C" fn gex_Token_Info(
+    tok: Handle,
+    info: *mut gex_Token_Info_t,
+    mask: gex_TI_t,
+) -> gex_TI_t {
+    const CALL: &str = "gex_Token_Info";
+    let t = token(CALL, tok);
+    if info.is_null() {
+        fatal(CALL, "info is NULL")
+    }
+    let entry = t.entry;
+    let is_long = t.is_long;
+    // SAFETY: as for Short.
+    let ct = unsafe { t.conduit() };
+    // SAFETY: checked non-NULL; the caller provides a gex_Token_Info_t.
+    let i = unsafe { &mut *info };
+    i.gex_srcrank = ct.source() as u32;
+    i.gex_ep = state::handle(&state::EP_OBJ);
+    i.gex_entry = entry;
+    i.gex_is_req = c_int::from(ct.is_request());
+    i.gex_is_long = c_int::from(is_long);
+    let _ = mask;
+    TI_SRCRANK | TI_EP | TI_ENTRY | TI_IS_REQ | TI_IS_LONG
+}
+
+/// `gex_AM_MaxArgs`.
+#[no_mangle]
+pub extern "C" fn gex_AM_MaxArgs() -> c_uint {
+    16
+}
+
+fn max_medium(call: &str) -> usize {
+    api(call).client.max_medium()
+}
+
+fn max_long(call: &str) -> usize {
+    api(call).client.max_long()
+}
+
+/// `gex_AM_LUBRequestMedium`.
+#[no_mangle]
+pub extern "C" fn gex_AM_LUBRequestMedium() -> usize {
+    max_medium("gex_AM_LUBRequestMedium")
+}
+
+/// `gex_AM_LUBReplyMedium`.
+#[no_mangle]
+pub extern "C" fn gex_AM_LUBReplyMedium() -> usize {
+    max_medium("gex_AM_LUBReplyMedium")
+}
+
+/// `gex_AM_LUBRequestLong`.
+#[no_mangle]
+pub extern "C" fn gex_AM_LUBRequestLong() -> usize {
+    max_long("gex_AM_LUBRequestLong")
+}
+
+/// `gex_AM_LUBReplyLong`.
+#[no_mangle]
+pub extern "C" fn gex_AM_LUBReplyLong() -> usize {
+    max_long("gex_AM_LUBReplyLong")
+}
+
+fn check_max(call: &str, tm: Handle, other: u32, numargs: c_uint) {
+    let a = api(call);
+    check_tm(call, tm);
+    if other != u32::MAX {
+        check_rank(a, call, other);
+    }
+    if numargs > 16 {
+        fatal(
+            call,
+            &format!("numargs={numargs} is more than gex_AM_MaxArgs() (16)"),
+        )
+    }
+}
+
+/// `gex_AM_MaxRequestMedium`.
+#[no_mangle]
+pub extern "C" fn gex_AM_MaxRequestMedium(
+    tm: Handle,
+    other: u32,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    check_max("gex_AM_MaxRequestMedium", tm, other, numargs);
+    max_medium("gex_AM_MaxRequestMedium")
+}
+
+/// `gex_AM_MaxReplyMedium`.
+#[no_mangle]
+pub extern "C" fn gex_AM_MaxReplyMedium(
+    tm: Handle,
+    other: u32,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    check_max("gex_AM_MaxReplyMedium", tm, other, numargs);
+    max_medium("gex_AM_MaxReplyMedium")
+}
+
+/// `gex_AM_MaxRequestLong`.
+#[no_mangle]
+pub extern "C" fn gex_AM_MaxRequestLong(
+    tm: Handle,
+    other: u32,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    check_max("gex_AM_MaxRequestLong", tm, other, numargs);
+    max_long("gex_AM_MaxRequestLong")
+}
+
+/// `gex_AM_MaxReplyLong`.
+#[no_mangle]
+pub extern "C" fn gex_AM_MaxReplyLong(
+    tm: Handle,
+    other: u32,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    check_max("gex_AM_MaxReplyLong", tm, other, numargs);
+    max_long("gex_AM_MaxReplyLong")
+}
+
+/// `gasnet_AMPoll`: run handlers of arrived messages.
+#[no_mangle]
+pub extern "C" fn gasnet_AMPoll() -> c_int {
+    const CALL: &str = "gasnet_AMPoll";
+    let a = api(CALL);
+    if let Err(e) = a.client.poll() {
+        failed(CALL, &e)
+    }
+    GASNET_OK
+}
+
+/// One poll of `GASNET_BLOCKUNTIL`'s loop.
+#[no_mangle]
+pub extern "C" fn gasnetc_AMPoll_idle() {
+    gasnet_AMPoll();
+}
+
+fn hsl<'a>(call: &str, l: *mut gex_HSL_t) -> &'a mut gex_HSL_t {
+    if l.is_null() {
+        fatal(call, "hsl is NULL")
+    }
+    // SAFETY: checked non-NULL; the caller passes its gex_HSL_t.
+    unsafe { &mut *l }
+}
+
+/// `gex_HSL_Init`.
+#[no_mangle]
+pub extern "C" fn gex_HSL_Init(l: *mut gex_HSL_t) {
+    let h = hsl("gex_HSL_Init", l);
+    h.held = 0;
+    h.reserved = 0;
+}
+
+/// `gex_HSL_Destroy`.
+#[no_mangle]
+pub extern "C" fn gex_HSL_Destroy(l: *mut gex_HSL_t) {
+    if hsl("gex_HSL_Destroy", l).held != 0 {
+        fatal("gex_HSL_Destroy", "the lock is held")
+    }
+}
+
+/// `gex_HSL_Lock`: in the SEQ library one thread runs both the client and
+/// its handlers, so a lock already held can never be released: that is a
+/// deadlock, reported.
+#[no_mangle]
+pub extern "C" fn gex_HSL_Lock(l: *mut gex_HSL_t) {
+    let h = hsl("gex_HSL_Lock", l);
+    if h.held != 0 {
+        fatal(
+            "gex_HSL_Lock",
+            "the lock is already held by this thread (deadlock)",
+        )
+    }
+    h.held = 1;
+}
+
+/// `gex_HSL_Unlock`.
+#[no_mangle]
+pub extern "C" fn gex_HSL_Unlock(l: *mut gex_HSL_t) {
+    let h = hsl("gex_HSL_Unlock", l);
+    if h.held == 0 {
+        fatal("gex_HSL_Unlock", "the lock is not held")
+    }
+    h.held = 0;
+}
+
+/// `gex_HSL_Trylock`: 0 when acquired, GASNET_ERR_NOT_READY when held.
+#[no_mangle]
+pub extern "C" fn gex_HSL_Trylock(l: *mut gex_HSL_t) -> c_int {
+    let h = hsl("gex_HSL_Trylock", l);
+    if h.held != 0 {
+        return GASNET_ERR_NOT_READY;
+    }
+    h.held = 1;
+    GASNET_OK
+}

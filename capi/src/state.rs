@@ -1,0 +1,225 @@
+//! The library's state: one client per process, reachable from the thread
+//! that initialised it (the SEQ contract), fatal errors, handle checks and
+//! the event table.
+
+use crate::types::Handle;
+use conduit::client::{Client, RawOp, SegmentInfo};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Everything the C API keeps between calls.
+pub(crate) struct Api {
+    /// The conduit's single-threaded client.
+    pub client: Client<()>,
+    /// Every rank's segment, once attached.
+    pub segs: RefCell<Vec<SegmentInfo>>,
+    /// Explicit events (`gex_Event_t`).
+    pub events: RefCell<Events>,
+    /// Implicit puts and gets not yet synced.
+    pub nbi_puts: RefCell<Vec<RawOp>>,
+    /// Implicit gets not yet synced.
+    pub nbi_gets: RefCell<Vec<RawOp>>,
+    /// The legacy barrier's notify (id, flags), until its wait.
+    pub legacy: Cell<Option<(i32, i32)>>,
+    /// A `gex_Coll_BarrierNB` not yet waited for.
+    pub coll_barrier: Cell<bool>,
+    /// This host's ranks, for `gex_System_QueryHostInfo`.
+    pub host_ranks: Vec<crate::types::gex_RankInfo_t>,
+}
+
+thread_local! {
+    static API: Cell<Option<&'static Api>> = const { Cell::new(None) };
+    static IN_HANDLER: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+
+/// Install the state (once, from `gex_Client_Init`).
+pub(crate) fn install(api: Api) -> &'static Api {
+    let api: &'static Api = Box::leak(Box::new(api));
+    API.with(|a| a.set(Some(api)));
+    INITIALISED.store(true, Ordering::Release);
+    api
+}
+
+/// Whether `gex_Client_Init` succeeded in this process.
+pub(crate) fn initialised() -> bool {
+    INITIALISED.load(Ordering::Acquire)
+}
+
+/// The state, or `None` before `gex_Client_Init` (or on another thread).
+pub(crate) fn try_api() -> Option<&'static Api> {
+    API.with(|a| a.get())
+}
+
+/// The state, for `call`; a fatal error before `gex_Client_Init` or from a
+/// thread other than the one that called it.
+#[inline]
+pub(crate) fn api(call: &str) -> &'static Api {
+    match try_api() {
+        Some(a) => a,
+        None => not_ready(call),
+    }
+}
+
+#[cold]
+fn not_ready(call: &str) -> ! {
+    if initialised() {
+        fatal(
+            call,
+            "called from a thread other than the one that called gex_Client_Init \
+             (this is the SEQ library: one thread makes every GASNet call)",
+        )
+    } else {
+        fatal(call, "called before gex_Client_Init")
+    }
+}
+
+/// The running C handler's token (null outside handlers).
+pub(crate) fn current_token() -> *mut c_void {
+    IN_HANDLER.with(|h| h.get())
+}
+
+/// Mark `token` as the running handler's for the duration of `f`.
+pub(crate) fn in_handler<R>(token: *mut c_void, f: impl FnOnce() -> R) -> R {
+    let prev = IN_HANDLER.with(|h| h.replace(token));
+    let r = f();
+    IN_HANDLER.with(|h| h.set(prev));
+    r
+}
+
+/// GASNet's fatal error: print `*** FATAL ERROR (proc R): in CALL(): WHAT`
+/// and end the job. Outside handlers the job ends through the conduit's
+/// collective exit with code 1; inside a handler (where the exit protocol
+/// cannot run) this process ends with code 1 and the launcher ends the
+/// others.
+#[cold]
+pub(crate) fn fatal(call: &str, what: &str) -> ! {
+    let api = try_api();
+    let rank = api.map_or_else(|| "?".to_string(), |a| a.client.rank().to_string());
+    eprintln!("*** FATAL ERROR (proc {rank}): in {call}(): {what}");
+    match api {
+        Some(a) if current_token().is_null() => a.client.exit(1),
+        _ => {
+            // SAFETY: fflush(NULL) flushes every output stream; _exit has
+            // no preconditions.
+            unsafe {
+                libc::fflush(std::ptr::null_mut());
+                libc::_exit(1)
+            }
+        }
+    }
+}
+
+/// Print GASNet's report of an error code being returned, and return it.
+#[cold]
+pub(crate) fn error_return(call: &str, code: i32, why: &str) -> i32 {
+    eprintln!(
+        "GASNet {call} returning an error code: {} ({}): {why}",
+        crate::start::error_name(code),
+        crate::start::error_desc(code)
+    );
+    code
+}
+
+/// The objects `gex_Client_Init` hands out (their addresses are the
+/// handles).
+pub(crate) static CLIENT_OBJ: u8 = 1;
+pub(crate) static EP_OBJ: u8 = 2;
+pub(crate) static TM_OBJ: u8 = 3;
+pub(crate) static SEGMENT_OBJ: u8 = 4;
+
+/// The handle of one of the static objects.
+pub(crate) fn handle(obj: &'static u8) -> Handle {
+    obj as *const u8 as Handle
+}
+
+/// Check that `tm` is the team `gex_Client_Init` returned.
+#[inline]
+pub(crate) fn check_tm(call: &str, tm: Handle) {
+    if tm != handle(&TM_OBJ) {
+        bad_tm(call, tm)
+    }
+}
+
+#[cold]
+fn bad_tm(call: &str, tm: Handle) -> ! {
+    fatal(
+        call,
+        &format!("tm={tm:p} is not the team returned by gex_Client_Init (GEX_TM_INVALID or a stale handle)"),
+    )
+}
+
+/// Check `rank` names a rank of the job; returns it as an index.
+#[inline]
+pub(crate) fn check_rank(api: &Api, call: &str, rank: u32) -> usize {
+    let r = rank as usize;
+    if r >= api.client.size() {
+        fatal(
+            call,
+            &format!(
+                "rank={rank} is not a rank of this job (0..{})",
+                api.client.size()
+            ),
+        )
+    }
+    r
+}
+
+/// An explicit event's state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ev {
+    Rma(RawOp),
+    Barrier,
+}
+
+/// Events live in slots; `gex_Event_t` is the slot index plus 2 (0 is
+/// GEX_EVENT_INVALID, 1 GEX_EVENT_NO_OP).
+#[derive(Default)]
+pub(crate) struct Events {
+    slots: Vec<Option<Ev>>,
+    free: Vec<usize>,
+}
+
+impl Events {
+    /// Store `ev`; its handle.
+    pub fn insert(&mut self, ev: Ev) -> Handle {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(ev);
+                i
+            }
+            None => {
+                self.slots.push(Some(ev));
+                self.slots.len() - 1
+            }
+        };
+        (i + 2) as Handle
+    }
+
+    /// The event behind `h` (`None` for INVALID and NO_OP); a fatal error
+    /// for a handle that names no live event.
+    pub fn get(&self, call: &str, h: Handle) -> Option<Ev> {
+        let v = h as usize;
+        if v < 2 {
+            return None;
+        }
+        match self.slots.get(v - 2).copied().flatten() {
+            Some(e) => Some(e),
+            None => fatal(
+                call,
+                &format!("event={h:p} is not a pending event (already completed, or never returned by GASNet)"),
+            ),
+        }
+    }
+
+    /// Free the slot of `h`.
+    pub fn remove(&mut self, h: Handle) {
+        let v = h as usize;
+        if v >= 2 && self.slots.get(v - 2).is_some_and(|s| s.is_some()) {
+            self.slots[v - 2] = None;
+            self.free.push(v - 2);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Bad arguments to the C API (issue 14, item 4): each gives GASNet's
+//! error code with a message naming the call and the argument, or a fatal
+//! error in GASNet's style that ends the job with a failure; addresses in
+//! the messages are compared as 0xADDR.
+
+mod common;
+
+use common::{build, job, setup};
+
+/// Replace every hexadecimal address with 0xADDR.
+fn scrub(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 2..];
+        let n = tail.chars().take_while(|c| c.is_ascii_hexdigit()).count();
+        out.push_str(if n > 0 { "0xADDR" } else { "0x" });
+        rest = &tail[n..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// (mode, exit code, exact line expected in the output)
+const CASES: &[(&str, i32, &str)] = &[
+    ("before-init", 1, "*** FATAL ERROR (proc ?): in gex_System_QueryJobRank(): called before gex_Client_Init"),
+    ("init-null", 0, "GASNet gex_Client_Init returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): client_p is NULL"),
+    ("init-name", 0, "GASNet gex_Client_Init returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): clientName \"lower\" does not match [A-Z][A-Z0-9_]+ (the specification's pattern)"),
+    ("handler-index", 0, "GASNet gex_EP_RegisterHandlers returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0] (\"low\"): gex_index=5 is outside the client's range (0 to assign one, or 128..255)"),
+    ("handler-nargs", 0, "GASNet gex_EP_RegisterHandlers returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0] (\"many\"): gex_nargs=17 is more than gex_AM_MaxArgs() (16)"),
+    ("handler-flags", 0, "GASNet gex_EP_RegisterHandlers returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0] (\"nocat\"): gex_flags=0xADDR must be one of GEX_FLAG_AM_SHORT, _MEDIUM, _LONG, _MEDLONG or'ed with one of GEX_FLAG_AM_REQUEST, _REPLY, _REQREP"),
+    ("handler-taken", 0, "GASNet gex_EP_RegisterHandlers returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0] (\"again\"): AM handler index 200 is already registered (short request with 0 arguments)"),
+    ("handler-null", 0, "GASNet gex_EP_RegisterHandlers returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0]: gex_fnptr is NULL"),
+    ("waitmode", 0, "GASNet gasnet_set_waitmode returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): wait_mode=7: accepted are GASNET_WAIT_SPIN (0), GASNET_WAIT_BLOCK (1), GASNET_WAIT_SPINBLOCK (2)"),
+    ("put-outside", 1, "*** FATAL ERROR (proc 0): in gex_RMA_PutBlocking(): dest=0xADDR with nbytes=16 is outside rank 1's segment [0xADDR, 0xADDR)"),
+    ("get-null", 1, "*** FATAL ERROR (proc 0): in gex_RMA_GetBlocking(): dest is NULL with nbytes=8"),
+    ("tm-invalid", 1, "*** FATAL ERROR (proc 0): in gex_RMA_PutBlocking(): tm=0xADDR is not the team returned by gex_Client_Init (GEX_TM_INVALID or a stale handle)"),
+    ("rank", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestShort(): rank=2 is not a rank of this job (0..2)"),
+    ("long-outside", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestLong(): dest_addr=0xADDR with nbytes=8 is outside rank 1's segment [0xADDR, 0xADDR)"),
+    ("lc-defer", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestMedium(): lc_opt=GEX_EVENT_DEFER is not permitted for AMs (the specification allows NOW, GROUP, or an event pointer)"),
+    ("token-stale", 1, "*** FATAL ERROR (proc 0): in gex_AM_ReplyShort(): token=0xADDR is not the token of a running AM handler (tokens are valid only inside their handler)"),
+    ("prepare-numargs", 1, "*** FATAL ERROR (proc 0): in gex_AM_PrepareRequestMedium(): numargs=17 is more than gex_AM_MaxArgs() (16)"),
+    ("commit-size", 1, "*** FATAL ERROR (proc 0): in gex_AM_CommitRequestMedium(): nbytes=9 exceeds gex_AM_SrcDescSize()=8"),
+    ("event-stale", 1, "*** FATAL ERROR (proc 0): in gex_Event_Wait(): event=0xADDR is not a pending event (already completed, or never returned by GASNet)"),
+    ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
+    ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
+    ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),
+];
+
+#[test]
+fn bad_arguments_give_exact_messages() {
+    let _g = tests::serial();
+    let s = setup();
+    let exe = build(&s.shared, "badargs.c");
+    let mut failures = Vec::new();
+    for &(mode, code, line) in CASES {
+        let r = job(&s.shared, &exe, 2, &[mode], "tcp");
+        let out = scrub(&format!("{}\n{}", r.stdout, r.stderr));
+        let ok_code = if code == 0 {
+            r.code == Some(0)
+        } else {
+            r.code.is_some_and(|c| c != 0)
+        };
+        if !ok_code || !out.lines().any(|l| l == line) {
+            failures.push(format!(
+                "{mode}: exit {:?} (want {}), expected line\n  {line}\nin\n{out}",
+                r.code,
+                if code == 0 { "0" } else { "non-zero" }
+            ));
+        }
+        if code == 0 {
+            assert!(
+                out.contains("returned GASNET_ERR_BAD_ARG"),
+                "{mode}: the call did not return the code:\n{out}"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

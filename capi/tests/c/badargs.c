@@ -1,0 +1,94 @@
+/* Bad arguments to the GASNet-EX C API, one per run (argv[1] names it):
+ * each must give GASNet's error code with a message naming the call and
+ * the argument, or a fatal error that ends the job, never undefined
+ * behaviour. Rank 0 makes the bad call; the test suite checks the text. */
+#include <gasnetex.h>
+#include <stdio.h>
+#include <string.h>
+
+static gex_Token_t saved;
+static void keep_token(gex_Token_t t) { saved = t; }
+static void nop(gex_Token_t t) { (void)t; }
+static gex_TM_t the_tm;
+static void requests(gex_Token_t t) { (void)t; gex_AM_RequestShort0(the_tm, 0, 201, 0); }
+
+static void report(const char *what, int rc) { printf("badargs: %s returned %s\n", what, gasnet_ErrorName(rc)); fflush(stdout); }
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t seg;
+    if (!strcmp(mode, "before-init")) { printf("%u\n", (unsigned)gex_System_QueryJobRank()); return 0; }
+    if (!strcmp(mode, "init-null")) { report("gex_Client_Init", gex_Client_Init(NULL, &ep, &tm, "BAD", &argc, &argv, 0)); return 0; }
+    if (!strcmp(mode, "init-name")) { report("gex_Client_Init", gex_Client_Init(&client, &ep, &tm, "lower", &argc, &argv, 0)); return 0; }
+    if (gex_Client_Init(&client, &ep, &tm, "BADARGS", &argc, &argv, 0) != GASNET_OK) return 1;
+    gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm);
+    if (gex_Segment_Attach(&seg, tm, 65536) != GASNET_OK) return 1;
+    the_tm = tm;
+    gex_AM_Entry_t ok[3] = {{200, keep_token, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "keep"},
+                            {201, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 2, NULL, "nop"},
+                            {202, requests, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "requests"}};
+    if (gex_EP_RegisterHandlers(ep, ok, 3) != GASNET_OK) return 1;
+    gex_Coll_BarrierBlocking(tm, 0);
+    void *peer; uintptr_t psize;
+    gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &peer, NULL, &psize, 0);
+    char buf[64] = {0};
+    if (me == 0) {
+        if (!strcmp(mode, "handler-index")) {
+            gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
+            report("gex_EP_RegisterHandlers", gex_EP_RegisterHandlers(ep, &e, 1));
+        } else if (!strcmp(mode, "handler-nargs")) {
+            gex_AM_Entry_t e = {0, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 17, NULL, "many"};
+            report("gex_EP_RegisterHandlers", gex_EP_RegisterHandlers(ep, &e, 1));
+        } else if (!strcmp(mode, "handler-flags")) {
+            gex_AM_Entry_t e = {0, nop, GEX_FLAG_AM_REQUEST, 0, NULL, "nocat"};
+            report("gex_EP_RegisterHandlers", gex_EP_RegisterHandlers(ep, &e, 1));
+        } else if (!strcmp(mode, "handler-taken")) {
+            gex_AM_Entry_t e = {200, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "again"};
+            report("gex_EP_RegisterHandlers", gex_EP_RegisterHandlers(ep, &e, 1));
+        } else if (!strcmp(mode, "handler-null")) {
+            gex_AM_Entry_t e = {0, NULL, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, NULL};
+            report("gex_EP_RegisterHandlers", gex_EP_RegisterHandlers(ep, &e, 1));
+        } else if (!strcmp(mode, "waitmode")) {
+            report("gasnet_set_waitmode", gasnet_set_waitmode(7));
+        } else if (!strcmp(mode, "put-outside")) {
+            gex_RMA_PutBlocking(tm, (me + 1) % n, (char *)peer + psize - 8, buf, 16, 0);
+        } else if (!strcmp(mode, "get-null")) {
+            gex_RMA_GetBlocking(tm, NULL, (me + 1) % n, peer, 8, 0);
+        } else if (!strcmp(mode, "tm-invalid")) {
+            gex_RMA_PutBlocking(GEX_TM_INVALID, 0, peer, buf, 8, 0);
+        } else if (!strcmp(mode, "rank")) {
+            gex_AM_RequestShort0(tm, n, 200, 0);
+        } else if (!strcmp(mode, "long-outside")) {
+            gex_AM_RequestLong0(tm, (me + 1) % n, 200, buf, 8, (char *)peer - 64, GEX_EVENT_NOW, 0);
+        } else if (!strcmp(mode, "lc-defer")) {
+            gex_AM_RequestMedium0(tm, (me + 1) % n, 200, buf, 8, GEX_EVENT_DEFER, 0);
+        } else if (!strcmp(mode, "token-stale")) {
+            gex_AM_RequestShort0(tm, me, 200, 0);
+            GASNET_BLOCKUNTIL(saved != NULL);
+            gex_AM_ReplyShort0(saved, 200, 0);
+        } else if (!strcmp(mode, "prepare-numargs")) {
+            gex_AM_PrepareRequestMedium(tm, (me + 1) % n, NULL, 8, 8, NULL, 0, 17);
+        } else if (!strcmp(mode, "commit-size")) {
+            gex_AM_SrcDesc_t sd = gex_AM_PrepareRequestMedium(tm, (me + 1) % n, NULL, 8, 8, NULL, 0, 0);
+            gex_AM_CommitRequestMedium0(sd, 200, 9);
+        } else if (!strcmp(mode, "event-stale")) {
+            gex_Event_t e = gex_RMA_GetNB(tm, buf, (me + 1) % n, peer, 64, 0);
+            gex_Event_Wait(e);
+            gex_Event_Wait(e);
+        } else if (!strcmp(mode, "wrong-nargs")) {
+            gex_AM_RequestShort1(tm, (me + 1) % n, 201, 0, 7);
+        } else if (!strcmp(mode, "request-in-handler")) {
+            gex_AM_RequestShort0(tm, (me + 1) % n, 202, 0);
+        } else if (!strcmp(mode, "barrier-wait")) {
+            gasnet_barrier_wait(0, 0);
+        } else {
+            printf("badargs: unknown mode '%s'\n", mode);
+            gasnet_exit(2);
+        }
+    }
+    /* The receiver of the malformed AM polls until it reports it. */
+    if (me == 1 && !strcmp(mode, "wrong-nargs")) for (;;) gasnet_AMPoll();
+    gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gasnet_exit(0);
+    return 0;
+}

@@ -1,0 +1,123 @@
+/* Put and get of every form through the GASNet-EX C API, every byte
+ * checked: blocking, NB with each local-completion option (NOW, DEFER, an
+ * LC event), NBI with NOW, DEFER and GROUP synced by gex_NBI_Wait and
+ * polled by gex_NBI_Test, and the event waits (Wait, Test, WaitAll,
+ * TestAll, WaitSome, TestSome), at sizes from 0 to 4 MiB, to every rank
+ * including this one. Prints one summary line. */
+#include <gasnetex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEGSZ (16u << 20)
+#define MAXSZ (4u << 20)
+
+static gex_TM_t tm;
+static gex_Rank_t me, n;
+static int errors;
+static char *myseg;
+
+#define FAIL(...) do { fprintf(stderr, "rma.c: rank %u: ", (unsigned)me); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); errors++; } while (0)
+
+static unsigned char val(size_t k, unsigned tag) { return (unsigned char)((k * 131 + tag * 17 + (k >> 11)) & 0xff); }
+static void fill(unsigned char *b, size_t len, unsigned tag) { for (size_t k = 0; k < len; k++) b[k] = val(k, tag); }
+static int same(const unsigned char *b, size_t len, unsigned tag) { for (size_t k = 0; k < len; k++) if (b[k] != val(k, tag)) return 0; return 1; }
+
+/* The address of `off` in `rank`'s segment. */
+static char *remote(gex_Rank_t rank, size_t off) {
+    void *base; uintptr_t size;
+    gex_EP_QueryBoundSegmentNB(tm, rank, &base, NULL, &size, 0);
+    if (off > size) FAIL("offset %zu beyond the segment of %lu", off, (unsigned long)size);
+    return (char *)base + off;
+}
+
+/* Each rank owns a window of SEGSZ/n in every segment; tests write to
+ * their window of the target and read it back. */
+static size_t window(void) { return SEGSZ / n; }
+
+static const size_t sizes[] = {0, 1, 7, 8, 64, 1000, 4096, 65536, 1u << 20, MAXSZ};
+
+int main(int argc, char **argv) {
+    gex_Client_t client; gex_EP_t ep; gex_Segment_t segment;
+    if (gex_Client_Init(&client, &ep, &tm, "RMATEST", &argc, &argv, 0) != GASNET_OK) return 1;
+    me = gex_TM_QueryRank(tm); n = gex_TM_QuerySize(tm);
+    if (gex_Segment_Attach(&segment, tm, SEGSZ) != GASNET_OK) return 1;
+    myseg = remote(me, 0);
+    unsigned char *src = malloc(MAXSZ), *dst = malloc(MAXSZ);
+    int checked = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t len = sizes[si];
+        if (len > window()) continue;
+        for (gex_Rank_t k = 0; k < n; k++) {
+            gex_Rank_t t = (me + k) % n;
+            char *win = remote(t, me * window());
+            unsigned tag = (unsigned)(si * 64 + k * 4);
+            /* Blocking put, blocking get. */
+            fill(src, len, tag);
+            gex_RMA_PutBlocking(tm, t, win, src, len, 0);
+            memset(dst, 0, len);
+            gex_RMA_GetBlocking(tm, dst, t, win, len, 0);
+            if (!same(dst, len, tag)) FAIL("blocking put/get of %zu bytes to rank %u", len, (unsigned)t);
+            /* NB put: NOW (source reusable at once), DEFER, LC event. */
+            fill(src, len, tag + 1);
+            gex_Event_t e1 = gex_RMA_PutNB(tm, t, win, src, len, GEX_EVENT_NOW, 0);
+            memset(src, 0xee, len);
+            gex_Event_Wait(e1);
+            gex_Event_t e2 = gex_RMA_GetNB(tm, dst, t, win, len, 0);
+            while (gex_Event_Test(e2) != 0) gasnet_AMPoll();
+            if (!same(dst, len, tag + 1)) FAIL("NB put (NOW)/NB get of %zu bytes to rank %u", len, (unsigned)t);
+            fill(src, len, tag + 2);
+            gex_Event_t lc = GEX_EVENT_NO_OP;
+            gex_Event_t ev[3];
+            ev[0] = gex_RMA_PutNB(tm, t, win, src, len, GEX_EVENT_DEFER, 0);
+            gex_Event_WaitAll(ev, 1, 0);
+            if (ev[0] != GEX_EVENT_INVALID) FAIL("WaitAll left an event");
+            ev[0] = gex_RMA_PutNB(tm, t, win, src, len, &lc, 0);
+            gex_Event_Wait(lc);
+            gex_Event_Wait(ev[0]);
+            ev[0] = gex_RMA_GetNB(tm, dst, t, win, len / 2, 0);
+            ev[1] = gex_RMA_GetNB(tm, dst + len / 2, t, win + len / 2, len - len / 2, 0);
+            ev[2] = GEX_EVENT_INVALID;
+            while (gex_Event_TestAll(ev, 3, 0) != 0) gasnet_AMPoll();
+            if (!same(dst, len, tag + 2)) FAIL("NB put (DEFER, LC event)/split gets of %zu bytes to rank %u", len, (unsigned)t);
+            ev[0] = gex_RMA_GetNB(tm, dst, t, win, len, 0);
+            ev[1] = GEX_EVENT_INVALID;
+            gex_Event_WaitSome(ev, 2, 0);
+            if (ev[0] != GEX_EVENT_INVALID) FAIL("WaitSome did not complete the only live event");
+            ev[0] = gex_RMA_GetNB(tm, dst, t, win, len, 0);
+            while (gex_Event_TestSome(ev, 1, 0) != 0) gasnet_AMPoll();
+            /* NBI puts (NOW, DEFER, GROUP) in quarters, then NBI gets. */
+            fill(src, len, tag + 3);
+            size_t q = len / 4;
+            gex_RMA_PutNBI(tm, t, win, src, q, GEX_EVENT_NOW, 0);
+            gex_RMA_PutNBI(tm, t, win + q, src + q, q, GEX_EVENT_DEFER, 0);
+            gex_RMA_PutNBI(tm, t, win + 2 * q, src + 2 * q, len - 2 * q, GEX_EVENT_GROUP, 0);
+            gex_NBI_Wait(GEX_EC_PUT, 0);
+            memset(dst, 0, len);
+            gex_RMA_GetNBI(tm, dst, t, win, q, 0);
+            gex_RMA_GetNBI(tm, dst + q, t, win + q, len - q, 0);
+            while (gex_NBI_Test(GEX_EC_GET, 0) != 0) gasnet_AMPoll();
+            if (!same(dst, len, tag + 3)) FAIL("NBI puts/gets of %zu bytes to rank %u", len, (unsigned)t);
+            gex_RMA_PutNBI(tm, t, win, src, len, GEX_EVENT_DEFER, 0);
+            gex_RMA_GetNBI(tm, dst, t, win, len, 0);
+            gex_NBI_Wait(GEX_EC_ALL, 0);
+            checked += 7;
+        }
+        gex_Coll_BarrierBlocking(tm, 0);
+        /* Every rank's window of this segment holds what it last wrote. */
+        for (gex_Rank_t w = 0; w < n; w++) {
+            unsigned tag = (unsigned)(si * 64 + ((me + n - w) % n) * 4 + 3);
+            if (!same((unsigned char *)myseg + w * window(), len, tag)) FAIL("rank %u's window holds the wrong data after %zu-byte puts", (unsigned)w, len);
+        }
+        gex_Coll_BarrierBlocking(tm, 0);
+    }
+    if (errors == 0)
+        printf("rma.c: rank %u of %u: ok: %d transfers of 0 B..4 MiB checked (blocking, NB NOW/DEFER/LC, NBI NOW/DEFER/GROUP, all event waits)\n",
+               (unsigned)me, (unsigned)n, checked);
+    fflush(stdout);
+    int bad = errors;
+    gex_Coll_BarrierBlocking(tm, 0);
+    free(src); free(dst);
+    gasnet_exit(bad ? 1 : 0);
+    return 0;
+}

@@ -1,0 +1,226 @@
+//! The headers and the library agree: every name of the subset compiles
+//! and links (tests/c/names.c), the headers are C++-clean, the functions
+//! the headers declare are exactly the ones the library exports, the
+//! constants Rust uses have the header's values, and the generated AM
+//! families are current.
+
+mod common;
+
+use common::{compile, job, out_dir, repo, setup, source};
+use std::collections::BTreeSet;
+use std::process::Command;
+
+#[test]
+fn every_name_of_the_subset_compiles_links_and_runs() {
+    let _g = tests::serial();
+    let s = setup();
+    let exe = out_dir().join("names");
+    compile(&s.shared, &source("names.c"), &exe, &[]);
+    for n in [1usize, 2] {
+        let r = job(&s.shared, &exe, n, &[], "tcp");
+        assert_eq!(
+            r.code,
+            Some(0),
+            "names.c with {n} ranks:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(
+            r.stdout
+                .contains("names.c: ok: GASNET_ERR_NOT_READY No error, RELEASE=gasnet-ofi"),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn headers_are_cxx_clean() {
+    let s = setup();
+    let src = out_dir().join("include-only.cpp");
+    std::fs::write(&src, "#include <gasnetex.h>\n#include <gasnet_tools.h>\n#include <gasnet.h>\nint main() { return GASNET_OK; }\n").unwrap();
+    compile(
+        &s.shared,
+        &src,
+        &out_dir().join("include-only-cxx"),
+        &["-pedantic"],
+    );
+    let c = out_dir().join("include-only.c");
+    std::fs::write(
+        &c,
+        "#include <gasnet_tools.h>\n#include <gasnetex.h>\nint main(void) { return GASNET_OK; }\n",
+    )
+    .unwrap();
+    compile(
+        &s.shared,
+        &c,
+        &out_dir().join("include-only-c"),
+        &["-pedantic"],
+    );
+}
+
+/// Function names declared `extern` in a header.
+fn declared(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    // Declarations span lines: join, then split at ';'.
+    for decl in text.replace('\n', " ").split(';') {
+        let d = decl.trim();
+        let Some(at) = d.find("extern ") else {
+            continue;
+        };
+        let d = &d[at..];
+        if d.starts_with("extern \"C\"") {
+            continue;
+        }
+        let Some(paren) = d.find('(') else { continue };
+        let name = d[..paren]
+            .trim_end()
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        if !name.is_empty() {
+            names.insert(name.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn declared_functions_are_exactly_the_exported_ones() {
+    let s = setup();
+    let inc = s.shared.join("include");
+    let mut want = BTreeSet::new();
+    for h in ["gasnetex.h", "gasnet_tools.h"] {
+        want.extend(declared(&std::fs::read_to_string(inc.join(h)).unwrap()));
+    }
+    let so = s.shared.join("lib/libgasnet-ofi-seq.so");
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&so)
+        .output()
+        .expect("nm (binutils)");
+    assert!(out.status.success());
+    let got: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|n| {
+            ["gex_", "gasnet_", "gasnett_", "gasnetc_"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect();
+    let missing: Vec<_> = want.difference(&got).collect();
+    let undeclared: Vec<_> = got.difference(&want).collect();
+    assert!(
+        missing.is_empty(),
+        "declared in the headers but not exported: {missing:?}"
+    );
+    assert!(
+        undeclared.is_empty(),
+        "exported but not declared in the headers: {undeclared:?}"
+    );
+    assert!(
+        want.len() > 75,
+        "only {} declarations found: {want:?}",
+        want.len()
+    );
+}
+
+#[test]
+fn constants_agree_with_the_library() {
+    use gasnet_ofi_seq::consts::*;
+    let s = setup();
+    let pairs: Vec<(&str, i64)> = vec![
+        ("GASNET_OK", GASNET_OK.into()),
+        ("GASNET_ERR_NOT_INIT", GASNET_ERR_NOT_INIT.into()),
+        ("GASNET_ERR_RESOURCE", GASNET_ERR_RESOURCE.into()),
+        ("GASNET_ERR_BAD_ARG", GASNET_ERR_BAD_ARG.into()),
+        ("GASNET_ERR_NOT_READY", GASNET_ERR_NOT_READY.into()),
+        (
+            "GASNET_ERR_BARRIER_MISMATCH",
+            GASNET_ERR_BARRIER_MISMATCH.into(),
+        ),
+        ("GEX_FLAG_IMMEDIATE", FLAG_IMMEDIATE.into()),
+        ("GEX_FLAG_USES_GASNET1", FLAG_USES_GASNET1.into()),
+        ("GEX_FLAG_AM_SHORT", AM_SHORT.into()),
+        ("GEX_FLAG_AM_MEDIUM", AM_MEDIUM.into()),
+        ("GEX_FLAG_AM_LONG", AM_LONG.into()),
+        ("GEX_FLAG_AM_MEDLONG", (AM_MEDIUM | AM_LONG).into()),
+        ("GEX_FLAG_AM_REQUEST", AM_REQUEST.into()),
+        ("GEX_FLAG_AM_REPLY", AM_REPLY.into()),
+        ("GEX_FLAG_AM_REQREP", (AM_REQUEST | AM_REPLY).into()),
+        ("GEX_TI_SRCRANK", TI_SRCRANK.into()),
+        ("GEX_TI_EP", TI_EP.into()),
+        ("GEX_TI_ENTRY", TI_ENTRY.into()),
+        ("GEX_TI_IS_REQ", TI_IS_REQ.into()),
+        ("GEX_TI_IS_LONG", TI_IS_LONG.into()),
+        ("GEX_EC_GET", EC_GET.into()),
+        ("GEX_EC_PUT", EC_PUT.into()),
+        ("(uintptr_t)GEX_EVENT_NO_OP", EVENT_NO_OP as i64),
+        ("(uintptr_t)GEX_EVENT_NOW", EVENT_NOW as i64),
+        ("(uintptr_t)GEX_EVENT_DEFER", EVENT_DEFER as i64),
+        ("(uintptr_t)GEX_EVENT_GROUP", EVENT_GROUP as i64),
+        ("GASNET_BARRIERFLAG_ANONYMOUS", BARRIERFLAG_ANONYMOUS.into()),
+        ("GASNET_BARRIERFLAG_UNNAMED", BARRIERFLAG_UNNAMED.into()),
+        ("GASNET_WAIT_SPIN", WAIT_SPIN.into()),
+        ("GASNET_WAIT_BLOCK", WAIT_BLOCK.into()),
+        ("GASNET_WAIT_SPINBLOCK", WAIT_SPINBLOCK.into()),
+        (
+            "sizeof(gex_AM_Entry_t)",
+            std::mem::size_of::<gasnet_ofi_seq::gex_AM_Entry_t>() as i64,
+        ),
+        (
+            "sizeof(gex_Token_Info_t)",
+            std::mem::size_of::<gasnet_ofi_seq::gex_Token_Info_t>() as i64,
+        ),
+        (
+            "sizeof(gex_HSL_t)",
+            std::mem::size_of::<gasnet_ofi_seq::gex_HSL_t>() as i64,
+        ),
+        (
+            "sizeof(gex_RankInfo_t)",
+            std::mem::size_of::<gasnet_ofi_seq::gex_RankInfo_t>() as i64,
+        ),
+    ];
+    let mut c = String::from("#include <gasnetex.h>\n#include <stdio.h>\nint main(void) {\n");
+    for (name, _) in &pairs {
+        c.push_str(&format!("    printf(\"%lld\\n\", (long long)({name}));\n"));
+    }
+    c.push_str("    return 0;\n}\n");
+    let src = out_dir().join("constants.c");
+    std::fs::write(&src, c).unwrap();
+    let exe = out_dir().join("constants");
+    compile(&s.shared, &src, &exe, &[]);
+    let out = Command::new(&exe).output().unwrap();
+    let got: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    for ((name, want), got) in pairs.iter().zip(&got) {
+        assert_eq!(
+            got, want,
+            "{name}: the header says {got}, the library uses {want}"
+        );
+    }
+    assert_eq!(got.len(), pairs.len());
+}
+
+#[test]
+fn generated_am_families_are_current() {
+    let out = out_dir();
+    std::fs::create_dir_all(&out).unwrap();
+    let fresh = out.join("gasnetex.generated.h");
+    let st = Command::new("python3")
+        .arg(repo().join("capi/gen/am_families.py"))
+        .arg(&fresh)
+        .status()
+        .expect("python3 not found: install it (apt-get install python3; scripts/setup.sh does)");
+    assert!(st.success());
+    let want = std::fs::read_to_string(&fresh).unwrap();
+    let have = std::fs::read_to_string(repo().join("capi/include/gasnetex.h")).unwrap();
+    assert!(
+        want == have,
+        "capi/include/gasnetex.h is stale: run python3 capi/gen/am_families.py"
+    );
+}

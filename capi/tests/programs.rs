@@ -1,0 +1,80 @@
+//! The C and C++ programs of tests/c, built against an installed prefix
+//! with the pkg-config command (shared and static), pass under the
+//! installed gasnetrun-ofi with 2 and 4 ranks on shm and tcp;ofi_rxm.
+
+mod common;
+
+use common::{build, job, setup};
+use std::path::Path;
+use std::process::Command;
+
+/// Whether `exe` needs libgasnet-ofi-seq.so at run time.
+fn links_shared(exe: &Path) -> bool {
+    let out = Command::new("readelf")
+        .arg("-d")
+        .arg(exe)
+        .output()
+        .expect("readelf (binutils)");
+    String::from_utf8_lossy(&out.stdout).contains("libgasnet-ofi-seq.so")
+}
+
+fn program(name: &str, ok: &str) {
+    let _g = tests::serial();
+    let s = setup();
+    for (prefix, shared) in [(&s.shared, true), (&s.static_, false)] {
+        let exe = build(prefix, name);
+        assert_eq!(
+            links_shared(&exe),
+            shared,
+            "{}: linked the wrong library",
+            exe.display()
+        );
+        for provider in ["shm", "tcp"] {
+            for n in [2usize, 4] {
+                let r = job(prefix, &exe, n, &[], provider);
+                let what = format!(
+                    "{name} ({}) on {provider} with {n} ranks",
+                    if shared { "shared" } else { "static" }
+                );
+                assert_eq!(r.code, Some(0), "{what}:\n{}\n{}", r.stdout, r.stderr);
+                for rank in 0..n {
+                    let line = format!("rank {rank} of {n}: ok: ");
+                    assert!(
+                        r.stdout.contains(&line) && r.stdout.contains(ok),
+                        "{what}: no {line:?} with {ok:?}:\n{}\n{}",
+                        r.stdout,
+                        r.stderr
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn am_every_category_and_argument_count() {
+    program("am.c", "3 categories x 0..16 arguments");
+}
+
+#[test]
+fn rma_every_form() {
+    program("rma.c", "transfers of 0 B..4 MiB checked");
+}
+
+#[test]
+fn barriers_named_anonymous_and_mismatched() {
+    program(
+        "barrier.c",
+        "mismatch reported as GASNET_ERR_BARRIER_MISMATCH",
+    );
+}
+
+#[test]
+fn negotiated_payload_ams() {
+    program("npam.c", "negotiated-payload requests");
+}
+
+#[test]
+fn a_cxx_program() {
+    program("cxx.cpp", "ring of ");
+}
