@@ -53,7 +53,12 @@ install -m 0755 "$target/gasnetrun-ofi" "$prefix/bin/gasnetrun-ofi"
 
 # The libraries a static link needs after the Rust archive (from
 # `cargo rustc -- --print native-static-libs`); harmless for the shared one.
-deps="-lfabric -lpmix -lhwloc -ludev -lpthread -lgcc_s -lutil -lrt -ldl -lm -lc"
+# libfabric is the one the library was built against (pkg-config's, e.g.
+# the 2.1 of scripts/libfabric-2.env), found at run time through an rpath.
+lf_dirs=$(pkg-config --libs-only-L libfabric 2>/dev/null || true)
+lf=""
+for d in $lf_dirs; do lf="$lf $d -Wl,-rpath,${d#-L}"; done
+deps="${lf# }${lf:+ }-lfabric -lpmix -lhwloc -ludev -lpthread -lgcc_s -lutil -lrt -ldl -lm -lc"
 cat > "$prefix/lib/pkgconfig/gasnet-ofi-seq.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib

@@ -6,7 +6,7 @@ use crate::types::Handle;
 use conduit::client::{Client, RawOp, SegmentInfo};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Everything the C API keeps between calls.
 pub(crate) struct Api {
@@ -28,29 +28,47 @@ pub(crate) struct Api {
     pub host_ranks: Vec<crate::types::gex_RankInfo_t>,
 }
 
-thread_local! {
-    static API: Cell<Option<&'static Api>> = const { Cell::new(None) };
-    static IN_HANDLER: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
-}
+/// The client, once `gex_Client_Init` succeeded (a leaked box: it lives
+/// until the process ends).
+static API: AtomicPtr<Api> = AtomicPtr::new(std::ptr::null_mut());
+/// The thread that called `gex_Client_Init` (its `pthread_self`): the SEQ
+/// library's one calling thread. Plain statics rather than thread-locals:
+/// in a shared library every thread-local access is a call to
+/// `__tls_get_addr`, and these are read on every call.
+static OWNER: AtomicUsize = AtomicUsize::new(0);
+/// The running C handler's token (null outside handlers); only the owner
+/// thread reads or writes it.
+static CURRENT_TOKEN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
-static INITIALISED: AtomicBool = AtomicBool::new(false);
+fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as usize }
+}
 
 /// Install the state (once, from `gex_Client_Init`).
 pub(crate) fn install(api: Api) -> &'static Api {
     let api: &'static Api = Box::leak(Box::new(api));
-    API.with(|a| a.set(Some(api)));
-    INITIALISED.store(true, Ordering::Release);
+    OWNER.store(this_thread(), Ordering::Release);
+    API.store(api as *const Api as *mut Api, Ordering::Release);
     api
 }
 
 /// Whether `gex_Client_Init` succeeded in this process.
 pub(crate) fn initialised() -> bool {
-    INITIALISED.load(Ordering::Acquire)
+    !API.load(Ordering::Acquire).is_null()
 }
 
-/// The state, or `None` before `gex_Client_Init` (or on another thread).
+/// The state, or `None` before `gex_Client_Init` or on another thread.
+#[inline]
 pub(crate) fn try_api() -> Option<&'static Api> {
-    API.with(|a| a.get())
+    let p = API.load(Ordering::Acquire);
+    if p.is_null() || OWNER.load(Ordering::Relaxed) != this_thread() {
+        return None;
+    }
+    // SAFETY: `p` is the leaked box `install` stored, never freed; only the
+    // owner thread (checked above) reaches it, so its non-Sync parts are
+    // never shared between threads.
+    Some(unsafe { &*p })
 }
 
 /// The state, for `call`; a fatal error before `gex_Client_Init` or from a
@@ -77,15 +95,17 @@ fn not_ready(call: &str) -> ! {
 }
 
 /// The running C handler's token (null outside handlers).
+#[inline]
 pub(crate) fn current_token() -> *mut c_void {
-    IN_HANDLER.with(|h| h.get())
+    CURRENT_TOKEN.load(Ordering::Relaxed)
 }
 
 /// Mark `token` as the running handler's for the duration of `f`.
+#[inline]
 pub(crate) fn in_handler<R>(token: *mut c_void, f: impl FnOnce() -> R) -> R {
-    let prev = IN_HANDLER.with(|h| h.replace(token));
+    let prev = CURRENT_TOKEN.swap(token, Ordering::Relaxed);
     let r = f();
-    IN_HANDLER.with(|h| h.set(prev));
+    CURRENT_TOKEN.store(prev, Ordering::Relaxed);
     r
 }
 

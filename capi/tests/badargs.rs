@@ -43,6 +43,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("prepare-numargs", 1, "*** FATAL ERROR (proc 0): in gex_AM_PrepareRequestMedium(): numargs=17 is more than gex_AM_MaxArgs() (16)"),
     ("commit-size", 1, "*** FATAL ERROR (proc 0): in gex_AM_CommitRequestMedium(): nbytes=9 exceeds gex_AM_SrcDescSize()=8"),
     ("event-stale", 1, "*** FATAL ERROR (proc 0): in gex_Event_Wait(): event=0xADDR is not a pending event (already completed, or never returned by GASNet)"),
+    ("other-thread", 1, "*** FATAL ERROR (proc ?): in gex_System_QueryJobRank(): called from a thread other than the one that called gex_Client_Init (this is the SEQ library: one thread makes every GASNet call)"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),

@@ -3,6 +3,7 @@
  * the argument, or a fatal error that ends the job, never undefined
  * behaviour. Rank 0 makes the bad call; the test suite checks the text. */
 #include <gasnetex.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ static void nop(gex_Token_t t) { (void)t; }
 static gex_TM_t the_tm;
 static void requests(gex_Token_t t) { (void)t; gex_AM_RequestShort0(the_tm, 0, 201, 0); }
 
+static void *other_thread(void *arg) { (void)arg; printf("%u\n", (unsigned)gex_System_QueryJobRank()); return NULL; }
 static void report(const char *what, int rc) { printf("badargs: %s returned %s\n", what, gasnet_ErrorName(rc)); fflush(stdout); }
 
 int main(int argc, char **argv) {
@@ -77,6 +79,10 @@ int main(int argc, char **argv) {
             gex_Event_Wait(e);
         } else if (!strcmp(mode, "wrong-nargs")) {
             gex_AM_RequestShort1(tm, (me + 1) % n, 201, 0, 7);
+        } else if (!strcmp(mode, "other-thread")) {
+            pthread_t th;
+            pthread_create(&th, NULL, other_thread, NULL);
+            pthread_join(th, NULL);
         } else if (!strcmp(mode, "request-in-handler")) {
             gex_AM_RequestShort0(tm, (me + 1) % n, 202, 0);
         } else if (!strcmp(mode, "barrier-wait")) {

@@ -1,0 +1,34 @@
+//! How a C program's job ends: returning from main (no gasnet_exit) and
+//! exit() run the collective exit with that status; gasnet_exit on one
+//! rank ends the ranks waiting in a barrier with its code.
+
+mod common;
+
+use common::{build, job, setup};
+
+#[test]
+fn exit_codes_reach_the_launcher() {
+    let _g = tests::serial();
+    let s = setup();
+    let exe = build(&s.shared, "exit.c");
+    for provider in ["shm", "tcp"] {
+        for (mode, code) in [("return", 3), ("exit", 4), ("one", 5)] {
+            let r = job(&s.shared, &exe, 3, &[mode], provider);
+            assert_eq!(
+                r.code,
+                Some(code),
+                "{mode} on {provider}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+            for rank in 0..3 {
+                assert!(
+                    r.stdout.contains(&format!("exit.c: rank {rank}: {mode}")),
+                    "{mode}: {}",
+                    r.stdout
+                );
+            }
+            assert!(!r.stdout.contains("passed a barrier"), "{}", r.stdout);
+        }
+    }
+}
