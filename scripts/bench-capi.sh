@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The C API's AM Short round trip and 8-byte blocking put latency beside
 # the Rust API's (gex-bench), side by side in one run: each round runs
-# gex-bench's rtt and put figures (5 repetitions each; the run's figure is
-# their median) and then capi/bench/pingpong.c (the same loops through
-# gasnetex.h, 5 repetitions), 2 ranks on PROVIDER. Printed per figure:
+# gex-bench's rtt and put figures (a job each, 5 repetitions; the run's
+# figure is their median) and then capi/bench/pingpong.c's (the same loops
+# through gasnetex.h, a job each, 5 repetitions), 2 ranks on PROVIDER. Printed per figure:
 # each API's median over the rounds, C/Rust, and a 90% bootstrap interval.
 #
 #   bash scripts/bench-capi.sh PREFIX [ROUNDS] [PROVIDER] [ITERS]
@@ -36,9 +36,8 @@ for _ in $(seq 1 "$rounds"); do
         --iters "$iters" --flood-bytes 64 --no-pingpong 2>&1 | grep "us per round trip" | awk '{print $(NF-4)}' | median3)
   p=$(timeout 300 "$run" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE "$bench" --tests rma --sizes 8 --reps 5 \
         --iters "$iters" --no-pingpong 2>&1 | grep "blocking put/get 8 B" | awk '{print $(NF-3)}' | median3)
-  c=$(timeout 300 "$run" -n 2 "$exe" "$iters" 5 2>&1)
-  cr=$(echo "$c" | grep "us per round trip" | awk '{print $(NF-4)}' | median3)
-  cp=$(echo "$c" | grep "blocking put 8 B" | awk '{print $(NF-1)}' | median3)
+  cr=$(timeout 300 "$run" -n 2 "$exe" "$iters" 5 rtt 2>&1 | grep "us per round trip" | awk '{print $(NF-4)}' | median3)
+  cp=$(timeout 300 "$run" -n 2 "$exe" "$iters" 5 put 2>&1 | grep "blocking put 8 B" | awk '{print $(NF-1)}' | median3)
   for v in "$r" "$p" "$cr" "$cp"; do [ -n "$v" ] || { echo "bench-capi: a run printed no figure" >&2; exit 1; }; done
   echo "rtt $r $cr" >> "$out"
   echo "put $p $cp" >> "$out"

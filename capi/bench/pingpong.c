@@ -9,12 +9,14 @@
  *   c-api: rep R: X us per round trip
  *   c-api: rep R: blocking put 8 B: Y us
  *
- * Run: gasnetrun-ofi -n 2 pingpong [ITERS [REPS]]; scripts/bench-capi.sh
- * runs it beside gex-bench. */
+ * Run: gasnetrun-ofi -n 2 pingpong [ITERS [REPS [rtt|put|both]]];
+ * scripts/bench-capi.sh runs each figure in a job of its own, as gex-bench
+ * does with --tests am and --tests rma. */
 #include <gasnetex.h>
 #include <gasnet_tools.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static gex_TM_t tm;
 static volatile uint64_t pongs;
@@ -46,6 +48,13 @@ int main(int argc, char **argv) {
     gex_Client_t client; gex_EP_t ep; gex_Segment_t seg;
     if (gex_Client_Init(&client, &ep, &tm, "PINGPONG", &argc, &argv, 0) != GASNET_OK) return 1;
     int iters = argc > 1 ? atoi(argv[1]) : 50000, reps = argc > 2 ? atoi(argv[2]) : 5;
+    const char *which = argc > 3 ? argv[3] : "both";
+    int do_rtt = strcmp(which, "put") != 0, do_put = strcmp(which, "rtt") != 0;
+    if (iters < 1 || reps < 1 || (!do_rtt && !do_put) || (strcmp(which, "both") && strcmp(which, "rtt") && strcmp(which, "put"))) {
+        fprintf(stderr, "pingpong: usage: pingpong [ITERS>0 [REPS>0 [rtt|put|both]]], not '%s %s %s'\n",
+                argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "", which);
+        gasnet_exit(2);
+    }
     if (gex_TM_QuerySize(tm) != 2) { fprintf(stderr, "pingpong: run with 2 ranks\n"); gasnet_exit(2); }
     if (gex_Segment_Attach(&seg, tm, 1 << 20) != GASNET_OK) return 1;
     gex_AM_Entry_t e[3] = {{H_PING, ping, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 2, NULL, "ping"},
@@ -57,15 +66,15 @@ int main(int argc, char **argv) {
     unsigned char buf[8] = {0};
     for (int rep = 1; rep <= reps; rep++) {
         gex_Coll_BarrierBlocking(tm, 0);
-        if (me == 0) {
+        if (do_rtt && me == 0) {
             int warm = iters / 10 < 10 ? 10 : iters / 10 > 1000 ? 1000 : iters / 10;
             round_trips(warm);
             printf("c-api: rep %d: %.3f us per round trip\n", rep, round_trips(iters));
             fflush(stdout);
         }
-        step_end(me, 2 * rep - 1);
+        if (do_rtt) step_end(me, 2 * rep - 1);
         gex_Coll_BarrierBlocking(tm, 0);
-        if (me == 0) {
+        if (do_put && me == 0) {
             for (int i = 0; i < 1000; i++) gex_RMA_PutBlocking(tm, 1, peer, buf, 8, 0);
             gasnett_tick_t t0 = gasnett_ticks_now();
             for (int i = 0; i < iters; i++) {
@@ -76,7 +85,7 @@ int main(int argc, char **argv) {
             printf("c-api: rep %d: blocking put 8 B: %.3f us\n", rep, us);
             fflush(stdout);
         }
-        step_end(me, 2 * rep);
+        if (do_put) step_end(me, 2 * rep);
     }
     gex_Coll_BarrierBlocking(tm, 0);
     gasnet_exit(0);

@@ -150,6 +150,11 @@ impl Bench<'_> {
         let largest = sizes.iter().copied().max().unwrap_or(0);
         let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
         let mut dst = vec![0u8; self.o.flood_bytes.max(largest * 16)];
+        // Touch every page before timing: a fresh allocation is mapped on
+        // first write, and the gets would otherwise time page faults.
+        for b in dst.iter_mut().step_by(4096) {
+            *b = 1;
+        }
         for &size in &sizes {
             self.c.barrier()?;
             if self.rank0() {
