@@ -63,26 +63,7 @@ pub(crate) fn long_offset(
     dest: *mut c_void,
     nbytes: usize,
 ) -> usize {
-    let segs = a.segs.borrow();
-    let Some(s) = segs.get(rank) else {
-        fatal(
-            call,
-            "a Long needs the segments attached (gex_Segment_Attach) first",
-        )
-    };
-    let d = dest as u64;
-    let end = d.checked_add(nbytes as u64);
-    if d < s.base || end.is_none_or(|e| e > s.base + s.size) {
-        fatal(
-            call,
-            &format!(
-                "dest_addr={dest:p} with nbytes={nbytes} is outside rank {rank}'s segment [0x{:x}, 0x{:x})",
-                s.base,
-                s.base + s.size
-            ),
-        )
-    }
-    (d - s.base) as usize
+    state::segment_offset(a, call, "dest_addr", rank, dest, nbytes)
 }
 
 /// Report a conduit error from an AM call.
@@ -100,6 +81,58 @@ fn done(call: &str, r: Result<bool, Error>) -> c_int {
     }
 }
 
+/// What a request carries besides its arguments.
+enum Body {
+    Short,
+    Medium(*const c_void, usize, *mut Handle),
+    Long(*const c_void, usize, *mut c_void, *mut Handle),
+}
+
+/// The common path of the request entry points.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn request(
+    call: &str,
+    tm: Handle,
+    rank: u32,
+    handler: u8,
+    body: Body,
+    flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    let a = api(call);
+    check_tm(call, tm);
+    let r = check_rank(a, call, rank);
+    let args = args(call, nargs, argv);
+    let c = &a.client;
+    let now = flags & FLAG_IMMEDIATE == 0;
+    let sent = match body {
+        Body::Short if now => c.request_short(r, handler, args).map(|_| true),
+        Body::Short => c.try_request_short(r, handler, args),
+        Body::Medium(src, n, lc) => {
+            let p = payload(call, src, n);
+            local_completion(call, lc, false);
+            if now {
+                c.request_medium(r, handler, args, p).map(|_| true)
+            } else {
+                c.try_request_medium(r, handler, args, p)
+            }
+        }
+        Body::Long(src, n, dest, lc) => {
+            let p = payload(call, src, n);
+            let off = long_offset(a, call, r, dest, n);
+            local_completion(call, lc, false);
+            if now {
+                c.request_long(r, handler, args, p, off).map(|_| true)
+            } else {
+                c.try_request_long(r, handler, args, p, off)
+            }
+        }
+    };
+    done(call, sent)
+}
+
 /// Short request (the gex_AM_RequestShortN family).
 #[no_mangle]
 pub extern "C" fn gasnetc_AM_RequestShort(
@@ -110,16 +143,16 @@ pub extern "C" fn gasnetc_AM_RequestShort(
     nargs: c_uint,
     argv: *const gex_AM_Arg_t,
 ) -> c_int {
-    const CALL: &str = "gex_AM_RequestShort";
-    let a = api(CALL);
-    check_tm(CALL, tm);
-    let r = check_rank(a, CALL, rank);
-    let args = args(CALL, nargs, argv);
-    if flags & FLAG_IMMEDIATE != 0 {
-        done(CALL, a.client.try_request_short(r, handler, args))
-    } else {
-        done(CALL, a.client.request_short(r, handler, args).map(|_| true))
-    }
+    request(
+        "gex_AM_RequestShort",
+        tm,
+        rank,
+        handler,
+        Body::Short,
+        flags,
+        nargs,
+        argv,
+    )
 }
 
 /// Medium request.
@@ -135,21 +168,17 @@ pub extern "C" fn gasnetc_AM_RequestMedium(
     nargs: c_uint,
     argv: *const gex_AM_Arg_t,
 ) -> c_int {
-    const CALL: &str = "gex_AM_RequestMedium";
-    let a = api(CALL);
-    check_tm(CALL, tm);
-    let r = check_rank(a, CALL, rank);
-    let args = args(CALL, nargs, argv);
-    let p = payload(CALL, src, nbytes);
-    local_completion(CALL, lc_opt, false);
-    if flags & FLAG_IMMEDIATE != 0 {
-        done(CALL, a.client.try_request_medium(r, handler, args, p))
-    } else {
-        done(
-            CALL,
-            a.client.request_medium(r, handler, args, p).map(|_| true),
-        )
-    }
+    let body = Body::Medium(src, nbytes, lc_opt);
+    request(
+        "gex_AM_RequestMedium",
+        tm,
+        rank,
+        handler,
+        body,
+        flags,
+        nargs,
+        argv,
+    )
 }
 
 /// Long request.
@@ -166,24 +195,17 @@ pub extern "C" fn gasnetc_AM_RequestLong(
     nargs: c_uint,
     argv: *const gex_AM_Arg_t,
 ) -> c_int {
-    const CALL: &str = "gex_AM_RequestLong";
-    let a = api(CALL);
-    check_tm(CALL, tm);
-    let r = check_rank(a, CALL, rank);
-    let args = args(CALL, nargs, argv);
-    let p = payload(CALL, src, nbytes);
-    let off = long_offset(a, CALL, r, dest, nbytes);
-    local_completion(CALL, lc_opt, false);
-    if flags & FLAG_IMMEDIATE != 0 {
-        done(CALL, a.client.try_request_long(r, handler, args, p, off))
-    } else {
-        done(
-            CALL,
-            a.client
-                .request_long(r, handler, args, p, off)
-                .map(|_| true),
-        )
-    }
+    let body = Body::Long(src, nbytes, dest, lc_opt);
+    request(
+        "gex_AM_RequestLong",
+        tm,
+        rank,
+        handler,
+        body,
+        flags,
+        nargs,
+        argv,
+    )
 }
 
 /// Short reply.

@@ -2,42 +2,11 @@
 //! gets, and the event and NBI syncs.
 
 use crate::am::failed;
-use crate::state::{api, check_rank, check_tm, fatal, Api, Ev};
+use crate::state::{api, check_rank, check_tm, fatal, segment_offset, Ev};
 use crate::types::consts::*;
 use crate::types::{gex_EC_t, gex_Flags_t, Handle};
 use conduit::client::{RawLocal, RawOp};
 use std::ffi::{c_int, c_void};
-
-/// `remote` with `nbytes` as an offset in `rank`'s segment, checked.
-fn offset(
-    a: &Api,
-    call: &str,
-    arg: &str,
-    rank: usize,
-    remote: *mut c_void,
-    nbytes: usize,
-) -> usize {
-    let segs = a.segs.borrow();
-    let Some(s) = segs.get(rank) else {
-        fatal(
-            call,
-            "RMA needs the segments attached (gex_Segment_Attach) first",
-        )
-    };
-    let d = remote as u64;
-    let end = d.checked_add(nbytes as u64);
-    if d < s.base || end.is_none_or(|e| e > s.base + s.size) {
-        fatal(
-            call,
-            &format!(
-                "{arg}={remote:p} with nbytes={nbytes} is outside rank {rank}'s segment [0x{:x}, 0x{:x})",
-                s.base,
-                s.base + s.size
-            ),
-        )
-    }
-    (d - s.base) as usize
-}
 
 fn local(call: &str, arg: &str, p: *const c_void, nbytes: usize) {
     if p.is_null() && nbytes > 0 {
@@ -59,7 +28,7 @@ fn put_op(
     let a = api(call);
     check_tm(call, tm);
     let r = check_rank(a, call, rank);
-    let off = offset(a, call, "dest", r, dest, nbytes);
+    let off = segment_offset(a, call, "dest", r, dest, nbytes);
     local(call, "src", src, nbytes);
     // SAFETY: GASNet-EX requires `src` readable for nbytes until local
     // completion: on return for NOW, until the event or NBI sync for DEFER.
@@ -84,7 +53,7 @@ fn get_op(
     let a = api(call);
     check_tm(call, tm);
     let r = check_rank(a, call, rank);
-    let off = offset(a, call, "src", r, src, nbytes);
+    let off = segment_offset(a, call, "src", r, src, nbytes);
     local(call, "dest", dest, nbytes);
     // SAFETY: GASNet-EX requires `dest` writable and untouched until the
     // operation completes (its event or NBI sync).
@@ -116,7 +85,7 @@ pub extern "C" fn gex_RMA_PutBlocking(
     let a = api(CALL);
     check_tm(CALL, tm);
     let r = check_rank(a, CALL, rank);
-    let off = offset(a, CALL, "dest", r, dest, nbytes);
+    let off = segment_offset(a, CALL, "dest", r, dest, nbytes);
     local(CALL, "src", src, nbytes);
     let s: &[u8] = if nbytes == 0 {
         &[]

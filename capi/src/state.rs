@@ -187,6 +187,38 @@ pub(crate) fn check_rank(api: &Api, call: &str, rank: u32) -> usize {
     r
 }
 
+/// `addr` with `nbytes` as an offset in `rank`'s segment; a fatal error
+/// naming `arg` when the range leaves it (or no segment is attached).
+pub(crate) fn segment_offset(
+    a: &Api,
+    call: &str,
+    arg: &str,
+    rank: usize,
+    addr: *mut c_void,
+    nbytes: usize,
+) -> usize {
+    let segs = a.segs.borrow();
+    let Some(s) = segs.get(rank) else {
+        fatal(
+            call,
+            "the segments must be attached (gex_Segment_Attach) first",
+        )
+    };
+    let d = addr as u64;
+    let end = d.checked_add(nbytes as u64);
+    if d < s.base || end.is_none_or(|e| e > s.base + s.size) {
+        fatal(
+            call,
+            &format!(
+                "{arg}={addr:p} with nbytes={nbytes} is outside rank {rank}'s segment [0x{:x}, 0x{:x})",
+                s.base,
+                s.base + s.size
+            ),
+        )
+    }
+    (d - s.base) as usize
+}
+
 /// An explicit event's state.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ev {

@@ -217,8 +217,33 @@ fn libfabric_constants() -> BTreeSet<String> {
 }
 
 /// Variable names used as literals in the workspace, with one place each.
+/// The constants the C API's headers define (`GASNET_OK`,
+/// `GASNET_ERR_BAD_ARG`, ...): names the library spells as strings
+/// (gasnet_ErrorName) that are not environment variables.
+fn c_api_constants(root: &Path) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let dir = root.join("capi/include");
+    for e in fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .flatten()
+    {
+        let text = fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            if let Some(rest) = line.trim_start().strip_prefix("#define ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|&c| is_ident_byte(c as u8))
+                    .collect();
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
 fn code_names(root: &Path) -> BTreeMap<String, String> {
-    let constants = libfabric_constants();
+    let mut constants = libfabric_constants();
+    constants.extend(c_api_constants(root));
     let me = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/env_doc.rs");
     let mut files = Vec::new();
     rust_files(root, &mut files);

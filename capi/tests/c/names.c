@@ -63,6 +63,9 @@ int main(int argc, char **argv) {
         {0xfc, h_med, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REQREP, 0, NULL, "medlong"},
         {0xfd, h_medrep, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REPLY, 0, NULL, "medrep"},
     };
+    /* The entry's fields by name. */
+    e[3].gex_index = 0xfd; e[3].gex_fnptr = (gex_AM_Fn_t)h_medrep; e[3].gex_flags = GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REPLY;
+    e[3].gex_nargs = 0; e[3].gex_cdata = NULL; e[3].gex_name = "medrep";
     if (gex_EP_RegisterHandlers(ep, e, 4) != GASNET_OK) die();
     gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm);
     gex_Rank_t a, b, c, d, cnt, idx;
