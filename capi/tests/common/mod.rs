@@ -49,8 +49,28 @@ fn run(cmd: &mut Command, what: &str) -> String {
     text
 }
 
+/// Build the C library and the launcher into this test's target directory:
+/// `cargo test` builds the crate only as the Rust library its tests link,
+/// not as the `.a` and `.so` a C program links.
+fn build_library() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = profile_dir();
+        let target = dir.parent().expect("target/<profile>");
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.current_dir(repo())
+            .args(["build", "-p", "gasnet-ofi", "-p", "gasnetrun-ofi"])
+            .env("CARGO_TARGET_DIR", target);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        run(&mut cmd, "cargo build -p gasnet-ofi -p gasnetrun-ofi");
+    });
+}
+
 /// `scripts/install.sh --from <profile dir> --prefix <prefix> --kind <kind>`.
 fn install(prefix: &Path, kind: &str) {
+    build_library();
     let dir = profile_dir();
     for f in [
         "libgasnet_ofi_seq.so",
@@ -59,7 +79,7 @@ fn install(prefix: &Path, kind: &str) {
     ] {
         assert!(
             dir.join(f).exists(),
-            "{} is missing: build it first with `cargo build -p gasnet-ofi -p gasnetrun-ofi` (cargo test --workspace does)",
+            "{} is missing after `cargo build -p gasnet-ofi -p gasnetrun-ofi`",
             dir.join(f).display()
         );
     }
