@@ -35,6 +35,9 @@ pub enum Route {
     Inject,
     /// `fi_send` from a pooled buffer.
     Buffered,
+    /// Through the destination's shared-memory ring (a rank of this
+    /// supernode).
+    Shared,
 }
 
 /// How a Long payload travels.
@@ -44,6 +47,9 @@ pub enum LongPath {
     Inline,
     /// By an RMA write that completes before the header is sent.
     Rma,
+    /// Copied by the sender into the destination's segment, mapped in its
+    /// address space, before the header is queued (shared memory).
+    Copy,
 }
 
 /// The limits that decide the path (fixed at start-up).
@@ -176,6 +182,63 @@ impl SendLimits {
 }
 
 impl SendLimits {
+    /// The plan of a message to a rank of this supernode (another rank
+    /// whose segment and AM rings are mapped here): the checks of
+    /// [`SendLimits::plan`], then [`Route::Shared`]; a Long carries only its
+    /// header, its payload is copied into place ([`LongPath::Copy`]). A
+    /// message to this rank itself keeps `plan`'s loopback route.
+    #[inline]
+    pub fn plan_shared(&self, r: &Request) -> Result<Plan, Error> {
+        let mut p = self.plan(r)?;
+        if p.route == Route::Loopback {
+            return Ok(p);
+        }
+        p.route = Route::Shared;
+        if p.long.is_some() {
+            p.header.kind = Kind::Long;
+            p.long = Some(LongPath::Copy);
+            p.payload_inline = false;
+            p.len = message_len(Kind::Long, r.nargs, 0);
+        }
+        Ok(p)
+    }
+
+    /// [`SendLimits::plan_shared`] of a Short or a Medium within the
+    /// maximum to another rank, in a few compares; `None` for anything
+    /// else.
+    #[inline(always)]
+    pub fn plan_shared_small(
+        &self,
+        dest: usize,
+        category: Category,
+        is_request: bool,
+        handler: u8,
+        nargs: usize,
+        payload_len: usize,
+    ) -> Option<Plan> {
+        if dest >= self.size || dest == self.rank || nargs > MAX_ARGS {
+            return None;
+        }
+        let (kind, inline) = match category {
+            Category::Short => (Kind::Short, 0),
+            Category::Medium if payload_len <= self.max_medium => (Kind::Medium, payload_len),
+            _ => return None,
+        };
+        Some(Plan {
+            header: Header {
+                kind,
+                nargs: nargs as u8,
+                is_request,
+                handler,
+                src: self.rank as u32,
+            },
+            route: Route::Shared,
+            len: message_len(kind, nargs, inline),
+            long: None,
+            payload_inline: kind == Kind::Medium,
+        })
+    }
+
     /// The plan of a Short, or a Medium within the maximum, to another rank
     /// in the job that fits the inject limit: nearly every message, decided
     /// in a few compares without building a [`Request`]. `None` for
@@ -237,6 +300,50 @@ mod tests {
             nargs,
             payload_len,
             long_target: Some((0, Some(1 << 20))),
+        }
+    }
+
+    /// The shared plans: `plan`'s checks, the shared route, a Long by copy
+    /// with only its header in the message, loopback kept; the small plan
+    /// agrees with the full one wherever it decides.
+    #[test]
+    fn the_shared_plans_agree() {
+        for dest in 0..6 {
+            for category in [Category::Short, Category::Medium, Category::Long] {
+                for nargs in [0, 3, 16, 17] {
+                    for payload_len in [0, 8, 8192, 8193, 1 << 20, (1 << 20) + 1] {
+                        let r = req(dest, category, nargs, payload_len);
+                        let full = L.plan_shared(&r);
+                        let plain = L.plan(&r);
+                        assert_eq!(full.is_err(), plain.is_err(), "{r:?}");
+                        let small = L.plan_shared_small(
+                            dest,
+                            category,
+                            true,
+                            r.handler,
+                            nargs,
+                            payload_len,
+                        );
+                        if let Some(s) = small {
+                            assert_eq!(Ok(s), full, "{r:?}");
+                        }
+                        let Ok(p) = full else { continue };
+                        if dest == L.rank {
+                            assert_eq!(p.route, Route::Loopback);
+                            continue;
+                        }
+                        assert_eq!(p.route, Route::Shared);
+                        if category == Category::Long {
+                            assert_eq!(p.long, Some(LongPath::Copy));
+                            assert_eq!(p.header.kind, Kind::Long);
+                            assert!(!p.payload_inline);
+                            assert_eq!(p.len, message_len(Kind::Long, nargs, 0));
+                        } else {
+                            assert!(small.is_some(), "{r:?}");
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -560,6 +560,7 @@ mod test {
     fn report(rows: Vec<Row>) -> Report {
         Report {
             provider: "shm".into(),
+            shared_memory: false,
             ranks: 2,
             iters: 500,
             reps: 3,

@@ -110,6 +110,9 @@ pub struct TaggedInfo {
 pub struct Report {
     /// The provider the conduit selected.
     pub provider: String,
+    /// Whether rank 1 is in rank 0's supernode: AMs and RMA between them
+    /// go through shared memory, not the provider.
+    pub shared_memory: bool,
     /// Ranks in the job.
     pub ranks: usize,
     /// `--iters`.
@@ -152,6 +155,15 @@ impl Report {
             s,
             "gex-bench: provider {}, {} ranks, {} reps, iters {}, max medium {}, long inline threshold {}",
             self.provider, self.ranks, self.reps, self.iters, self.max_medium, self.long_inline_threshold
+        );
+        let _ = writeln!(
+            s,
+            "{}",
+            if self.shared_memory {
+                "path: rank 1 shares rank 0's host and supernode: AMs and RMA go through shared memory, not the provider (GASNET_SUPERNODE_MAXSIZE=1 turns that off; fi_pingpong still measures the provider)"
+            } else {
+                "path: the provider carries every message (shared memory between the ranks is off or they are on different hosts)"
+            }
         );
         let _ = writeln!(
             s,

@@ -27,7 +27,9 @@ GASNETT_BEGIN_EXTERNC
 #undef GASNET_PARSYNC
 #undef GASNET_SEGMENT_EVERYTHING
 #undef GASNET_DEBUG
-#undef GASNET_PSHM
+/* The shared-memory path between ranks of a host exists (on unless
+   GASNET_SUPERNODE_MAXSIZE=1 at run time). */
+#define GASNET_PSHM 1
 #define GASNET_SEGMENT_FAST 1
 #define GASNET_ALIGNED_SEGMENTS 0
 #define GASNET_CONDUIT_OFI 1
@@ -178,6 +180,8 @@ extern void gex_System_QueryMyPosition(gex_Rank_t *nbrhd_set_size, gex_Rank_t *n
                                        gex_Rank_t *host_set_size, gex_Rank_t *host_set_rank);
 extern void gex_System_QueryHostInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_count_p,
                                      gex_Rank_t *my_info_index_p);
+extern void gex_System_QueryNbrhdInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_count_p,
+                                      gex_Rank_t *my_info_index_p);
 extern gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
                                               void **localaddr_p, uintptr_t *size_p,
                                               gex_Flags_t flags);

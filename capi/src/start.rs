@@ -85,6 +85,13 @@ pub extern "C" fn gex_Client_Init(
             gex_jobrank: r as u32,
         })
         .collect();
+    let nbrhd_ranks = client
+        .supernode()
+        .into_iter()
+        .map(|r| gex_RankInfo_t {
+            gex_jobrank: r as u32,
+        })
+        .collect();
     state::install(Api {
         client,
         segs: RefCell::new(Vec::new()),
@@ -94,6 +101,7 @@ pub extern "C" fn gex_Client_Init(
         legacy: Cell::new(None),
         coll_barrier: Cell::new(false),
         host_ranks,
+        nbrhd_ranks,
     });
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.
@@ -185,7 +193,9 @@ fn put<T>(p: *mut T, v: T) {
     }
 }
 
-/// `gex_System_QueryMyPosition` (a neighbourhood is a host here).
+/// `gex_System_QueryMyPosition`: a neighbourhood is a supernode (the
+/// ranks that share memory; each rank alone with
+/// `GASNET_SUPERNODE_MAXSIZE=1`).
 #[no_mangle]
 pub extern "C" fn gex_System_QueryMyPosition(
     nbrhd_set_size: *mut gex_Rank_t,
@@ -193,11 +203,33 @@ pub extern "C" fn gex_System_QueryMyPosition(
     host_set_size: *mut gex_Rank_t,
     host_set_rank: *mut gex_Rank_t,
 ) {
-    let h = api("gex_System_QueryMyPosition").client.hosts();
-    put(nbrhd_set_size, h.nhosts() as u32);
-    put(nbrhd_set_rank, h.my_host() as u32);
+    let c = &api("gex_System_QueryMyPosition").client;
+    let n = c.neighbourhood();
+    put(nbrhd_set_size, n.count as u32);
+    put(nbrhd_set_rank, n.index as u32);
+    let h = c.hosts();
     put(host_set_size, h.nhosts() as u32);
     put(host_set_rank, h.my_host() as u32);
+}
+
+/// `gex_System_QueryNbrhdInfo`: this rank's supernode, in rank order.
+#[no_mangle]
+pub extern "C" fn gex_System_QueryNbrhdInfo(
+    info_p: *mut *const gex_RankInfo_t,
+    info_count_p: *mut gex_Rank_t,
+    my_info_index_p: *mut gex_Rank_t,
+) {
+    let a = api("gex_System_QueryNbrhdInfo");
+    let me = a.client.rank() as u32;
+    put(info_p, a.nbrhd_ranks.as_ptr());
+    put(info_count_p, a.nbrhd_ranks.len() as u32);
+    put(
+        my_info_index_p,
+        a.nbrhd_ranks
+            .iter()
+            .position(|i| i.gex_jobrank == me)
+            .unwrap_or(0) as u32,
+    );
 }
 
 /// `gex_System_QueryHostInfo`.
@@ -214,7 +246,9 @@ pub extern "C" fn gex_System_QueryHostInfo(
 }
 
 /// `gex_EP_QueryBoundSegmentNB`: the segment of `rank` (known locally
-/// since attach, so always complete: returns GEX_EVENT_INVALID).
+/// since attach, so always complete: returns GEX_EVENT_INVALID). Its local
+/// address is where this process maps it: its own, and a supernode
+/// member's (shared memory); NULL for other ranks.
 #[no_mangle]
 pub extern "C" fn gex_EP_QueryBoundSegmentNB(
     tm: Handle,
@@ -234,7 +268,9 @@ pub extern "C" fn gex_EP_QueryBoundSegmentNB(
             let local = if r == a.client.rank() {
                 s.base as *mut c_void
             } else {
-                std::ptr::null_mut()
+                a.client
+                    .shared_segment(r)
+                    .map_or(std::ptr::null_mut(), |(p, _)| p.cast())
             };
             (s.base as *mut c_void, local, s.size as usize)
         }

@@ -26,6 +26,8 @@ pub(crate) struct Api {
     pub coll_barrier: Cell<bool>,
     /// This host's ranks, for `gex_System_QueryHostInfo`.
     pub host_ranks: Vec<crate::types::gex_RankInfo_t>,
+    /// This rank's supernode, for `gex_System_QueryNbrhdInfo`.
+    pub nbrhd_ranks: Vec<crate::types::gex_RankInfo_t>,
 }
 
 /// The client, once `gex_Client_Init` succeeded (a leaked box: it lives

@@ -1,10 +1,13 @@
 //! The C and C++ programs of tests/c, built against an installed prefix
 //! with the pkg-config command (shared and static), pass under the
-//! installed gasnetrun-ofi with 2 and 4 ranks on shm and tcp;ofi_rxm.
+//! installed gasnetrun-ofi with 2 and 4 ranks on shm and tcp;ofi_rxm. On
+//! shm the ranks use the shared-memory path (the default: one supernode,
+//! no provider traffic); on tcp;ofi_rxm it is off, so the provider carries
+//! every message.
 
 mod common;
 
-use common::{build, job, setup};
+use common::{build, job_with, setup};
 use std::path::Path;
 use std::process::Command;
 
@@ -31,9 +34,11 @@ fn program(name: &str, ok: &str) {
         );
         for provider in ["shm", "tcp"] {
             for n in [2usize, 4] {
-                let r = job(prefix, &exe, n, &[], provider);
+                let maxsize = if provider == "shm" { "0" } else { "1" };
+                let vars = [("GASNET_SUPERNODE_MAXSIZE", maxsize)];
+                let r = job_with(prefix, &exe, n, &[], provider, &vars);
                 let what = format!(
-                    "{name} ({}) on {provider} with {n} ranks",
+                    "{name} ({}) on {provider} with {n} ranks, GASNET_SUPERNODE_MAXSIZE={maxsize}",
                     if shared { "shared" } else { "static" }
                 );
                 assert_eq!(r.code, Some(0), "{what}:\n{}\n{}", r.stdout, r.stderr);

@@ -5,6 +5,7 @@
 //!   endpoints, completion queues, address vectors, memory regions).
 //! * [`profile`]: per-provider capability profiles.
 //! * [`select`]: provider and device selection.
+//! * [`pshm`]: the shared-memory path between ranks of one host.
 
 pub mod boot;
 pub mod client;
@@ -12,6 +13,7 @@ pub mod config;
 pub mod mem;
 pub mod ofi;
 pub mod profile;
+pub mod pshm;
 pub mod select;
 pub mod startup;
 pub mod sync;

@@ -12,8 +12,10 @@
 //! a memory region owns (an `Arc` of) the mapping it registers, and an
 //! endpoint holds an `Arc` of every mapping whose buffers it was handed.
 
+use std::ffi::CString;
 use std::fs::OpenOptions;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 
 /// A page-aligned anonymous or shared mapping.
@@ -21,6 +23,9 @@ use std::ptr::NonNull;
 pub struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
+    /// The memory file behind a [`Mapping::memfd`], kept open so that the
+    /// ranks of this host can map the same pages (see [`Mapping::open_peer`]).
+    fd: Option<OwnedFd>,
 }
 
 // SAFETY: a Mapping is plain memory; it holds no thread-affine state. The
@@ -68,12 +73,63 @@ impl Mapping {
             .write(true)
             .create_new(true)
             .open(&path)?;
-        let mapped = file.set_len(len as u64).and_then(|_| {
-            use std::os::fd::AsRawFd;
-            Self::map(len, libc::MAP_SHARED, file.as_raw_fd())
-        });
+        let mapped = file
+            .set_len(len as u64)
+            .and_then(|_| Self::map(len, libc::MAP_SHARED, file.as_raw_fd()));
         let _ = std::fs::remove_file(&path);
         mapped
+    }
+
+    /// `len` bytes (rounded up to pages) of an anonymous memory file
+    /// (`memfd_create`, mode 0600, close-on-exec), mapped shared. The file
+    /// has no name in any file system (nothing under `/dev/shm`, whatever
+    /// happens to the process); it lives while this mapping or another
+    /// process's mapping of it does. Other processes of the same user open
+    /// it through `/proc/<pid>/fd/<fd>` ([`Mapping::open_peer`]), which the
+    /// kernel refuses to any other user (a ptrace access check).
+    pub fn memfd(len: usize, name: &str) -> io::Result<Mapping> {
+        let len = len.max(1).div_ceil(page_size()) * page_size();
+        let cname = CString::new(name).map_err(io::Error::other)?;
+        // SAFETY: cname is a valid NUL-terminated string; the call creates a
+        // new descriptor and touches no memory of ours.
+        let raw = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: fchmod acts on the descriptor only.
+        if unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: ftruncate acts on the descriptor only.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut m = Self::map(len, libc::MAP_SHARED, fd.as_raw_fd())?;
+        m.fd = Some(fd);
+        Ok(m)
+    }
+
+    /// Map `len` bytes of the memory file that process `pid` holds as
+    /// descriptor `fd` (a [`Mapping::memfd`] of a rank of this host). Fails
+    /// when the file is smaller than `len` or the process is not this
+    /// user's.
+    pub fn open_peer(pid: u32, fd: RawFd, len: usize) -> io::Result<Mapping> {
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let file = OpenOptions::new().read(true).write(true).open(&path)?;
+        let size = file.metadata()?.len();
+        if size < len as u64 {
+            return Err(io::Error::other(format!(
+                "{path} holds {size} bytes, fewer than the {len} published"
+            )));
+        }
+        Self::map(len, libc::MAP_SHARED, file.as_raw_fd())
+    }
+
+    /// The memory file's descriptor, for a [`Mapping::memfd`].
+    pub fn fd(&self) -> Option<RawFd> {
+        self.fd.as_ref().map(|f| f.as_raw_fd())
     }
 
     fn map(len: usize, flags: libc::c_int, fd: libc::c_int) -> io::Result<Mapping> {
@@ -95,7 +151,7 @@ impl Mapping {
         }
         let ptr =
             NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
-        Ok(Mapping { ptr, len })
+        Ok(Mapping { ptr, len, fd: None })
     }
 
     /// The first byte.
@@ -160,6 +216,7 @@ mod tests {
         for m in [
             Mapping::anonymous(10).unwrap(),
             Mapping::shared(3 * page, "test").unwrap(),
+            Mapping::memfd(3 * page, "test").unwrap(),
         ] {
             assert_eq!(m.as_ptr() as usize % page, 0);
             assert_eq!(m.len() % page, 0);
@@ -176,5 +233,21 @@ mod tests {
             assert_eq!(m.offset_of(p, 9), None);
             assert_eq!(m.offset_of(m.as_ptr().wrapping_sub(1), 1), None);
         }
+    }
+
+    #[test]
+    fn a_memfd_mapping_is_shared_with_its_second_mapping() {
+        let page = page_size();
+        let a = Mapping::memfd(2 * page, "test").unwrap();
+        let fd = a.fd().unwrap();
+        let b = Mapping::open_peer(std::process::id(), fd, 2 * page).unwrap();
+        assert_ne!(a.as_ptr(), b.as_ptr());
+        // SAFETY: both pointers are inside their mappings (page 1, byte 5).
+        unsafe {
+            *a.as_ptr().add(page + 5) = 42;
+            assert_eq!(*b.as_ptr().add(page + 5), 42);
+        }
+        let err = Mapping::open_peer(std::process::id(), fd, 3 * page).unwrap_err();
+        assert!(err.to_string().contains("fewer than"), "{err}");
     }
 }

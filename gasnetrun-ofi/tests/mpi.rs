@@ -87,10 +87,17 @@ fn mpi_four_ranks_under_mpirun() {
 }
 
 /// The client programs ([`client_programs`]) under `spawner`, 4 ranks,
-/// with `envs`; the lead rank's provider warning must name `provider`.
-fn client_programs_under(spawner: &str, var: &str, envs: &[(&str, &str)], provider: &str) {
+/// with `envs`, their messages on `paths`; the lead rank's provider
+/// warning must name `provider`.
+fn client_programs_under(
+    spawner: &str,
+    var: &str,
+    envs: &[(&str, &str)],
+    provider: &str,
+    paths: Paths,
+) {
     let flag = format!("-spawner={spawner}");
-    for p in client_programs(4) {
+    for p in client_programs(4, paths) {
         let t = token("client");
         let mut args = vec![flag.clone(), "-n".into(), "4".into(), "--".into()];
         args.extend(p.command(&t));
@@ -108,18 +115,26 @@ fn client_programs_under(spawner: &str, var: &str, envs: &[(&str, &str)], provid
 /// examples, 4 ranks, with each spawner: on the provider the conduit picks
 /// for ranks of one host (shm), and over tcp;ofi_rxm (named in full: with
 /// libfabric 2.x `FI_PROVIDER=tcp` is the native tcp provider) on the
-/// loopback device, its variables passed on by mpirun.
+/// loopback device, its variables passed on by mpirun. With the default
+/// configuration the ranks of the host form one supernode (every message
+/// through shared memory); over tcp;ofi_rxm the shared-memory path is off
+/// (`GASNET_SUPERNODE_MAXSIZE=1`), so the provider carries everything.
 #[test]
 fn client_programs_under_mpirun_with_the_pmi_and_mpi_spawners() {
     let _g = serial();
     need_mpirun();
     for (spawner, var) in [("pmi", "PMIRUN_CMD"), ("mpi", "MPIRUN_CMD")] {
-        client_programs_under(spawner, var, &[], "shm provider (shm)");
+        client_programs_under(spawner, var, &[], "shm provider (shm)", Paths::Shared);
         client_programs_under(
             spawner,
             var,
-            &[("FI_PROVIDER", "tcp;ofi_rxm"), ("GASNET_OFI_DEVICE", "lo")],
+            &[
+                ("FI_PROVIDER", "tcp;ofi_rxm"),
+                ("GASNET_OFI_DEVICE", "lo"),
+                ("GASNET_SUPERNODE_MAXSIZE", "1"),
+            ],
             "tcp;ofi_rxm provider (lo)",
+            Paths::Provider,
         );
     }
 }

@@ -126,8 +126,11 @@ pub fn clear_fabric_env(cmd: &mut Command) {
 
 /// `launcher -n <n> <program> <args>` with a clean fabric environment
 /// ([`clear_fabric_env`]) plus `FI_PROVIDER`, `GASNET_OFI_DEVICE`,
-/// `GASNET_QUIET=1` and `GASNET_EXITTIMEOUT=30`: how the tests and the
-/// provider matrix start a job.
+/// `GASNET_QUIET=1`, `GASNET_EXITTIMEOUT=30` and
+/// `GASNET_SUPERNODE_MAXSIZE=1`: how the tests and the provider matrix
+/// start a job. The shared-memory path is off so that the provider carries
+/// every message, which is what these jobs test; the tests of the
+/// shared-memory path (`tests/tests/pshm.rs`) set the variable themselves.
 pub fn job_command(
     launcher: &std::path::Path,
     n: usize,
@@ -142,7 +145,8 @@ pub fn job_command(
     cmd.env("FI_PROVIDER", fi_provider)
         .env("GASNET_OFI_DEVICE", device)
         .env("GASNET_QUIET", "1")
-        .env("GASNET_EXITTIMEOUT", "30");
+        .env("GASNET_EXITTIMEOUT", "30")
+        .env("GASNET_SUPERNODE_MAXSIZE", "1");
     cmd
 }
 

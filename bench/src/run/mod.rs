@@ -362,6 +362,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
     let other_cpu_pct = 100.0 * foreign as f64 / (total1 - total0).max(1) as f64;
     Ok(Some(Report {
         provider,
+        shared_memory: b.c.is_shared(1),
         ranks: b.c.size(),
         iters: o.iters,
         reps: o.reps,

@@ -120,7 +120,9 @@ impl Bench<'_> {
                 f.ours.push(put_us);
                 // A blocking put injects what fits and otherwise writes
                 // straight from the caller's buffer (it waits anyway).
-                f.path = Some(if size <= self.c.put_limits().inject {
+                f.path = Some(if self.c.is_shared(1) {
+                    "shared".into()
+                } else if size <= self.c.put_limits().inject {
                     "inject".into()
                 } else {
                     "direct".into()
@@ -160,6 +162,7 @@ impl Bench<'_> {
             if self.rank0() {
                 let n = self.o.flood_count(size);
                 let before = self.c.put_counts();
+                let shared_before = self.c.stats().shared_rma;
                 let t = Instant::now();
                 self.c.rma_scope(|s| {
                     for _ in 0..n {
@@ -170,7 +173,11 @@ impl Bench<'_> {
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
                 let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
                 f.ours.push(mbs);
-                f.path = Some(put_path(&before, &self.c.put_counts()));
+                f.path = Some(if self.c.stats().shared_rma > shared_before {
+                    "shared".into()
+                } else {
+                    put_path(&before, &self.c.put_counts())
+                });
                 // Gets land in disjoint parts of `dst` (at most n of them).
                 let per = (dst.len() / size.max(1)).max(1).min(n);
                 let t = Instant::now();
@@ -188,6 +195,41 @@ impl Bench<'_> {
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
                 self.figs
                     .get("get_nbi_bw", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+                // The same-host limit, in this process with the same shapes:
+                // the put's (one source to one destination, n times) and the
+                // get's (one source into disjoint parts of `dst`).
+                let mut one = vec![0u8; size];
+                let t = Instant::now();
+                for i in 0..n {
+                    one.copy_from_slice(&src[..size]);
+                    std::hint::black_box(&mut one);
+                    if size > 0 {
+                        one[0] = i as u8;
+                    }
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("memcpy_put_bw", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+                let t = Instant::now();
+                let mut done = 0usize;
+                while done < n {
+                    let k = per.min(n - done);
+                    if size > 0 {
+                        for chunk in dst.chunks_mut(size).take(k) {
+                            let l = chunk.len();
+                            chunk.copy_from_slice(&src[..l]);
+                        }
+                    }
+                    std::hint::black_box(&mut dst);
+                    done += k;
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("memcpy_get_bw", Some(size), "MB/s")
                     .ours
                     .push(mbs);
             }
@@ -215,6 +257,10 @@ impl Bench<'_> {
 
 /// The path a send took, from the counters before and after it.
 fn path_of(before: &AmStats, after: &AmStats) -> String {
+    if after.shared_sent > before.shared_sent {
+        // Through the receiver's ring (a Long's payload copied first).
+        return "shared".into();
+    }
     if after.long_rma > before.long_rma {
         // The payload went by a blocking RMA write; the header after it.
         return "rma-block".into();

@@ -10,8 +10,11 @@
 #if !defined(GASNET_SEQ) || GASNET_SEQ != 1
 #error GASNET_SEQ
 #endif
-#if defined(GASNET_PAR) || defined(GASNET_PARSYNC) || defined(GASNET_SEGMENT_EVERYTHING) || defined(GASNET_DEBUG) || defined(GASNET_PSHM)
+#if defined(GASNET_PAR) || defined(GASNET_PARSYNC) || defined(GASNET_SEGMENT_EVERYTHING) || defined(GASNET_DEBUG)
 #error a configuration macro that must be undefined is defined
+#endif
+#if !defined(GASNET_PSHM) || GASNET_PSHM != 1
+#error GASNET_PSHM (the shared-memory path exists)
 #endif
 #if defined(GASNET_HAVE_MK_CLASS_CUDA_UVM) || defined(GASNET_HAVE_MK_CLASS_HIP) || defined(GASNET_HAVE_MK_CLASS_ZE) || defined(GASNET_HAVE_MK_CLASS_MULTIPLE)
 #error a GASNET_HAVE_MK_CLASS_* macro is defined
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
     gex_RankInfo_t *info;
     gex_System_QueryMyPosition(&a, &b, &c, &d);
     gex_System_QueryHostInfo(&info, &cnt, &idx);
+    gex_System_QueryNbrhdInfo(&info, &cnt, &idx);
     void *base; uintptr_t size;
     gex_Event_t ev = gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &base, NULL, &size, GEX_FLAG_IMMEDIATE);
     gex_Event_Wait(ev);

@@ -111,9 +111,34 @@ int main(int argc, char **argv) {
         }
         gex_Coll_BarrierBlocking(tm, 0);
     }
+    /* The neighbourhood: every member's segment is mapped here (a store
+     * through localaddr is what a get from that rank reads); other ranks
+     * have no local address. */
+    gex_RankInfo_t *nb; gex_Rank_t nbn, nbi;
+    gex_System_QueryNbrhdInfo(&nb, &nbn, &nbi);
+    if (nbn < 1 || nb[nbi].gex_jobrank != me) FAIL("QueryNbrhdInfo: %u members, mine at %u", (unsigned)nbn, (unsigned)nbi);
+    gex_Rank_t nbsets, nbset, hsets, hset;
+    gex_System_QueryMyPosition(&nbsets, &nbset, &hsets, &hset);
+    if (nbset >= nbsets || hset >= hsets || nbsets < hsets) FAIL("QueryMyPosition: %u/%u, host %u/%u", (unsigned)nbset, (unsigned)nbsets, (unsigned)hset, (unsigned)hsets);
+    for (gex_Rank_t t = 0; t < n; t++) {
+        void *owner, *local; uintptr_t size;
+        gex_EP_QueryBoundSegmentNB(tm, t, &owner, &local, &size, 0);
+        int member = 0;
+        for (gex_Rank_t i = 0; i < nbn; i++) member |= nb[i].gex_jobrank == t;
+        if (member != (local != NULL)) FAIL("rank %u: neighbourhood member %d, local address %p", (unsigned)t, member, local);
+        if (local != NULL && t != me) {
+            /* A word of my window in t's segment, stored directly. */
+            unsigned char *p = (unsigned char *)local + me * window();
+            p[0] = (unsigned char)(0xa0 + me);
+            unsigned char got = 0;
+            gex_RMA_GetBlocking(tm, &got, t, remote(t, me * window()), 1, 0);
+            if (got != (unsigned char)(0xa0 + me)) FAIL("a store through rank %u's local address was not what a get read", (unsigned)t);
+            checked++;
+        }
+    }
     if (errors == 0)
-        printf("rma.c: rank %u of %u: ok: %d transfers of 0 B..4 MiB checked (blocking, NB NOW/DEFER/LC, NBI NOW/DEFER/GROUP, all event waits)\n",
-               (unsigned)me, (unsigned)n, checked);
+        printf("rma.c: rank %u of %u: ok: %d transfers of 0 B..4 MiB checked (blocking, NB NOW/DEFER/LC, NBI NOW/DEFER/GROUP, all event waits), neighbourhood of %u\n",
+               (unsigned)me, (unsigned)n, checked, (unsigned)nbn);
     fflush(stdout);
     int bad = errors;
     gex_Coll_BarrierBlocking(tm, 0);

@@ -184,11 +184,25 @@ pub fn build(prefix: &Path, name: &str) -> PathBuf {
 }
 
 /// Run `exe args` with `n` ranks over `provider` through the installed
-/// launcher of `prefix`, with a deadline.
+/// launcher of `prefix`, with a deadline (the shared-memory path off, as
+/// [`job_command`] sets it).
 pub fn job(prefix: &Path, exe: &Path, n: usize, args: &[&str], provider: &str) -> JobResult {
+    job_with(prefix, exe, n, args, provider, &[])
+}
+
+/// [`job`] with further variables.
+pub fn job_with(
+    prefix: &Path,
+    exe: &Path,
+    n: usize,
+    args: &[&str],
+    provider: &str,
+    vars: &[(&str, &str)],
+) -> JobResult {
     let launcher = prefix.join("bin/gasnetrun-ofi");
     let device = if provider == "shm" { "shm" } else { "lo" };
     let mut cmd = job_command(&launcher, n, exe, args, provider, device);
+    cmd.envs(vars.iter().copied());
     let out = run_with_deadline(&mut cmd, Duration::from_secs(180));
     let r = JobResult {
         code: out.status.code(),

@@ -120,6 +120,9 @@ pub enum Error {
         /// What.
         what: &'static str,
     },
+    /// The shared-memory path between ranks of a host could not be set up.
+    #[error("the shared-memory path: {0}")]
+    PshmSetup(String),
     /// A segment offset not aligned for an atomic or volatile access.
     #[error(
         "segment offset {offset} is not a multiple of {align} (needed for a {bits}-bit access)"

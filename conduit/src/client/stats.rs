@@ -44,6 +44,11 @@ pub struct AmStats {
     /// AMs sent to this rank itself (delivered by the next poll, without
     /// the provider).
     pub loopback: u64,
+    /// AMs sent through shared memory to a rank of this supernode.
+    pub shared_sent: u64,
+    /// Puts, gets and AM Long payloads done as memory copies into or out
+    /// of a supernode peer's segment.
+    pub shared_rma: u64,
     /// CPU yields made by wait loops ([`crate::client::WaitMode::Yield`]).
     pub wait_yields: u64,
 }
@@ -89,6 +94,10 @@ impl AmStats {
             self.rescue_posts, self.early_releases
         ));
         s.push_str(&format!("AM_LOOPBACK {}\n", self.loopback));
+        s.push_str(&format!(
+            "AM_SHARED {}\nRMA_SHARED {}\n",
+            self.shared_sent, self.shared_rma
+        ));
         s.push_str(&format!("WAIT_YIELDS {}\n", self.wait_yields));
         s
     }
@@ -113,6 +122,8 @@ pub(crate) struct SetStats<C: Counter> {
     pub put_inject: C,
     pub put_bounce: C,
     pub put_block: C,
+    pub shared_sent: C,
+    pub shared_rma: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -132,6 +143,8 @@ impl<C: Counter> SetStats<C> {
         s.completions += self.completions.get();
         s.eagain_retries += self.eagain_retries.get();
         s.loopback += self.loopback.get();
+        s.shared_sent += self.shared_sent.get();
+        s.shared_rma += self.shared_rma.get();
     }
 }
 

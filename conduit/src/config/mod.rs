@@ -27,6 +27,7 @@ mod inject;
 pub mod libfabric_vars;
 mod node_list;
 pub mod provider_list;
+pub mod pshm;
 mod read;
 pub mod rma;
 pub mod segsize;
@@ -41,6 +42,7 @@ pub use gex_env::ExitTimeout;
 pub use inject::resolve_inject_limit;
 pub use node_list::NodeList;
 pub use provider_list::ProviderList;
+pub use pshm::PshmConfig;
 pub use read::{host_page_size, host_physical_memory};
 pub use rma::RmaConfig;
 pub use segsize::MaxSegsize;
@@ -78,6 +80,8 @@ pub struct Config {
     /// `GASNET_OFI_PROVIDER_INCLUDE` or `GASNET_OFI_PROVIDER_EXCLUDE`: the
     /// provider list that narrows selection together with `FI_PROVIDER`.
     pub provider_list: ProviderList,
+    /// The shared-memory path between ranks of a host.
+    pub pshm: PshmConfig,
 }
 
 impl Config {
@@ -128,6 +132,8 @@ impl Config {
         tagged::NUM_CTXTS,
         provider_list::PROVIDER_INCLUDE,
         provider_list::PROVIDER_EXCLUDE,
+        pshm::SUPERNODE_MAXSIZE,
+        pshm::PSHM_RING_SIZE,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the
@@ -152,6 +158,7 @@ impl Config {
             exit_timeout: ExitTimeout::from_env(reader)?,
             tagged: TaggedConfig::from_env(reader)?,
             provider_list: ProviderList::from_env(reader)?,
+            pshm: PshmConfig::from_env(reader)?,
         })
     }
 

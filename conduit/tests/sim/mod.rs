@@ -43,9 +43,14 @@ pub fn end_thread(code: i32) -> ! {
     std::panic::resume_unwind(Box::new(RankExit(code)))
 }
 
-/// A configuration from `GASNET_*` settings (nothing else is read).
+/// A configuration from `GASNET_*` settings (nothing else is read). The
+/// shared-memory path is off unless `vars` turn it on: the simulated ranks
+/// share a process and a host, and the simulator is there to exercise the
+/// transport.
 pub fn config(vars: &[(&str, &str)]) -> Config {
     let mut env = MapEnv::new();
+    env.0
+        .insert("GASNET_SUPERNODE_MAXSIZE".to_string(), "1".to_string());
     for (k, v) in vars {
         env.0.insert(k.to_string(), v.to_string());
     }

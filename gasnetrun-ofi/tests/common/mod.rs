@@ -365,11 +365,25 @@ pub struct ClientRun {
     pub not: Vec<&'static str>,
 }
 
+/// Which path carries rank 0's messages in a run of [`client_programs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paths {
+    /// `GASNET_SUPERNODE_MAXSIZE=1`: the provider carries everything.
+    Provider,
+    /// Every rank on one host with the shared-memory path on (the
+    /// default): nothing goes through the provider.
+    Shared,
+    /// Ranks 0 and 1 share a host with the path on, others are elsewhere:
+    /// rank 0 uses both, and its RMA peer (rank 1) is reached by copies.
+    Mixed,
+}
+
 /// The client programs, each over `n` ranks: `gex-am core` and `flood`,
 /// `gex-rma all` and the examples `am_ring`, `gups` and `stencil`, with the
 /// summary lines of the `tests` and `gex-examples` tests (`tests/tests/am.rs`,
-/// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks.
-pub fn client_programs(n: usize) -> Vec<ClientRun> {
+/// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks; the path counters
+/// rank 0 prints must show `paths`.
+pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
     let run = |program, args: &[&str], want: String| ClientRun {
         program,
         args: args.iter().map(|a| a.to_string()).collect(),
@@ -377,16 +391,51 @@ pub fn client_programs(n: usize) -> Vec<ClientRun> {
         also: Vec::new(),
         not: Vec::new(),
     };
-    vec![
-        ClientRun {
-            // Both Long paths (inline and RMA) taken.
+    let core = run(
+        "gex-am",
+        &["core"],
+        "gex-am core: ok: 162 request/reply pairs checked".into(),
+    );
+    let core = match paths {
+        // Both Long paths (inline and RMA) taken, nothing shared.
+        Paths::Provider => ClientRun {
             not: vec!["long_inline=0 ", "long_rma=0 "],
-            ..run(
-                "gex-am",
-                &["core"],
-                "gex-am core: ok: 162 request/reply pairs checked".into(),
-            )
+            also: vec!["shared=0".into()],
+            ..core
         },
+        Paths::Shared => ClientRun {
+            also: vec!["injected=0 buffered=0 shared=".into()],
+            not: vec!["shared=0"],
+            ..core
+        },
+        Paths::Mixed => ClientRun {
+            not: vec!["injected=0 buffered=0", "shared=0"],
+            ..core
+        },
+    };
+    let rma = run(
+        "gex-rma",
+        &["all"],
+        "gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, \
+         500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="
+            .into(),
+    );
+    let rma = match paths {
+        // Every put path (inject, bounce buffer, blocking) taken.
+        Paths::Provider => ClientRun {
+            not: vec!["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"],
+            also: vec!["RMA_SHARED=0".into()],
+            ..rma
+        },
+        // Rank 1 is reached by copies: no provider put path.
+        Paths::Shared | Paths::Mixed => ClientRun {
+            also: vec!["NB_PUT_INJECT=0 NB_PUT_BOUNCE=0 NB_PUT_BLOCK=0 RMA_SHARED=".into()],
+            not: vec!["RMA_SHARED=0"],
+            ..rma
+        },
+    };
+    vec![
+        core,
         run(
             "gex-am",
             &["flood", "20000", "2000"],
@@ -396,17 +445,7 @@ pub fn client_programs(n: usize) -> Vec<ClientRun> {
                 2000 * n
             ),
         ),
-        ClientRun {
-            // Every put path (inject, bounce buffer, blocking) taken.
-            not: vec!["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"],
-            ..run(
-                "gex-rma",
-                &["all"],
-                "gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, \
-                 500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="
-                    .into(),
-            )
-        },
+        rma,
         run(
             "example-am_ring",
             &["50"],

@@ -233,8 +233,8 @@ fn core(c: &Client) -> Fallible<String> {
     }
     let s = c.stats();
     Ok(format!(
-        "ok: {expected} request/reply pairs checked (medium max {max}, long inline threshold {t}); long_inline={} long_rma={} injected={} buffered={}",
-        s.long_inline, s.long_rma, s.injected, s.sent_from_buffer
+        "ok: {expected} request/reply pairs checked (medium max {max}, long inline threshold {t}); long_inline={} long_rma={} injected={} buffered={} shared={}",
+        s.long_inline, s.long_rma, s.injected, s.sent_from_buffer, s.shared_sent
     ))
 }
 

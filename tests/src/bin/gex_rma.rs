@@ -227,11 +227,19 @@ fn all(c: &Client) -> Fallible<String> {
     }
     c.barrier()?;
     let pc = c.put_counts();
-    if pc.inject == 0 || pc.bounce == 0 || pc.block == 0 {
+    let shared = c.stats().shared_rma;
+    if c.is_shared(peer) {
+        // Every put and get with the peer is a copy through shared memory.
+        if pc.inject + pc.bounce + pc.block != 0 || shared == 0 {
+            return Err(fail(format!(
+                "the peer is in this supernode, yet puts took provider paths ({pc:?}) or none was copied (RMA_SHARED {shared})"
+            )));
+        }
+    } else if pc.inject == 0 || pc.bounce == 0 || pc.block == 0 {
         return Err(fail(format!("not every put path was taken: {pc:?}")));
     }
     Ok(format!(
-        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={}",
+        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={} RMA_SHARED={shared}",
         2 * many,
         pc.inject,
         pc.bounce,

@@ -18,6 +18,7 @@ mod receive;
 mod rma;
 mod segment;
 mod send;
+mod shared;
 
 pub(crate) use exit::end_process;
 pub(crate) use progress::Progress;
@@ -156,6 +157,10 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub end: fn(i32) -> !,
     /// Tagged messaging, when the client was started with it.
     pub tagged: OnceLock<crate::tagged::engine::Engine<M>>,
+    /// The shared-memory path to the ranks of this supernode.
+    pub pshm: Option<crate::pshm::Shared<M>>,
+    /// This rank's neighbourhood (supernode) among the job's.
+    pub nbrhd: crate::pshm::Position,
 }
 
 thread_local! {
@@ -270,6 +275,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         tp.connect(&all)?;
         drop(all);
         let facts = tp.facts().clone();
+        let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
         let mut set_vec = Vec::with_capacity(sets);
         for i in 0..sets {
             set_vec.push(new_set::<M, T>(&mut tp, i, &cfg, recv_size, largest_am)?);
@@ -327,6 +333,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             names_at_startup,
             end: p.end,
             tagged: OnceLock::new(),
+            pshm,
+            nbrhd,
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {

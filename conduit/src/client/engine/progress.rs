@@ -75,13 +75,30 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     #[inline(always)]
     fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
+        if let Some(sh) = &self.pshm {
+            if sh.all_local {
+                return self.progress_shared_only(sh, set, what);
+            }
+        }
         let s = &self.sets[set];
         let mut first = None;
         let mut seen = 0usize;
         if what == Progress::Full {
+            if let Some(sh) = &self.pshm {
+                keep(
+                    &mut first,
+                    self.poll_shared(sh, set, Side::Request, &mut seen),
+                );
+            }
             keep(&mut first, self.poll_rx(s, Side::Request, &mut seen));
         }
         keep(&mut first, self.poll_tx(s, &mut seen));
+        if let Some(sh) = &self.pshm {
+            keep(
+                &mut first,
+                self.poll_shared(sh, set, Side::Reply, &mut seen),
+            );
+        }
         keep(&mut first, self.poll_rx(s, Side::Reply, &mut seen));
         keep(&mut first, self.repost(s, Side::Request));
         keep(&mut first, self.repost(s, Side::Reply));

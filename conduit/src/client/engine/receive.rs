@@ -174,7 +174,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// may queue a reply to self, which the reply side runs, or a request
     /// to self, which the next poll runs.
     #[inline(never)]
-    fn run_queued(&self, s: &EpSet<M>, side: Side, seen: &mut usize, first: &mut Option<Error>) {
+    pub(super) fn run_queued(
+        &self,
+        s: &EpSet<M>,
+        side: Side,
+        seen: &mut usize,
+        first: &mut Option<Error>,
+    ) {
         let q = std::mem::take(&mut *s.queue[side.index()].lock());
         *seen += q.len();
         let mut r = Requeue {

@@ -169,6 +169,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         inject: bool,
         wait: Progress,
     ) -> Result<Option<OpId>, Error> {
+        if let Some(r) = self.copy_shared(set, rank, offset, local, len) {
+            return r.map(|()| None);
+        }
         let remote = self.remote(set, rank, offset, len)?;
         let plan = chunks(len, self.max_rma);
         let n = plan.len();
@@ -296,6 +299,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Blocking put: injected up to the inject limit, else written from
     /// `src` while this waits.
     pub fn put(&self, set: usize, rank: usize, offset: usize, src: &[u8]) -> Result<(), Error> {
+        if let Some(r) = self.copy_shared(set, rank, offset, Local::Write(src.as_ptr()), src.len())
+        {
+            return r;
+        }
         let path = self.put_limits.choose_blocking(src.len());
         self.count_put(set, path);
         let op = self.start_write(
@@ -337,6 +344,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         src: &[u8],
         implicit: Implicit,
     ) -> Result<Option<OpId>, Error> {
+        let local = Local::Write(src.as_ptr());
+        if let Some(r) = self.copy_shared(set, rank, offset, local, src.len()) {
+            return r.map(|()| None);
+        }
         let free = self.bounce.as_ref().map_or(0, |b| b.pool.available());
         let mut path = self.put_limits.choose(src.len(), free);
         if let PutPath::Bounce(n) = path {

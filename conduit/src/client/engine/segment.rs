@@ -1,11 +1,12 @@
-//! The registered segment: this rank's shared mapping (a file under
-//! `/dev/shm`, unlinked at once), its registration (one region, or one per
+//! The registered segment: this rank's shared mapping (a `memfd`, which
+//! the ranks of its supernode map too), its registration (one region, or one per
 //! endpoint set on endpoint-bound providers), and every rank's published
 //! base, size and key per set.
 
 use super::Core;
 use crate::client::error::Error;
 use crate::mem::{page_size, Mapping};
+use crate::pshm::{Shared, SEGMENT_RECORD};
 use crate::sync::Mode;
 use crate::transport::{Access, Region, Transport};
 use ::rma::plan::SegmentInfo;
@@ -99,7 +100,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             });
         }
         let mem = Arc::new(
-            Mapping::shared(size, &format!("seg-{}", self.rank))
+            Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
                 .map_err(|e| Error::map("the segment", size, e))?,
         );
         let regions = self.tp.register(&mem, Access::Remote)?;
@@ -113,10 +114,21 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             };
             mine.extend_from_slice(&info.to_bytes());
         }
+        // The memory file for the supernode's peers to map.
+        mine.extend_from_slice(&Shared::<M>::segment_record(&mem));
         let all = self.boot.allgather(&mine)?;
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
+        let mut shared_records = Vec::with_capacity(self.size);
         for (rank, b) in all.iter().enumerate() {
+            let Some((b, shared)) = b.len().checked_sub(SEGMENT_RECORD).map(|at| b.split_at(at))
+            else {
+                return Err(Error::Published {
+                    rank,
+                    what: "segment record",
+                });
+            };
+            shared_records.push(shared);
             if b.len() != 24 * nreg {
                 return Err(Error::Published {
                     rank,
@@ -130,6 +142,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 })?;
                 peers[set].push(info);
             }
+        }
+        if let Some(sh) = &self.pshm {
+            sh.attach(&shared_records, &mem)?;
         }
         let state = SegmentState {
             _regions: regions,

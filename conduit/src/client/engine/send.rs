@@ -39,6 +39,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         immediate: bool,
         wait: Progress,
     ) -> Result<bool, Error> {
+        if let Some(sh) = &self.pshm {
+            if let Some(index) = sh.peer(dest).filter(|_| dest != self.rank) {
+                return self.send_shared(
+                    sh,
+                    index,
+                    set,
+                    side,
+                    dest,
+                    category,
+                    handler,
+                    args,
+                    payload,
+                    dest_offset,
+                    immediate,
+                    wait,
+                );
+            }
+        }
         let quick = self.limits.plan_injected(
             dest,
             category,
@@ -124,7 +142,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 s.stats.long_rma.add(1);
             }
             Some(LongPath::Inline) => s.stats.long_inline.add(1),
-            None => {}
+            Some(LongPath::Copy) | None => {}
         }
         Ok(Some(plan))
     }
@@ -213,6 +231,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             || plan.header.kind == wire::Kind::LongInline)
             .then_some(dest_offset as u64);
         match plan.route {
+            // Only `send_shared` plans the shared route.
+            Route::Shared => Err(Error::PshmSetup(format!(
+                "an AM to rank {dest} was planned through shared memory outside the shared path"
+            ))),
             Route::Loopback => {
                 let mut q = s.queue[side.index()].lock();
                 if q.len() >= LOOPBACK_MAX {

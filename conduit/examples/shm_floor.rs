@@ -1,0 +1,108 @@
+//! The floor under the same-host AM round trip on this machine: two threads
+//! on two CPUs pass (1) a flag in one cache line, (2) flags in two cache
+//! lines (each thread writes one and reads the other, as a request and a
+//! reply through two rings do), and (3) 24-byte records through two of the
+//! conduit's shared-memory rings (`conduit::pshm::ring`, no AM code).
+//! Prints the median round trip of each over `--reps` runs.
+//!
+//! `cargo run --release -p conduit --example shm_floor [iters] [reps]`
+
+use conduit::mem::Mapping;
+use conduit::pshm::ring::{footprint, Producer, Ring};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// Round trips through flags `a` (there) and `b` (back), in µs.
+fn flags(a: &'static AtomicU64, b: &'static AtomicU64, iters: u64) -> f64 {
+    a.store(0, Ordering::SeqCst);
+    b.store(0, Ordering::SeqCst);
+    let t = std::thread::spawn(move || {
+        for i in 1..=iters {
+            while a.load(Ordering::Acquire) != i {}
+            b.store(i, Ordering::Release);
+        }
+    });
+    let start = Instant::now();
+    for i in 1..=iters {
+        a.store(i, Ordering::Release);
+        while b.load(Ordering::Acquire) != i {}
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+    t.join().expect("the echo thread");
+    us
+}
+
+/// Round trips of 24-byte records through two rings, in µs.
+fn rings(iters: u64) -> f64 {
+    let cap = 65536;
+    let m = Mapping::anonymous(2 * footprint(cap)).expect("map the rings");
+    // SAFETY: two fresh zeroed rings inside `m`, which outlives both
+    // threads (joined below); each ring has one producer and one consumer.
+    let (there, back) = unsafe {
+        (
+            Ring::new(m.as_ptr(), cap),
+            Ring::new(m.as_ptr().add(footprint(cap)), cap),
+        )
+    };
+    let t = std::thread::spawn(move || {
+        let mut p = Producer::default();
+        for _ in 0..iters {
+            // SAFETY: this thread is `there`'s only consumer and `back`'s
+            // only producer.
+            unsafe {
+                let r = loop {
+                    if let Some(r) = there.peek() {
+                        break r;
+                    }
+                };
+                there.release(r);
+                while !back.push(&mut p, 24, |b| b[0] = 1) {}
+            }
+        }
+    });
+    let mut p = Producer::default();
+    let start = Instant::now();
+    for _ in 0..iters {
+        // SAFETY: this thread is `there`'s only producer and `back`'s only
+        // consumer.
+        unsafe {
+            while !there.push(&mut p, 24, |b| b[0] = 1) {}
+            let r = loop {
+                if let Some(r) = back.peek() {
+                    break r;
+                }
+            };
+            back.release(r);
+        }
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+    t.join().expect("the echo thread");
+    us
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let iters: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(200_000);
+    let reps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let one: &'static [AtomicU64; 2] = Box::leak(Box::new([AtomicU64::new(0), AtomicU64::new(0)]));
+    let two: &'static [Line; 2] =
+        Box::leak(Box::new([Line(AtomicU64::new(0)), Line(AtomicU64::new(0))]));
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps.max(1) {
+        a.push(flags(&one[0], &one[1], iters));
+        b.push(flags(&two[0].0, &two[1].0, iters));
+        c.push(rings(iters));
+    }
+    println!("round trip, median of {} x {iters} (us):", reps.max(1));
+    println!("  flags in one cache line   {:.3}", median(a));
+    println!("  flags in two cache lines  {:.3}", median(b));
+    println!("  two shared-memory rings   {:.3}", median(c));
+}

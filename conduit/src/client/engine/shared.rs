@@ -1,0 +1,269 @@
+//! The shared-memory path in the engine (see [`crate::pshm`]): AMs to the
+//! ranks of this supernode go into their rings, the rings sent to this rank
+//! are read by progress, and RMA with a supernode rank is a memory copy.
+
+use super::progress::keep;
+use super::{Core, Local, Progress};
+use crate::client::error::Error;
+use crate::client::stats::kind_index;
+use crate::pshm::ring::{Record, Ring};
+use crate::pshm::Shared;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Side, Transport};
+use am::send::{Category, LongPath, Plan, Request};
+use am::wire::{self, Kind};
+
+/// Releases a ring record when dropped: after its handler returned, or
+/// while the handler's panic unwinds (the message counts as consumed).
+struct Release<'a> {
+    ring: &'a Ring,
+    rec: Record,
+}
+
+impl Drop for Release<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `rec` is the ring's latest peek, by this consumer (the
+        // inbox try-lock is held around the whole read).
+        unsafe { self.ring.release(self.rec) }
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Send an AM to `dest`, member `index` of this supernode, through its
+    /// ring. Same contract as `send_am`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn send_shared(
+        &self,
+        sh: &Shared<M>,
+        index: usize,
+        set: usize,
+        side: Side,
+        dest: usize,
+        category: Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+        immediate: bool,
+        wait: Progress,
+    ) -> Result<bool, Error> {
+        let plan = match self.limits.plan_shared_small(
+            dest,
+            category,
+            side == Side::Request,
+            handler,
+            args.len(),
+            payload.len(),
+        ) {
+            Some(p) => p,
+            None => self.plan_shared_other(
+                set,
+                side,
+                dest,
+                category,
+                handler,
+                args,
+                payload,
+                dest_offset,
+            )?,
+        };
+        let long_dst = if plan.long == Some(LongPath::Copy) {
+            match sh.segment_range(dest, dest_offset, payload.len()) {
+                Some(r) => Some(r?),
+                None => return Err(Error::NoSegment),
+            }
+        } else {
+            None
+        };
+        let inline: &[u8] = if plan.payload_inline { payload } else { &[] };
+        let off =
+            matches!(plan.header.kind, Kind::Long | Kind::LongInline).then_some(dest_offset as u64);
+        let s = &self.sets[set];
+        loop {
+            let pushed = sh.push(set, side, index, plan.len, |buf| {
+                if let Some(dst) = long_dst {
+                    // SAFETY: `dst..dst+len` lies in `dest`'s segment as
+                    // mapped here (segment_range checked it); the payload
+                    // is the caller's slice. `copy` allows overlap.
+                    unsafe { std::ptr::copy(payload.as_ptr(), dst, payload.len()) };
+                }
+                wire::encode_into(buf, &plan.header, args, off, payload.len(), inline);
+            });
+            if pushed {
+                Self::count_shared(s, side, &plan);
+                return Ok(true);
+            }
+            if immediate {
+                return Ok(false);
+            }
+            self.progress_within(set, wait)?;
+            if wait == Progress::Full {
+                // A peer's exit: nobody may receive this any more.
+                self.exit_if_requested()?;
+            }
+        }
+    }
+
+    #[inline]
+    fn count_shared(s: &super::EpSet<M>, side: Side, plan: &Plan) {
+        let sent = if side == Side::Request {
+            &s.stats.requests_sent
+        } else {
+            &s.stats.replies_sent
+        };
+        sent[kind_index(plan.header.kind)].add(1);
+        s.stats.shared_sent.add(1);
+        if plan.long.is_some() {
+            s.stats.shared_rma.add(1);
+        }
+    }
+
+    /// The shared plan of what `plan_shared_small` leaves (Longs, bad
+    /// requests).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn plan_shared_other(
+        &self,
+        set: usize,
+        side: Side,
+        dest: usize,
+        category: Category,
+        handler: u8,
+        args: &[u32],
+        payload: &[u8],
+        dest_offset: usize,
+    ) -> Result<Plan, Error> {
+        let long_target = (category == Category::Long).then(|| {
+            let size = self.segment.get().map(|g| g.peer(set, dest).size);
+            (dest_offset, size)
+        });
+        Ok(self.limits.plan_shared(&Request {
+            dest,
+            category,
+            is_request: side == Side::Request,
+            handler,
+            nargs: args.len(),
+            payload_len: payload.len(),
+            long_target,
+        })?)
+    }
+
+    /// Read the rings sent to this rank for `set` and `side` and run their
+    /// handlers; nothing is read when another thread is reading them.
+    #[inline(always)]
+    pub(super) fn poll_shared(
+        &self,
+        sh: &Shared<M>,
+        set: usize,
+        side: Side,
+        seen: &mut usize,
+    ) -> Result<(), Error> {
+        let (rings, lock) = sh.inbox(set, side);
+        if rings.iter().all(|r| r.is_empty()) {
+            return Ok(());
+        }
+        self.drain_shared(rings, lock, set, side, seen)
+    }
+
+    /// At most a batch of messages from each ring; handlers run on the
+    /// bytes in place, and a record is released once its handler returned.
+    #[inline(never)]
+    fn drain_shared(
+        &self,
+        rings: &[Ring],
+        lock: &M::Lock<()>,
+        set: usize,
+        side: Side,
+        seen: &mut usize,
+    ) -> Result<(), Error> {
+        let Some(_g) = lock.try_lock() else {
+            return Ok(());
+        };
+        let mut first = None;
+        for ring in rings {
+            for _ in 0..self.batch {
+                // SAFETY: the try-lock makes this thread the rings' one
+                // consumer in this process, and only this rank reads its
+                // inbox.
+                let Some(rec) = (unsafe { ring.peek() }) else {
+                    break;
+                };
+                *seen += 1;
+                let release = Release { ring, rec };
+                // SAFETY: the record's bytes stay untouched by the producer
+                // until `release` drops.
+                let bytes = unsafe { std::slice::from_raw_parts(rec.ptr, rec.len) };
+                keep(&mut first, self.dispatch(set, side, bytes));
+                drop(release);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// A put or get with `rank`'s segment done as a copy, when `rank` is in
+    /// this supernode: `Some(Ok)` once the bytes are copied, `Some(Err)`
+    /// for a range outside its segment, `None` when the provider must move
+    /// them.
+    #[inline]
+    pub(super) fn copy_shared(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        local: Local,
+        len: usize,
+    ) -> Option<Result<(), Error>> {
+        let sh = self.pshm.as_ref()?;
+        let p = match sh.segment_range(rank, offset, len)? {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        // SAFETY: `p..p+len` is inside `rank`'s segment as mapped here
+        // (checked); the local side is the caller's memory, lent for the
+        // call (every entry point's contract, as for a provider transfer).
+        // `copy` allows overlap (a rank copying within its own segment).
+        unsafe {
+            match local {
+                Local::Write(src) => std::ptr::copy(src, p, len),
+                Local::Read(dst) => std::ptr::copy(p, dst, len),
+            }
+        }
+        self.sets[set].stats.shared_rma.add(1);
+        Some(Ok(()))
+    }
+
+    /// One round when every rank of the job is in this supernode: nothing
+    /// can arrive through the provider's AM queues and nothing is sent
+    /// through them, so only the rings and the loopback queues are read.
+    #[inline(always)]
+    pub(super) fn progress_shared_only(
+        &self,
+        sh: &Shared<M>,
+        set: usize,
+        what: Progress,
+    ) -> Result<(), Error> {
+        let s = &self.sets[set];
+        let mut first = None;
+        let mut seen = 0usize;
+        if what == Progress::Full {
+            keep(
+                &mut first,
+                self.poll_shared(sh, set, Side::Request, &mut seen),
+            );
+            if !s.queue[0].lock().is_empty() {
+                self.run_queued(s, Side::Request, &mut seen, &mut first);
+            }
+        }
+        keep(
+            &mut first,
+            self.poll_shared(sh, set, Side::Reply, &mut seen),
+        );
+        if !s.queue[1].lock().is_empty() {
+            self.run_queued(s, Side::Reply, &mut seen, &mut first);
+        }
+        self.idle.after_poll(seen > 0);
+        first.map_or(Ok(()), Err)
+    }
+}
