@@ -23,7 +23,11 @@
 //! Ranks on other hosts, or in other supernodes, go through the provider
 //! as before.
 
+mod discovery;
 pub mod ring;
+
+use discovery::{kernel_identity, Published};
+pub use discovery::{position_of, supernode_of, Position, SEGMENT_RECORD};
 
 use crate::client::Error;
 use crate::config::Config;
@@ -32,129 +36,6 @@ use crate::sync::{Lock, Mode};
 use crate::transport::Side;
 use ring::{footprint, Producer, Ring};
 use std::sync::{Arc, OnceLock};
-
-/// A rank's published shared-memory facts (one record of the start-up
-/// exchange).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Published {
-    /// Which kernel and pid namespace the rank runs in.
-    kernel: [u64; 2],
-    pid: u32,
-    fd: i32,
-    maxsize: u32,
-    /// Senders the inbox has rings for.
-    slots: u32,
-    cap: u64,
-    len: u64,
-}
-
-const RECORD: usize = 48;
-
-/// Bytes of [`Shared::segment_record`].
-pub const SEGMENT_RECORD: usize = 16;
-
-impl Published {
-    fn to_bytes(self) -> [u8; RECORD] {
-        let mut b = [0u8; RECORD];
-        b[0..8].copy_from_slice(&self.kernel[0].to_le_bytes());
-        b[8..16].copy_from_slice(&self.kernel[1].to_le_bytes());
-        b[16..20].copy_from_slice(&self.pid.to_le_bytes());
-        b[20..24].copy_from_slice(&self.fd.to_le_bytes());
-        b[24..28].copy_from_slice(&self.maxsize.to_le_bytes());
-        b[28..32].copy_from_slice(&self.slots.to_le_bytes());
-        b[32..40].copy_from_slice(&self.cap.to_le_bytes());
-        b[40..48].copy_from_slice(&self.len.to_le_bytes());
-        b
-    }
-
-    fn from_bytes(b: &[u8]) -> Option<Published> {
-        if b.len() != RECORD {
-            return None;
-        }
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
-        Some(Published {
-            kernel: [u64_at(0), u64_at(8)],
-            pid: u32_at(16),
-            fd: u32_at(20) as i32,
-            maxsize: u32_at(24),
-            slots: u32_at(28),
-            cap: u64_at(32),
-            len: u64_at(40),
-        })
-    }
-}
-
-/// This kernel's boot id and this process's pid namespace: ranks whose
-/// values differ cannot open each other's memory files.
-fn kernel_identity() -> [u64; 2] {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    // FNV-1a: a stable hash of the id's text.
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for b in boot.trim().bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    let ns = std::fs::metadata("/proc/self/ns/pid")
-        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
-        .unwrap_or(0);
-    [h, ns]
-}
-
-/// The supernode of `rank` given each rank's host-local ranks (in rank
-/// order, from the bootstrap's host map) and published kernel identity:
-/// the ranks of the host with the same identity, cut into groups of
-/// `maxsize` (0: one group). Every rank computes the same groups.
-pub fn supernode_of(
-    rank: usize,
-    host_ranks: &[usize],
-    kernel: &[[u64; 2]],
-    maxsize: usize,
-) -> Vec<usize> {
-    let same: Vec<usize> = host_ranks
-        .iter()
-        .copied()
-        .filter(|&r| kernel[r] == kernel[rank])
-        .collect();
-    let group = if maxsize == 0 {
-        same.len().max(1)
-    } else {
-        maxsize
-    };
-    let at = same.iter().position(|&r| r == rank).unwrap_or(0);
-    let start = at / group * group;
-    same[start..(start + group).min(same.len())].to_vec()
-}
-
-/// Where this rank's neighbourhood (supernode) sits among the job's
-/// (GASNet-EX's `gex_System_QueryMyPosition`): how many there are and the
-/// index of this rank's, ordered by their lowest rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Position {
-    /// Neighbourhoods in the job.
-    pub count: usize,
-    /// This rank's neighbourhood.
-    pub index: usize,
-}
-
-/// The neighbourhood position of `rank` when every rank of every host is
-/// grouped as [`supernode_of`] does (`hosts[r]`: the ranks of `r`'s host).
-pub fn position_of(
-    rank: usize,
-    hosts: &dyn Fn(usize) -> Vec<usize>,
-    kernel: &[[u64; 2]],
-    maxsize: usize,
-) -> Position {
-    let mut leaders: Vec<usize> = (0..kernel.len())
-        .map(|r| supernode_of(r, &hosts(r), kernel, maxsize)[0])
-        .collect();
-    let mine = supernode_of(rank, &hosts(rank), kernel, maxsize)[0];
-    leaders.sort_unstable();
-    leaders.dedup();
-    Position {
-        count: leaders.len(),
-        index: leaders.iter().position(|&l| l == mine).unwrap_or(0),
-    }
-}
 
 /// A peer's segment as mapped here.
 pub(crate) struct PeerSegment {
@@ -488,53 +369,4 @@ set {}=1 to turn the shared-memory path off",
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn supernodes_follow_host_kernel_and_maxsize() {
-        let k = [[1, 1], [1, 1], [1, 1], [2, 1], [1, 1]];
-        let host = [0, 1, 2, 3, 4];
-        assert_eq!(supernode_of(0, &host, &k, 0), vec![0, 1, 2, 4]);
-        assert_eq!(supernode_of(3, &host, &k, 0), vec![3]);
-        assert_eq!(supernode_of(0, &host, &k, 2), vec![0, 1]);
-        assert_eq!(supernode_of(2, &host, &k, 2), vec![2, 4]);
-        assert_eq!(supernode_of(4, &host, &k, 3), vec![4]);
-        assert_eq!(supernode_of(1, &host, &k, 1), vec![1]);
-        assert_eq!(supernode_of(1, &[1, 4], &k, 0), vec![1, 4]);
-    }
-
-    #[test]
-    fn positions_count_every_hosts_groups() {
-        // Host A: ranks 0, 1, 2; host B: ranks 3, 4 (4 in another kernel).
-        let k = [[1, 1], [1, 1], [1, 1], [1, 1], [2, 1]];
-        let hosts = |r: usize| if r < 3 { vec![0, 1, 2] } else { vec![3, 4] };
-        let p = |r, m| position_of(r, &hosts, &k, m);
-        assert_eq!(p(0, 0), Position { count: 3, index: 0 });
-        assert_eq!(p(2, 0), Position { count: 3, index: 0 });
-        assert_eq!(p(3, 0), Position { count: 3, index: 1 });
-        assert_eq!(p(4, 0), Position { count: 3, index: 2 });
-        // Groups of 2: {0,1} {2} {3} {4}.
-        assert_eq!(p(2, 2), Position { count: 4, index: 1 });
-        assert_eq!(p(4, 2), Position { count: 4, index: 3 });
-    }
-
-    #[test]
-    fn records_round_trip() {
-        let p = Published {
-            kernel: [7, 9],
-            pid: 1234,
-            fd: 17,
-            maxsize: 0,
-            slots: 4,
-            cap: 65536,
-            len: 1 << 20,
-        };
-        assert_eq!(Published::from_bytes(&p.to_bytes()), Some(p));
-        assert_eq!(Published::from_bytes(&[0; 47]), None);
-    }
-
-    #[test]
-    fn kernel_identity_is_stable() {
-        assert_eq!(kernel_identity(), kernel_identity());
-        assert_ne!(kernel_identity()[0], 0);
-    }
 }
