@@ -365,8 +365,3 @@ set {}=1 to turn the shared-memory path off",
         Some(Ok(unsafe { seg.base.add(off) }))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
