@@ -216,27 +216,15 @@ impl SendLimits {
         nargs: usize,
         payload_len: usize,
     ) -> Option<Plan> {
-        if dest >= self.size || dest == self.rank || nargs > MAX_ARGS {
-            return None;
-        }
-        let (kind, inline) = match category {
-            Category::Short => (Kind::Short, 0),
-            Category::Medium if payload_len <= self.max_medium => (Kind::Medium, payload_len),
-            _ => return None,
-        };
-        Some(Plan {
-            header: Header {
-                kind,
-                nargs: nargs as u8,
-                is_request,
-                handler,
-                src: self.rank as u32,
-            },
-            route: Route::Shared,
-            len: message_len(kind, nargs, inline),
-            long: None,
-            payload_inline: kind == Kind::Medium,
-        })
+        self.small(
+            dest,
+            category,
+            is_request,
+            handler,
+            nargs,
+            payload_len,
+            Route::Shared,
+        )
     }
 
     /// The plan of a Short, or a Medium within the maximum, to another rank
@@ -254,6 +242,32 @@ impl SendLimits {
         nargs: usize,
         payload_len: usize,
     ) -> Option<Plan> {
+        self.small(
+            dest,
+            category,
+            is_request,
+            handler,
+            nargs,
+            payload_len,
+            Route::Inject,
+        )
+        .filter(|p| p.len <= self.inject_limit)
+    }
+
+    /// A Short, or a Medium within the maximum, to another rank, on
+    /// `route`; `None` for anything else.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn small(
+        &self,
+        dest: usize,
+        category: Category,
+        is_request: bool,
+        handler: u8,
+        nargs: usize,
+        payload_len: usize,
+        route: Route,
+    ) -> Option<Plan> {
         if dest >= self.size || dest == self.rank || nargs > MAX_ARGS {
             return None;
         }
@@ -262,8 +276,7 @@ impl SendLimits {
             Category::Medium if payload_len <= self.max_medium => (Kind::Medium, payload_len),
             _ => return None,
         };
-        let len = message_len(kind, nargs, inline);
-        (len <= self.inject_limit).then_some(Plan {
+        Some(Plan {
             header: Header {
                 kind,
                 nargs: nargs as u8,
@@ -271,8 +284,8 @@ impl SendLimits {
                 handler,
                 src: self.rank as u32,
             },
-            route: Route::Inject,
-            len,
+            route,
+            len: message_len(kind, nargs, inline),
             long: None,
             payload_inline: kind == Kind::Medium,
         })
