@@ -54,7 +54,7 @@ fn rings(iters: u64) -> f64 {
             // only producer.
             unsafe {
                 let r = loop {
-                    if let Some(r) = there.peek() {
+                    if let Ok(Some(r)) = there.peek() {
                         break r;
                     }
                 };
@@ -71,7 +71,7 @@ fn rings(iters: u64) -> f64 {
         unsafe {
             while !there.push(&mut p, 24, |b| b[0] = 1) {}
             let r = loop {
-                if let Some(r) = back.peek() {
+                if let Ok(Some(r)) = back.peek() {
                     break r;
                 }
             };

@@ -120,9 +120,10 @@ pub enum Error {
         /// What.
         what: &'static str,
     },
-    /// The shared-memory path between ranks of a host could not be set up.
+    /// The shared-memory path between ranks of a host could not be set up,
+    /// or its memory was found overwritten (fatal).
     #[error("the shared-memory path: {0}")]
-    PshmSetup(String),
+    Pshm(String),
     /// A segment offset not aligned for an atomic or volatile access.
     #[error(
         "segment offset {offset} is not a multiple of {align} (needed for a {bits}-bit access)"
@@ -239,7 +240,10 @@ impl Error {
     /// rather than return while the operation may still write the caller's
     /// memory.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Error::Ofi(_) | Error::UnknownContext { .. })
+        matches!(
+            self,
+            Error::Ofi(_) | Error::UnknownContext { .. } | Error::Pshm(_)
+        )
     }
 
     pub(crate) fn map(what: &'static str, bytes: usize, e: std::io::Error) -> Error {

@@ -132,7 +132,7 @@ impl<M: Mode> Shared<M> {
             })?);
         }
         if let Some(r) = recs.iter().position(|p| p.maxsize != mine.maxsize) {
-            return Err(Error::PshmSetup(format!(
+            return Err(Error::Pshm(format!(
                 "{}={} on rank {rank} but {} on rank {r}: every rank needs the same value",
                 crate::config::pshm::SUPERNODE_MAXSIZE,
                 mine.maxsize,
@@ -177,13 +177,13 @@ impl<M: Mode> Shared<M> {
             }
             let p = recs[r];
             if (p.slots as usize) < n || p.fd < 0 {
-                return Err(Error::PshmSetup(format!(
+                return Err(Error::Pshm(format!(
                     "rank {r} published an inbox for {} ranks, its supernode has {n}",
                     p.slots
                 )));
             }
             let m = Mapping::open_peer(p.pid, p.fd, p.len as usize).map_err(|e| {
-                Error::PshmSetup(format!(
+                Error::Pshm(format!(
                     "rank {rank} cannot map the shared memory of rank {r} (/proc/{}/fd/{}: {e}); \
 set {}=1 to turn the shared-memory path off",
                     p.pid,
@@ -325,7 +325,7 @@ set {}=1 to turn the shared-memory path off",
                 });
             };
             let m = Mapping::open_peer(pid, fd, len as usize).map_err(|e| {
-                Error::PshmSetup(format!(
+                Error::Pshm(format!(
                     "rank {} cannot map the segment of rank {r} (/proc/{pid}/fd/{fd}: {e})",
                     self.members[self.me]
                 ))

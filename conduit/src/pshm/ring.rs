@@ -87,6 +87,28 @@ pub struct Producer {
     tail: u64,
 }
 
+/// A length word that cannot be a record of this ring: its memory was
+/// written by something other than the ring's protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Corrupt {
+    /// Data offset of the word.
+    pub at: usize,
+    /// The word.
+    pub word: u64,
+    /// The ring's data bytes.
+    pub cap: usize,
+}
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the length word {:#x} at offset {} of a {}-byte ring is no record: the shared memory was overwritten",
+            self.word, self.at, self.cap
+        )
+    }
+}
+
 /// A record the consumer holds until it calls [`Ring::release`].
 #[derive(Debug, Clone, Copy)]
 pub struct Record {
@@ -181,17 +203,20 @@ impl Ring {
     }
 
     /// The oldest record not released, if any (following a wrap marker).
+    /// A length word that cannot describe a record inside the ring (a
+    /// record past its end, a wrap marker not followed by a record) is
+    /// reported, not followed: no slice ever leaves the ring's memory.
     ///
     /// # Safety
     /// The caller is the ring's only consumer until it releases the record
     /// (a try-lock per ring set); the record's bytes stay valid until then.
     #[inline]
-    pub unsafe fn peek(&self) -> Option<Record> {
+    pub unsafe fn peek(&self) -> Result<Option<Record>, Corrupt> {
         let mut tail = self.tail().load(Ordering::Relaxed);
         let mut pos = (tail as usize) & (self.cap - 1);
         let mut w = self.word(pos).load(Ordering::Acquire);
         if w == 0 {
-            return None;
+            return Ok(None);
         }
         if w == WRAP {
             tail += (self.cap - pos) as u64;
@@ -199,12 +224,21 @@ impl Ring {
             // A wrap marker is published after the record at 0.
             w = self.word(0).load(Ordering::Acquire);
         }
+        // A record's bytes end inside the data: pos + 8 + len <= cap.
+        let room = (self.cap - pos - WORD) as u64;
+        if w == 0 || w == WRAP || w - 1 > room {
+            return Err(Corrupt {
+                at: pos,
+                word: w,
+                cap: self.cap,
+            });
+        }
         let len = (w - 1) as usize;
-        Some(Record {
+        Ok(Some(Record {
             ptr: self.data(pos + WORD),
             len,
             next: tail + record_len(len) as u64,
-        })
+        }))
     }
 
     /// Give `r`'s space back to the producer.
@@ -250,7 +284,7 @@ mod tests {
     fn pop(r: &Ring) -> Option<Vec<u8>> {
         // SAFETY: one consumer (this test).
         unsafe {
-            let rec = r.peek()?;
+            let rec = r.peek().unwrap()?;
             let v = std::slice::from_raw_parts(rec.ptr, rec.len).to_vec();
             r.release(rec);
             Some(v)
@@ -300,6 +334,45 @@ mod tests {
             assert!(push(&r, &[3; 100]));
             assert_eq!(pop(&r).unwrap(), vec![3; 100]);
         }
+    }
+
+    #[test]
+    fn a_length_word_past_the_end_is_reported_not_followed() {
+        let (m, r) = ring(256);
+        assert!(push(&r, &[7; 16]));
+        assert_eq!(pop(&r).unwrap(), vec![7; 16]);
+        // The next record's word (at 24) says 300 bytes: past the end.
+        // SAFETY: inside the test's mapping (header + 24).
+        unsafe { m.as_ptr().add(HEADER + 24).cast::<u64>().write(301) };
+        // SAFETY: one consumer (this test).
+        let e = unsafe { r.peek() }.unwrap_err();
+        assert_eq!(
+            e,
+            Corrupt {
+                at: 24,
+                word: 301,
+                cap: 256
+            }
+        );
+        assert!(e.to_string().contains("no record"), "{e}");
+        // A wrap marker followed by nothing (a zero word at 0).
+        // SAFETY: as above (the words at 0 and 24).
+        unsafe {
+            m.as_ptr().add(HEADER).cast::<u64>().write(0);
+            m.as_ptr().add(HEADER + 24).cast::<u64>().write(u64::MAX);
+        }
+        // SAFETY: one consumer (this test).
+        assert!(unsafe { r.peek() }.is_err());
+        // The largest record that fits at 24 is accepted.
+        // SAFETY: as above.
+        unsafe {
+            m.as_ptr()
+                .add(HEADER + 24)
+                .cast::<u64>()
+                .write(256 - 24 - 8 + 1)
+        };
+        // SAFETY: one consumer (this test).
+        assert_eq!(unsafe { r.peek() }.unwrap().unwrap().len, 256 - 24 - 8);
     }
 
     #[test]

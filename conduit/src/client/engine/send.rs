@@ -232,7 +232,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .then_some(dest_offset as u64);
         match plan.route {
             // Only `send_shared` plans the shared route.
-            Route::Shared => Err(Error::PshmSetup(format!(
+            Route::Shared => Err(Error::Pshm(format!(
                 "an AM to rank {dest} was planned through shared memory outside the shared path"
             ))),
             Route::Loopback => {

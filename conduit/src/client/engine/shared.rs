@@ -187,8 +187,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // SAFETY: the try-lock makes this thread the rings' one
                 // consumer in this process, and only this rank reads its
                 // inbox.
-                let Some(rec) = (unsafe { ring.peek() }) else {
-                    break;
+                let rec = match unsafe { ring.peek() } {
+                    Ok(Some(rec)) => rec,
+                    Ok(None) => break,
+                    Err(e) => {
+                        keep(&mut first, Err(Error::Pshm(e.to_string())));
+                        break;
+                    }
                 };
                 *seen += 1;
                 let release = Release { ring, rec };
