@@ -180,9 +180,18 @@ impl Ring {
         let to_end = self.cap - pos;
         let wrap = rec > to_end;
         let used = if wrap { to_end + rec } else { rec };
-        if self.cap - ((p.head - p.tail) as usize) < used + WORD {
+        // Free bytes; a tail the consumer could not have written (ahead of
+        // the head, or a whole ring behind) counts as no room, never as a
+        // wrapped-around amount.
+        let free = |tail: u64| {
+            p.head
+                .checked_sub(tail)
+                .and_then(|used| self.cap.checked_sub(used as usize))
+                .unwrap_or(0)
+        };
+        if free(p.tail) < used + WORD {
             p.tail = self.tail().load(Ordering::Acquire);
-            if self.cap - ((p.head - p.tail) as usize) < used + WORD {
+            if free(p.tail) < used + WORD {
                 return false;
             }
         }
