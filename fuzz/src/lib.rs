@@ -15,6 +15,7 @@
 pub mod am_wire;
 pub mod bootstrap_wire;
 pub mod config;
+pub mod pshm_ring;
 
 /// A target's seeds: file name and contents.
 pub type Seeds = Vec<(String, Vec<u8>)>;
@@ -25,6 +26,7 @@ pub fn all_seeds() -> Vec<(&'static str, Seeds)> {
         ("am_wire", am_wire::seeds()),
         ("bootstrap_wire", bootstrap_wire::seeds()),
         ("config", config::seeds()),
+        ("pshm_ring", pshm_ring::seeds()),
     ]
 }
 
@@ -41,6 +43,7 @@ mod tests {
                     "am_wire" => am_wire::run(&bytes),
                     "bootstrap_wire" => bootstrap_wire::run(&bytes),
                     "config" => config::run(&bytes),
+                    "pshm_ring" => pshm_ring::run(&bytes),
                     _ => unreachable!(),
                 }
                 let _ = name;
@@ -82,6 +85,7 @@ mod tests {
                 am_wire::run(&buf);
                 bootstrap_wire::run(&buf);
                 config::run(&buf);
+                pshm_ring::run(&buf);
             }
         }
     }

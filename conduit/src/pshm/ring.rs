@@ -103,7 +103,7 @@ impl std::fmt::Display for Corrupt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the length word {:#x} at offset {} of a {}-byte ring is no record: the shared memory was overwritten",
+            "the word {:#x} at offset {} of a {}-byte ring is no record (or the tail is misaligned): the shared memory was overwritten",
             self.word, self.at, self.cap
         )
     }
@@ -161,7 +161,9 @@ impl Ring {
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         let pos = (self.tail().load(Ordering::Relaxed) as usize) & (self.cap - 1);
-        self.word(pos).load(Ordering::Acquire) == 0
+        // A misaligned tail is no position of a record: not empty, so that
+        // `peek` reports it.
+        pos % WORD == 0 && self.word(pos).load(Ordering::Acquire) == 0
     }
 
     /// Append a record of `len` bytes, written by `fill`; `false` when the
@@ -223,6 +225,13 @@ impl Ring {
     pub unsafe fn peek(&self) -> Result<Option<Record>, Corrupt> {
         let mut tail = self.tail().load(Ordering::Relaxed);
         let mut pos = (tail as usize) & (self.cap - 1);
+        if pos % WORD != 0 {
+            return Err(Corrupt {
+                at: pos,
+                word: tail,
+                cap: self.cap,
+            });
+        }
         let mut w = self.word(pos).load(Ordering::Acquire);
         if w == 0 {
             return Ok(None);
@@ -372,6 +381,14 @@ mod tests {
         }
         // SAFETY: one consumer (this test).
         assert!(unsafe { r.peek() }.is_err());
+        // A misaligned tail is reported too, and is not "empty".
+        // SAFETY: the tail word of the test's ring.
+        unsafe { m.as_ptr().cast::<u64>().write(27) };
+        assert!(!r.is_empty());
+        // SAFETY: one consumer (this test).
+        assert_eq!(unsafe { r.peek() }.unwrap_err().at, 27);
+        // SAFETY: as above.
+        unsafe { m.as_ptr().cast::<u64>().write(24) };
         // The largest record that fits at 24 is accepted.
         // SAFETY: as above.
         unsafe {
