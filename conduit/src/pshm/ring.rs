@@ -237,7 +237,8 @@ impl Ring {
             return Ok(None);
         }
         if w == WRAP {
-            tail += (self.cap - pos) as u64;
+            // Counters wrap (a corrupted tail near the top must not panic).
+            tail = tail.wrapping_add((self.cap - pos) as u64);
             pos = 0;
             // A wrap marker is published after the record at 0.
             w = self.word(0).load(Ordering::Acquire);
@@ -255,7 +256,7 @@ impl Ring {
         Ok(Some(Record {
             ptr: self.data(pos + WORD),
             len,
-            next: tail + record_len(len) as u64,
+            next: tail.wrapping_add(record_len(len) as u64),
         }))
     }
 
