@@ -89,10 +89,22 @@ impl Prepared {
 
 /// The profile the user asked for by `FI_PROVIDER` (a single, non-negated
 /// name), used to set provider variables before libfabric starts.
-fn requested_profile(fi_provider: Option<&str>) -> &'static profile::Profile {
+fn requested_profile(fi_provider: Option<&str>, libfabric: Version) -> &'static profile::Profile {
     match fi_provider {
         Some(v) if !v.trim_start().starts_with('^') && !v.contains(',') => {
-            profile::lookup_user_name(v).unwrap_or_else(|| profile::lookup("generic"))
+            match profile::lookup_user_name(v) {
+                // `tcp` before libfabric 1.18 (no native tcp RDM endpoint)
+                // is tcp;ofi_rxm: the utility provider's profile applies.
+                Some(p) if p.min_libfabric > libfabric && !p.name.contains(';') => {
+                    let layered = format!("{};", p.name);
+                    profile::profiles()
+                        .iter()
+                        .find(|q| q.name.starts_with(&layered) && q.min_libfabric <= libfabric)
+                        .unwrap_or(p)
+                }
+                Some(p) => p,
+                None => profile::lookup("generic"),
+            }
         }
         _ => profile::lookup("generic"),
     }
@@ -109,14 +121,17 @@ pub fn prepare(
     let lead = job.rank == 0;
 
     // 1. Provider variables, before libfabric reads them.
-    let early = requested_profile(cfg.general.fi_provider.as_deref());
     let libfabric = Version::libfabric(None);
+    let early = requested_profile(cfg.general.fi_provider.as_deref(), libfabric);
+    let largest_am =
+        am::wire::message_len(am::wire::Kind::LongInline, am::MAX_ARGS, cfg.am.max_medium);
     let actions = env_actions(
         early,
         env,
         cfg.general.set_universe_size,
         libfabric,
         job.size,
+        largest_am,
     );
     for w in apply_env_actions(&actions) {
         if lead && !cfg.general.quiet {
@@ -258,10 +273,19 @@ mod tests {
 
     #[test]
     fn requested_profile_from_fi_provider() {
-        assert_eq!(requested_profile(Some("cxi")).name, "cxi");
-        assert_eq!(requested_profile(Some("verbs")).name, "verbs;ofi_rxm");
-        assert_eq!(requested_profile(Some("^cxi")).name, "generic");
-        assert_eq!(requested_profile(Some("shm,tcp")).name, "generic");
-        assert_eq!(requested_profile(None).name, "generic");
+        let v = Version::new(1, 17, 0);
+        assert_eq!(requested_profile(Some("cxi"), v).name, "cxi");
+        assert_eq!(requested_profile(Some("verbs"), v).name, "verbs;ofi_rxm");
+        assert_eq!(requested_profile(Some("^cxi"), v).name, "generic");
+        assert_eq!(requested_profile(Some("shm,tcp"), v).name, "generic");
+        assert_eq!(requested_profile(None, v).name, "generic");
+        // `tcp` is tcp;ofi_rxm before 1.18, the native provider after.
+        assert_eq!(requested_profile(Some("tcp"), v).name, "tcp;ofi_rxm");
+        let v2 = Version::new(2, 1, 0);
+        assert_eq!(requested_profile(Some("tcp"), v2).name, "tcp");
+        assert_eq!(
+            requested_profile(Some("tcp;ofi_rxm"), v2).name,
+            "tcp;ofi_rxm"
+        );
     }
 }

@@ -26,6 +26,33 @@ pub const FI_CXI_RDZV_GET_MIN: &str = "FI_CXI_RDZV_GET_MIN";
 /// psm2 lazy connection; set to [`PSM2_LAZY_CONN_VALUE`] (psm2 only).
 pub const FI_PSM2_LAZY_CONN: &str = "FI_PSM2_LAZY_CONN";
 
+/// ofi_rxm's bounce-buffer size (tcp;ofi_rxm profile: 1024).
+pub const FI_OFI_RXM_BUFFER_SIZE: &str = "FI_OFI_RXM_BUFFER_SIZE";
+/// ofi_rxm's eager limit with dynamic receive buffers, libfabric 1.x
+/// (tcp;ofi_rxm profile: the largest AM).
+pub const FI_OFI_RXM_EAGER_LIMIT: &str = "FI_OFI_RXM_EAGER_LIMIT";
+/// ofi_rxm's segmented-protocol limit, libfabric 2.x (tcp;ofi_rxm profile:
+/// the largest AM).
+pub const FI_OFI_RXM_SAR_LIMIT: &str = "FI_OFI_RXM_SAR_LIMIT";
+/// Receives ofi_rxm posts on its shared receive context (tcp;ofi_rxm
+/// profile: 512).
+pub const FI_OFI_RXM_MSG_RX_SIZE: &str = "FI_OFI_RXM_MSG_RX_SIZE";
+/// ofi_rxm's send credits per endpoint (tcp;ofi_rxm profile: 1024).
+pub const FI_OFI_RXM_TX_SIZE: &str = "FI_OFI_RXM_TX_SIZE";
+/// libfabric 2.x tcp's receive data buffer (tcp;ofi_rxm profile: 256).
+pub const FI_TCP_MAX_RX_SIZE: &str = "FI_TCP_MAX_RX_SIZE";
+
+/// The variables the tcp;ofi_rxm profile sets (`providers.toml`), to size
+/// rxm's pools for the job.
+pub const RXM_POOL_SETTINGS: [&str; 6] = [
+    FI_OFI_RXM_BUFFER_SIZE,
+    FI_OFI_RXM_EAGER_LIMIT,
+    FI_OFI_RXM_SAR_LIMIT,
+    FI_OFI_RXM_MSG_RX_SIZE,
+    FI_OFI_RXM_TX_SIZE,
+    FI_TCP_MAX_RX_SIZE,
+];
+
 /// The value written to `FI_MR_CACHE_MAX_{SIZE,COUNT}`: no limit.
 pub const MR_CACHE_UNLIMITED: &str = "-1";
 /// The value written to `FI_CXI_RX_MATCH_MODE`.

@@ -35,7 +35,12 @@ pub enum EnvAction {
     },
 }
 
-/// Decide the actions for `profile` on a job of `nranks` processes.
+/// `{largest_am}` in a profile value: the largest Active Message the job can
+/// send (from `GASNET_OFI_MAX_MEDIUM`), rounded up to 512 bytes.
+pub const LARGEST_AM: &str = "{largest_am}";
+
+/// Decide the actions for `profile` on a job of `nranks` processes whose
+/// largest Active Message is `largest_am` bytes.
 ///
 /// `set_universe_size` is `GASNET_OFI_SET_UNIVERSE_SIZE` (None: the default,
 /// which is on unless the profile names a newer minimum libfabric, bug 4413).
@@ -45,11 +50,13 @@ pub fn env_actions(
     set_universe_size: Option<bool>,
     libfabric: Version,
     nranks: usize,
+    largest_am: usize,
 ) -> Vec<EnvAction> {
+    let am = largest_am.next_multiple_of(512).to_string();
     let mut wanted: Vec<(String, String)> = profile
         .set_env
         .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.clone(), v.replace(LARGEST_AM, &am)))
         .collect();
     let universe_default = profile
         .universe_size_min_libfabric
@@ -116,7 +123,7 @@ mod tests {
     fn cxi_sets_cache_and_match_mode_and_universe() {
         let env = MapEnv::new();
         let r = EnvReader::quiet(&env);
-        let a = env_actions(lookup("cxi"), &r, None, V117, 64);
+        let a = env_actions(lookup("cxi"), &r, None, V117, 64, 8256);
         assert!(a.contains(&EnvAction::Set {
             name: "FI_MR_CACHE_MAX_SIZE".into(),
             value: "-1".into()
@@ -142,7 +149,7 @@ mod tests {
             ("FI_MR_CACHE_MAX_COUNT", ""),
         ]);
         let r = EnvReader::quiet(&env);
-        let a = env_actions(lookup("verbs;ofi_rxm"), &r, Some(false), V117, 4);
+        let a = env_actions(lookup("verbs;ofi_rxm"), &r, Some(false), V117, 4, 8256);
         assert_eq!(
             a,
             vec![
@@ -162,21 +169,59 @@ mod tests {
             .any(|x| x.name == "FI_MR_CACHE_MAX_SIZE" && !x.defaulted));
     }
 
+    /// tcp;ofi_rxm: rxm's pools sized for the job (the eager and SAR limits
+    /// from the largest AM), and the universe size; a user's value stays.
     #[test]
-    fn tcp_sets_only_universe_size() {
+    fn tcp_rxm_sizes_rxm_pools_and_universe() {
         let env = MapEnv::new();
         let r = EnvReader::quiet(&env);
-        assert_eq!(
-            env_actions(lookup("tcp;ofi_rxm"), &r, None, V117, 8),
-            vec![EnvAction::Set {
-                name: "FI_UNIVERSE_SIZE".into(),
-                value: "8".into()
-            }]
-        );
-        let env = MapEnv::from([("FI_UNIVERSE_SIZE", "1024")]);
+        let a = env_actions(lookup("tcp;ofi_rxm"), &r, None, V117, 8, 8256);
+        let set = |n: &str, v: &str| EnvAction::Set {
+            name: n.into(),
+            value: v.into(),
+        };
+        for want in [
+            set("FI_OFI_RXM_BUFFER_SIZE", "1024"),
+            set("FI_OFI_RXM_EAGER_LIMIT", "8704"),
+            set("FI_OFI_RXM_SAR_LIMIT", "8704"),
+            set("FI_OFI_RXM_MSG_RX_SIZE", "512"),
+            set("FI_OFI_RXM_TX_SIZE", "1024"),
+            set("FI_TCP_MAX_RX_SIZE", "256"),
+            set("FI_UNIVERSE_SIZE", "8"),
+        ] {
+            assert!(a.contains(&want), "{want:?} not in {a:?}");
+        }
+        assert_eq!(a.len(), 7, "{a:?}");
+        // The profile's names are the ones the code and the docs know.
+        for name in crate::config::libfabric_vars::RXM_POOL_SETTINGS {
+            assert!(
+                a.iter()
+                    .any(|x| matches!(x, EnvAction::Set { name: n, .. } if n == name)),
+                "{name}"
+            );
+        }
+        // A larger GASNET_OFI_MAX_MEDIUM raises the limits with it.
+        let a = env_actions(lookup("tcp;ofi_rxm"), &r, None, V117, 8, 65600);
+        assert!(a.contains(&set("FI_OFI_RXM_EAGER_LIMIT", "66048")), "{a:?}");
+        // The user's values stay.
+        let env = MapEnv::from([
+            ("FI_UNIVERSE_SIZE", "1024"),
+            ("FI_OFI_RXM_BUFFER_SIZE", "16384"),
+        ]);
         let r = EnvReader::quiet(&env);
-        assert!(env_actions(lookup("tcp;ofi_rxm"), &r, None, V117, 8).len() == 1);
-        assert!(env_actions(lookup("tcp;ofi_rxm"), &r, Some(false), V117, 8).is_empty());
+        let a = env_actions(lookup("tcp;ofi_rxm"), &r, None, V117, 8, 8256);
+        assert!(a.contains(&EnvAction::KeepUser {
+            name: "FI_OFI_RXM_BUFFER_SIZE".into(),
+            user: "16384".into(),
+            wanted: "1024".into()
+        }));
+        assert!(!a.iter().any(
+            |x| matches!(x, EnvAction::Set { name, .. } if name == "FI_UNIVERSE_SIZE" || name == "FI_OFI_RXM_BUFFER_SIZE")
+        ));
+        let a = env_actions(lookup("tcp;ofi_rxm"), &r, Some(false), V117, 8, 8256);
+        assert!(!a.iter().any(
+            |x| matches!(x, EnvAction::Set { name, .. } | EnvAction::KeepUser { name, .. } if name == "FI_UNIVERSE_SIZE")
+        ));
     }
 
     #[test]
@@ -184,16 +229,16 @@ mod tests {
         let env = MapEnv::new();
         let r = EnvReader::quiet(&env);
         let old = Version::new(1, 15, 0);
-        let a = env_actions(lookup("cxi"), &r, None, old, 8);
+        let a = env_actions(lookup("cxi"), &r, None, old, 8, 8256);
         assert!(!a
             .iter()
             .any(|x| matches!(x, EnvAction::Set { name, .. } if name == "FI_UNIVERSE_SIZE")));
-        let a = env_actions(lookup("cxi"), &r, Some(true), old, 8);
+        let a = env_actions(lookup("cxi"), &r, Some(true), old, 8, 8256);
         assert!(a
             .iter()
             .any(|x| matches!(x, EnvAction::Set { name, .. } if name == "FI_UNIVERSE_SIZE")));
         let new = Version::new(1, 15, 2);
-        let a = env_actions(lookup("generic"), &r, None, new, 8);
+        let a = env_actions(lookup("generic"), &r, None, new, 8, 8256);
         assert!(a
             .iter()
             .any(|x| matches!(x, EnvAction::Set { name, .. } if name == "FI_UNIVERSE_SIZE")));

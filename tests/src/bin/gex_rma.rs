@@ -10,6 +10,9 @@
 //! * `bad`: out-of-segment, overflowing and negative (wrapped) offsets are
 //!   refused and nothing is written.
 //! * `attach <bytes>`: attach a segment of that size and report.
+//! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
+//!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
+//!   (its resident set from /proc/self/status).
 //!
 //! Rank 0 prints one summary line; errors print `gex-rma: rank R: ...` and
 //! end the job with code 1.
@@ -322,6 +325,39 @@ fn bad(c: &Client) -> Fallible<String> {
     ))
 }
 
+/// A `/proc/self/status` field in KiB.
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn memory(c: &Client) -> Fallible<String> {
+    c.attach_segment(1 << 20)?;
+    let next = (c.rank() + 1) % c.size();
+    let data = pattern(c.rank(), 64 << 10);
+    c.put(next, 0, &data)?;
+    let mut back = vec![0u8; 64 << 10];
+    c.get(next, 0, &mut back)?;
+    if back != data {
+        return Err(fail("the 64 KiB read back differs"));
+    }
+    c.barrier()?;
+    println!(
+        "gex-rma memory: rank {}: VmRSS {} KiB, RssAnon {} KiB",
+        c.rank(),
+        status_kib("VmRSS:"),
+        status_kib("RssAnon:")
+    );
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    c.barrier()?;
+    Ok(format!("ok: {} ranks reported", c.size()))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
@@ -343,6 +379,7 @@ fn main() {
     let r = match mode.as_str() {
         "all" => all(&c),
         "bad" => bad(&c),
+        "memory" => memory(&c),
         "attach" | "attach-hang" => {
             let bytes = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
             let r = c
@@ -365,7 +402,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|attach <bytes>|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|memory|attach <bytes>|std-exit (got {mode:?})"
         ))),
     };
     match r {
