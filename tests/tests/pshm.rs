@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tests::{job, job_command, processes_running, reap_survivors, serial, workspace_bin};
+use tests::{
+    job, job_command, processes_running, reap_survivors, run_with_deadline, serial, workspace_bin,
+};
 
 const AM: &str = env!("CARGO_BIN_EXE_gex-am");
 const RMA: &str = env!("CARGO_BIN_EXE_gex-rma");
@@ -192,11 +194,39 @@ fn bad_values_are_refused_by_name() {
     );
     assert_ne!(r.code, Some(0));
     assert!(
-        r.stderr
-            .contains("GASNET_SUPERNODE_MAXSIZE=\"two\" is not accepted: expected a whole number"),
+        r.stderr.contains(
+            "GASNET_SUPERNODE_MAXSIZE=\"two\" is not accepted: expected a whole number from 0 to 4294967295"
+        ),
         "{}",
         r.stderr
     );
+    // Ranks that disagree: rank 1 sets 2, rank 0 keeps 0 (through a shell
+    // that reads the rank the launcher gives it).
+    let launcher = workspace_bin("gasnetrun-ofi", AM);
+    let script = format!(
+        "if [ \"$GASNET_OFI_RANK\" = 1 ]; then export GASNET_SUPERNODE_MAXSIZE=2; fi; exec {AM} core"
+    );
+    let mut cmd = job_command(
+        &launcher,
+        2,
+        Path::new("/bin/sh"),
+        &["-c", &script],
+        "tcp",
+        "lo",
+    );
+    cmd.env("GASNET_SUPERNODE_MAXSIZE", "0");
+    let out = run_with_deadline(&mut cmd, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "the shared-memory path: GASNET_SUPERNODE_MAXSIZE=0 on rank 0 but 2 on rank 1: every rank needs the same value"
+        ) || err.contains(
+            "the shared-memory path: GASNET_SUPERNODE_MAXSIZE=2 on rank 1 but 0 on rank 0: every rank needs the same value"
+        ),
+        "{err}"
+    );
+    reap_survivors(AM, Duration::from_secs(5));
     let r = job(
         AM,
         2,

@@ -75,16 +75,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     #[inline(always)]
     fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
-        if let Some(sh) = &self.pshm {
-            if sh.all_local {
-                return self.progress_shared_only(sh, set, what);
-            }
+        let shared = self.pshm.as_ref();
+        if let Some(sh) = shared.filter(|sh| sh.all_local) {
+            return self.progress_shared_only(sh, set, what);
         }
         let s = &self.sets[set];
         let mut first = None;
         let mut seen = 0usize;
         if what == Progress::Full {
-            if let Some(sh) = &self.pshm {
+            if let Some(sh) = shared {
                 keep(
                     &mut first,
                     self.poll_shared(sh, set, Side::Request, &mut seen),
@@ -93,7 +92,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             keep(&mut first, self.poll_rx(s, Side::Request, &mut seen));
         }
         keep(&mut first, self.poll_tx(s, &mut seen));
-        if let Some(sh) = &self.pshm {
+        if let Some(sh) = shared {
             keep(
                 &mut first,
                 self.poll_shared(sh, set, Side::Reply, &mut seen),
