@@ -107,6 +107,17 @@ pub enum Error {
         /// Distance claimed.
         distance: u32,
     },
+    /// One of the conduit's own messages (atomics, collectives) with
+    /// values no rank sends.
+    #[error("malformed AM from rank {src} for the conduit's handler {handler}: {what}")]
+    MalformedInternal {
+        /// Sender.
+        src: u32,
+        /// The handler's index.
+        handler: u8,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// A receive completion names a buffer that does not exist.
     #[error("the provider reported a receive into buffer {index}, which does not exist")]
     UnknownReceiveBuffer {

@@ -171,6 +171,7 @@ pub fn prepare(
         allow_untrusted: cfg.general.allow_untrusted_provider,
         single_host: job.single_host,
         threads: job.threads,
+        atomics: cfg.extended.atomics != crate::config::AtomicsMode::Am,
     };
     let selected = select::select(&opts)?;
     let caps = &selected.caps;

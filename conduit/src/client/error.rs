@@ -198,6 +198,27 @@ pub enum Error {
     /// Tagged messaging.
     #[error(transparent)]
     Tagged(#[from] crate::tagged::TaggedError),
+    /// An atomic domain or operation that is refused (a type and operation
+    /// that do not go together, an operation outside the domain, a
+    /// misaligned target).
+    #[error(transparent)]
+    Atomic(#[from] rma::atomic::AtomicError),
+    /// `GASNET_OFI_ATOMICS=native` but the provider does not perform one of
+    /// the domain's operations.
+    #[error("GASNET_OFI_ATOMICS=native: {provider} does not perform {op} on {ty} natively ({why}); use GASNET_OFI_ATOMICS=auto or am")]
+    NotNative {
+        /// The provider.
+        provider: String,
+        /// The operation.
+        op: rma::atomic::AtomicOp,
+        /// The type.
+        ty: rma::atomic::AtomicType,
+        /// Why (no FI_ATOMIC, or which `*valid` call refused it).
+        why: String,
+    },
+    /// Ranks created atomic domains that differ.
+    #[error("atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS)")]
+    AtomicDomainMismatch,
 }
 
 impl From<crate::startup::StartupError> for Error {

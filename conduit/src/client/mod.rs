@@ -47,6 +47,7 @@
 //! 0, closes the network in ownership order, and returns.
 
 mod api;
+mod atomic;
 pub(crate) mod engine;
 mod error;
 mod init;
@@ -61,6 +62,7 @@ mod token;
 mod wait;
 
 pub use am::handlers::Widen;
+pub use atomic::{AtomicDomain, AtomicImpl, AtomicOp, AtomicType, AtomicValue, OpSet};
 pub use error::{Error, RmaError};
 pub use init::Options;
 pub use memory::MemoryUse;

@@ -22,6 +22,7 @@ pub mod am;
 pub mod cq;
 pub mod device;
 mod error;
+pub mod extended;
 pub mod general;
 mod inject;
 pub mod libfabric_vars;
@@ -37,6 +38,7 @@ pub use am::{AmConfig, RecvBuffSize};
 pub use cq::CqConfig;
 pub use device::{DeviceConfig, DeviceType, HwlocType};
 pub use error::ConfigError;
+pub use extended::{AtomicsMode, ExtendedConfig};
 pub use general::GeneralConfig;
 pub use gex_env::ExitTimeout;
 pub use inject::resolve_inject_limit;
@@ -82,6 +84,8 @@ pub struct Config {
     pub provider_list: ProviderList,
     /// The shared-memory path between ranks of a host.
     pub pshm: PshmConfig,
+    /// Atomics and collectives.
+    pub extended: ExtendedConfig,
 }
 
 impl Config {
@@ -134,6 +138,9 @@ impl Config {
         provider_list::PROVIDER_EXCLUDE,
         pshm::SUPERNODE_MAXSIZE,
         pshm::PSHM_RING_SIZE,
+        extended::ATOMICS,
+        extended::COLL_FANOUT,
+        extended::COLL_CACHE_PAGES,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the
@@ -159,6 +166,7 @@ impl Config {
             tagged: TaggedConfig::from_env(reader)?,
             provider_list: ProviderList::from_env(reader)?,
             pshm: PshmConfig::from_env(reader)?,
+            extended: ExtendedConfig::from_env(reader)?,
         })
     }
 

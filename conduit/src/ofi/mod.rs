@@ -20,6 +20,7 @@
 //! forbids concurrent calls. The conduit's progress engine and RMA layer
 //! uphold those contracts and expose a safe API on top.
 
+mod atomic;
 mod av;
 mod cq;
 mod domain;
@@ -31,6 +32,7 @@ mod mr;
 pub mod shm_region;
 mod tagged;
 
+pub use atomic::{AtomicArgs, AtomicCall, AtomicIo};
 pub use av::AddressVector;
 pub use cq::{CompletionQueue, CqEntry, CqErrEntry, CqRead};
 pub use domain::{Domain, Fabric};

@@ -109,6 +109,11 @@ pub struct Profile {
     /// Why matched probe (`FI_CLAIM`) cannot be used with the provider
     /// (`Comm::improbe` refuses with this text); absent: it can.
     pub tagged_no_claim: Option<String>,
+    /// Why the provider's atomics cannot serve an atomic domain (domains
+    /// then go by Active Message, and `GASNET_OFI_ATOMICS=native` is
+    /// refused with this text); absent: they can where `fi_*atomicvalid`
+    /// says so.
+    pub no_native_atomics: Option<String>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

@@ -158,6 +158,9 @@ pub struct Capabilities {
     pub cq_data_size: usize,
     /// FI_MULTI_RECV is offered.
     pub multi_recv: bool,
+    /// Endpoints are opened with FI_ATOMIC (set by selection when the
+    /// provider offers it and atomics may be native).
+    pub atomic: bool,
     /// Where the profile and the provider differed, and what was used.
     pub notes: Vec<String>,
 }
@@ -293,6 +296,7 @@ pub fn reconcile(
         max_msg_size: facts.max_msg_size,
         cq_data_size: facts.cq_data_size,
         multi_recv,
+        atomic: false,
         notes,
     })
 }

@@ -42,6 +42,9 @@ pub struct SelectOptions {
     /// FI_THREAD_DOMAIN (plus one lock in the conduit) where the provider's
     /// profile says so.
     pub threads: bool,
+    /// Open endpoints with FI_ATOMIC when the chosen provider offers it
+    /// (native atomic domains); without it atomics go by Active Message.
+    pub atomics: bool,
 }
 
 /// One provider/domain pair found, with its verdict.
@@ -263,15 +266,30 @@ pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
     });
     let chosen = pool[0];
     let mut caps = chosen.verdict.clone().expect("usable");
-    // Find the same entry again to keep a copy of its fi_info.
-    let list = InfoList::query(Some(&hints(false)))?;
+    // Find the same entry again to keep a copy of its fi_info: with
+    // FI_ATOMIC when wanted and offered (the capability must be asked for
+    // to be usable), else as selected.
+    let same = |e: &crate::ofi::InfoEntry<'_>| {
+        e.provider() == chosen.facts.provider
+            && e.domain() == chosen.facts.domain
+            && e.fabric() == chosen.facts.fabric
+    };
+    let with_atomic = if opts.atomics {
+        let h = hints(false).caps((sys::FI_MSG | sys::FI_RMA | sys::FI_ATOMIC) as u64);
+        InfoList::query(Some(&h))
+            .ok()
+            .filter(|l| l.iter().any(|e| same(&e)))
+    } else {
+        None
+    };
+    caps.atomic = with_atomic.is_some();
+    let list = match with_atomic {
+        Some(l) => l,
+        None => InfoList::query(Some(&hints(false)))?,
+    };
     let entry = list
         .iter()
-        .find(|e| {
-            e.provider() == chosen.facts.provider
-                && e.domain() == chosen.facts.domain
-                && e.fabric() == chosen.facts.fabric
-        })
+        .find(same)
         .ok_or_else(|| OfiError {
             call: "fi_getinfo",
             code: -(sys::FI_ENODATA as i64),

@@ -26,6 +26,7 @@ pub mod sim;
 use crate::client::Error;
 use crate::mem::Mapping;
 use crate::ofi::OfiError;
+use rma::atomic::{AtomicType, Native};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -214,6 +215,8 @@ pub struct Facts {
     pub mr_virt_addr: bool,
     /// Memory regions are bound to an endpoint (one registration per set).
     pub mr_endpoint: bool,
+    /// Endpoints were opened with FI_ATOMIC.
+    pub atomic: bool,
 }
 
 /// What the engine asks for when it opens the network.
@@ -230,6 +233,22 @@ pub struct OpenPlan {
     pub multi_recv: bool,
     /// The largest AM (`FI_OPT_MIN_MULTI_RECV`).
     pub min_multi_recv: usize,
+}
+
+/// The buffers of one native atomic, kept in place by the initiator until
+/// the atomic's completion: the operand, compare value and result (one
+/// element each, in the first bytes) and the descriptors a provider may
+/// keep pointers to.
+#[derive(Debug, Default)]
+pub struct AtomicBufs {
+    /// The operand (for a compare: the value written on a match).
+    pub operand: [u8; 8],
+    /// The compare value.
+    pub compare: [u8; 8],
+    /// The target's old value (fetch and compare).
+    pub result: [u8; 8],
+    /// libfabric's descriptors.
+    pub io: crate::ofi::AtomicIo,
 }
 
 /// A memory region: registered memory that a region owns (an `Arc` of the
@@ -356,6 +375,39 @@ pub unsafe trait Transport: Send + 'static {
         remote: rma::plan::Remote,
         ctx: Context,
     ) -> Result<(), PostError>;
+
+    /// Whether the provider performs `native` on `ty` (through set
+    /// `set`'s RMA endpoint). False unless the endpoints have FI_ATOMIC.
+    fn atomic_valid(&self, _set: usize, _ty: AtomicType, _native: Native) -> bool {
+        false
+    }
+
+    /// One element's atomic on `remote` at `dest`: `native` says the call
+    /// and operation; `bufs` holds the operand (for a compare, the value
+    /// written on a match), the compare value, the result and whatever the
+    /// provider keeps until completion.
+    ///
+    /// # Safety
+    /// `bufs` must stay valid and unmoved (its result written by no one
+    /// else) until the completion carrying `ctx` has been read; the remote
+    /// range must have been checked against the target's segment.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn atomic(
+        &self,
+        _set: usize,
+        _dest: usize,
+        _ty: AtomicType,
+        _native: Native,
+        _bufs: *mut AtomicBufs,
+        _remote: rma::plan::Remote,
+        _ctx: Context,
+    ) -> Result<(), PostError> {
+        Err(PostError::Failed(OfiError {
+            call: "fi_atomic",
+            code: -(ofi_sys::FI_ENOSYS as i64),
+            text: "this transport has no native atomics".into(),
+        }))
+    }
 
     /// Read up to `out.len()` completions of queue `cq` of set `set`.
     fn poll(

@@ -1,6 +1,7 @@
 //! Running a handler: decode and check a message (`am::dispatch`), build
 //! its token, call it; and the conduit's own messages (barrier, exit).
 
+use super::atomic::{H_ATOMIC, H_ATOMIC_REPLY};
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
 use crate::client::stats::kind_index;
@@ -56,7 +57,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             seg.map(|g| g.len()),
         )?;
         let cm = match delivery {
-            Delivery::Internal(msg) => return self.internal(&msg),
+            Delivery::Internal(msg) => return self.internal(set, &msg),
             Delivery::Client(cm) => cm,
         };
         if self.exiting() {
@@ -109,7 +110,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// The conduit's own messages.
-    fn internal(&self, msg: &Message<'_>) -> Result<(), Error> {
+    fn internal(&self, set: usize, msg: &Message<'_>) -> Result<(), Error> {
         let h = msg.header;
         match h.handler {
             H_BARRIER if h.kind == Kind::Short && h.nargs == 4 && h.is_request => {
@@ -129,6 +130,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 }
                 self.request_exit(code);
                 Ok(())
+            }
+            H_ATOMIC if h.kind == Kind::Short && h.nargs == 8 && h.is_request => {
+                let a: [u32; 8] = std::array::from_fn(|i| msg.arg(i));
+                self.on_atomic_request(set, h.src as usize, &a)
+            }
+            H_ATOMIC_REPLY if h.kind == Kind::Short && h.nargs == 3 && !h.is_request => {
+                let a = [msg.arg(0), msg.arg(1), msg.arg(2)];
+                self.on_atomic_reply(h.src as usize, &a)
             }
             _ => Err(am::Error::Unregistered {
                 src: h.src,

@@ -9,6 +9,7 @@
 //! engine; completion queues are polled under a try-lock, so a thread that
 //! finds one busy moves on.
 
+mod atomic;
 mod barrier;
 mod deferred;
 mod dispatch;
@@ -161,6 +162,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub pshm: Option<crate::pshm::Shared<M>>,
     /// This rank's neighbourhood (supernode) among the job's.
     pub nbrhd: crate::pshm::Position,
+    /// Atomics by AM waiting for replies; whether a native domain exists.
+    pub atomics: atomic::AtomicState<M>,
 }
 
 thread_local! {
@@ -335,6 +338,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             tagged: OnceLock::new(),
             pshm,
             nbrhd,
+            atomics: atomic::AtomicState::new(),
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {

@@ -55,7 +55,7 @@ pub(crate) fn abort_in_flight(rank: usize, e: &Error) -> ! {
 /// wait), the transfers not posted are counted failed and the posted ones
 /// are waited for before the caller's buffer can go. A panic while it waits
 /// aborts the process (a panic during unwinding does).
-struct InFlight<'a, M: Mode, T: Transport, S> {
+pub(super) struct InFlight<'a, M: Mode, T: Transport, S> {
     core: &'a Core<M, T, S>,
     set: usize,
     op: OpId,
@@ -63,8 +63,24 @@ struct InFlight<'a, M: Mode, T: Transport, S> {
     armed: bool,
 }
 
-impl<M: Mode, T: Transport, S> InFlight<'_, M, T, S> {
-    fn disarm(mut self) -> OpId {
+impl<'a, M: Mode, T: Transport, S> InFlight<'a, M, T, S> {
+    /// Own `op` of set `set`, of which `unposted` transfers are not posted.
+    pub(super) fn new(core: &'a Core<M, T, S>, set: usize, op: OpId, unposted: u32) -> Self {
+        InFlight {
+            core,
+            set,
+            op,
+            unposted,
+            armed: true,
+        }
+    }
+
+    /// One more transfer was posted.
+    pub(super) fn posted(&mut self) {
+        self.unposted -= 1;
+    }
+
+    pub(super) fn disarm(mut self) -> OpId {
         self.armed = false;
         self.op
     }

@@ -11,14 +11,15 @@
 use crate::client::Error;
 use crate::mem::Mapping;
 use crate::ofi::{
-    AddressVector, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, MemoryRegion,
+    AddressVector, AtomicArgs, AtomicCall, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, MemoryRegion,
     OfiError,
 };
 use crate::transport::{
-    Access, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Polled, PostError, Region,
+    Access, AtomicBufs, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Polled, PostError, Region,
     Transport,
 };
 use ofi_sys as sys;
+use rma::atomic::{AtomicType, Native, NativeCall, NativeOp};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -418,6 +419,55 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         .map_err(post_error)
     }
 
+    fn atomic_valid(&self, set: usize, ty: AtomicType, native: Native) -> bool {
+        if !self.facts.atomic {
+            return false;
+        }
+        let _g = self.lock.enter();
+        self.ep(set, Ep::Rma)
+            .atomic_valid(call(native.call), datatype(ty), fi_op(native.op))
+    }
+
+    #[inline]
+    unsafe fn atomic(
+        &self,
+        set: usize,
+        dest: usize,
+        ty: AtomicType,
+        native: Native,
+        bufs: *mut AtomicBufs,
+        remote: rma::plan::Remote,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        // SAFETY: the caller's buffers, valid until the completion.
+        let (operand, compare, result, io) = unsafe {
+            (
+                (*bufs).operand.as_ptr(),
+                (*bufs).compare.as_ptr(),
+                (*bufs).result.as_mut_ptr(),
+                std::ptr::addr_of_mut!((*bufs).io),
+            )
+        };
+        let a = AtomicArgs {
+            call: call(native.call),
+            datatype: datatype(ty),
+            op: fi_op(native.op),
+            operand,
+            compare,
+            result,
+            dest: self.addr(dest, set, Ep::Rma),
+            addr: remote.addr,
+            key: remote.key,
+            context: ctx.encode() as *mut libc::c_void,
+            flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
+        };
+        let _g = self.lock.enter();
+        // SAFETY: the buffers per this function's contract; the remote
+        // element was checked against the target's segment by the caller;
+        // threading as in inject.
+        unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
+    }
+
     #[inline(always)]
     fn poll(
         &self,
@@ -431,5 +481,39 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             Cq::Tx if s.tx.len() == 1 => self.read_queue(&s.tx[0], false, out),
             Cq::Tx => self.poll_tx_queues(s, out),
         }
+    }
+}
+
+fn call(c: NativeCall) -> AtomicCall {
+    match c {
+        NativeCall::Atomic => AtomicCall::Atomic,
+        NativeCall::Fetch => AtomicCall::Fetch,
+        NativeCall::Compare => AtomicCall::Compare,
+    }
+}
+
+fn datatype(ty: AtomicType) -> sys::fi_datatype {
+    match ty {
+        AtomicType::I32 => sys::fi_datatype_FI_INT32,
+        AtomicType::U32 => sys::fi_datatype_FI_UINT32,
+        AtomicType::I64 => sys::fi_datatype_FI_INT64,
+        AtomicType::U64 => sys::fi_datatype_FI_UINT64,
+        AtomicType::F32 => sys::fi_datatype_FI_FLOAT,
+        AtomicType::F64 => sys::fi_datatype_FI_DOUBLE,
+    }
+}
+
+fn fi_op(op: NativeOp) -> sys::fi_op {
+    match op {
+        NativeOp::Min => sys::fi_op_FI_MIN,
+        NativeOp::Max => sys::fi_op_FI_MAX,
+        NativeOp::Sum => sys::fi_op_FI_SUM,
+        NativeOp::Prod => sys::fi_op_FI_PROD,
+        NativeOp::Bor => sys::fi_op_FI_BOR,
+        NativeOp::Band => sys::fi_op_FI_BAND,
+        NativeOp::Bxor => sys::fi_op_FI_BXOR,
+        NativeOp::Read => sys::fi_op_FI_ATOMIC_READ,
+        NativeOp::Write => sys::fi_op_FI_ATOMIC_WRITE,
+        NativeOp::Cswap => sys::fi_op_FI_CSWAP,
     }
 }

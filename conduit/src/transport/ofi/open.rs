@@ -179,6 +179,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
             max_msg_size: net.caps.max_msg_size,
             mr_virt_addr: net.caps.mr_virt_addr,
             mr_endpoint: net.caps.mr_endpoint,
+            atomic: net.caps.atomic,
         };
         Ok((
             OfiTransport {

@@ -201,6 +201,7 @@ impl Network for SimNetwork {
             max_msg_size: self.fabric.cfg.max_msg_size,
             mr_virt_addr: self.fabric.cfg.virt_addr,
             mr_endpoint: false,
+            atomic: false,
         };
         Ok((
             SimTransport {

@@ -1,0 +1,215 @@
+//! Atomic domains (GASNet-EX's `gex_AD_*`): remote atomic operations on
+//! one type, with a set of operations fixed when the domain is created, so
+//! that one implementation serves them all and they are atomic with
+//! respect to each other.
+//!
+//! ```no_run
+//! use conduit::client::{AtomicOp, Client};
+//!
+//! let c = Client::init().unwrap();
+//! c.attach_segment(1 << 20).unwrap();
+//! // Collective: every rank creates the same domains in the same order.
+//! let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set]).unwrap();
+//! println!("atomics by {:?}", ad.implementation());
+//! let before = ad.fetch_add(0, 0, 1).unwrap();
+//! c.barrier().unwrap();
+//! if c.rank() == 0 {
+//!     assert_eq!(ad.get(0, 0).unwrap(), c.size() as u64);
+//! }
+//! # let _ = before;
+//! ```
+
+use super::engine::Core;
+use super::{ClientOf, Error};
+use crate::config::AtomicsMode;
+use crate::sync::Mode;
+use crate::transport::Transport;
+pub use rma::atomic::{AtomicOp, AtomicType, AtomicValue, OpSet};
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+
+/// How a domain performs its operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicImpl {
+    /// The provider's atomics (`fi_atomic`, `fi_fetch_atomic`,
+    /// `fi_compare_atomic`).
+    Native,
+    /// An Active Message to the target, which performs the operation with
+    /// a CPU atomic instruction; targets whose segment is mapped here (the
+    /// ranks of this rank's supernode) are operated on directly.
+    ActiveMessage,
+}
+
+impl AtomicImpl {
+    /// `native` or `am`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicImpl::Native => "native",
+            AtomicImpl::ActiveMessage => "am",
+        }
+    }
+}
+
+/// An atomic domain over values of type `V`, from
+/// [`ClientOf::atomic_domain`]. Its operations are blocking: each returns
+/// once it has been performed at the target. Correct results need that no
+/// other access (loads, stores, puts, gets, another domain's operations)
+/// touches the same locations while the domain's operations may run, as
+/// GASNet-EX requires.
+pub struct AtomicDomain<'c, V: AtomicValue, M: Mode, S, T: Transport> {
+    core: &'c Core<M, T, S>,
+    ops: OpSet,
+    imp: AtomicImpl,
+    _v: PhantomData<V>,
+}
+
+impl<V: AtomicValue, M: Mode, S, T: Transport> std::fmt::Debug for AtomicDomain<'_, V, M, S, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicDomain")
+            .field("type", &V::TYPE)
+            .field("ops", &self.ops.to_string())
+            .field("impl", &self.imp)
+            .finish()
+    }
+}
+
+impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
+    /// Create an atomic domain over `V` with the operations `ops`
+    /// (collective: every rank creates the same domains in the same
+    /// order). The implementation follows `GASNET_OFI_ATOMICS`:
+    ///
+    /// * `auto`: by Active Message when every rank of the job shares
+    ///   memory with this one (CPU atomics through the mappings are the
+    ///   fastest path there), else native when the provider performs
+    ///   every operation of the domain on `V` (`fi_atomicvalid` and its
+    ///   fetch / compare forms), else by Active Message;
+    /// * `native`: native, or an error naming the operation the provider
+    ///   does not perform;
+    /// * `am`: by Active Message.
+    ///
+    /// Errors: an operation not valid on `V` (bit-wise operations on
+    /// floats), no operations, `native` impossible, or ranks that created
+    /// different domains (checked by a named barrier).
+    pub fn atomic_domain<V: AtomicValue>(
+        &self,
+        ops: &[AtomicOp],
+    ) -> Result<AtomicDomain<'_, V, M, S, T>, Error> {
+        super::engine::not_in_handler("atomic_domain")?;
+        let core = self.core();
+        let ops: OpSet = ops.iter().copied().collect();
+        rma::atomic::check_domain(V::TYPE, ops)?;
+        let native = || -> Result<(), Error> {
+            for op in ops.iter() {
+                core.native_atomic_check(V::TYPE, op)
+                    .map_err(|why| Error::NotNative {
+                        provider: core.tp.facts().provider.clone(),
+                        op,
+                        ty: V::TYPE,
+                        why,
+                    })?;
+            }
+            Ok(())
+        };
+        let all_shared = core.pshm.as_ref().is_some_and(|sh| sh.all_local);
+        let imp = match core.cfg.extended.atomics {
+            AtomicsMode::Am => AtomicImpl::ActiveMessage,
+            AtomicsMode::Native => {
+                native()?;
+                AtomicImpl::Native
+            }
+            AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,
+            AtomicsMode::Auto => match native() {
+                Ok(()) => AtomicImpl::Native,
+                Err(_) => AtomicImpl::ActiveMessage,
+            },
+        };
+        if imp == AtomicImpl::Native {
+            core.atomics.provider_in_use.store(true, Ordering::Relaxed);
+        }
+        tracing::debug!(
+            "atomic domain over {} with {ops}: {}",
+            V::TYPE,
+            imp.name()
+        );
+        // Every rank must have made the same domain: a named barrier whose
+        // id is the domain's description tells.
+        let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;
+        core.barrier_notify(Some(id))?;
+        match core.barrier_wait() {
+            Err(Error::BarrierMismatch) => return Err(Error::AtomicDomainMismatch),
+            r => r?,
+        }
+        Ok(AtomicDomain {
+            core,
+            ops,
+            imp,
+            _v: PhantomData,
+        })
+    }
+}
+
+impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
+    /// How the domain performs its operations.
+    pub fn implementation(&self) -> AtomicImpl {
+        self.imp
+    }
+
+    /// The domain's operations.
+    pub fn ops(&self) -> OpSet {
+        self.ops
+    }
+
+    /// Perform `op` on the `V` at `offset` of `rank`'s segment with
+    /// operands `a` and `b` (as GASNet-EX's `op1`, `op2`; ignored where the
+    /// operation takes fewer). Returns the target's value before the
+    /// operation for fetching operations, `None` for the others.
+    ///
+    /// Errors: `op` not in the domain, a rank outside the job, a target
+    /// outside the segment or not aligned to `V`'s size (nothing is
+    /// performed then), or the operation's failure.
+    pub fn op(&self, rank: usize, offset: usize, op: AtomicOp, a: V, b: V) -> Result<Option<V>, Error> {
+        super::engine::not_in_handler("an atomic operation")?;
+        if !self.ops.contains(op) {
+            return Err(rma::atomic::AtomicError::NotInDomain { op, ops: self.ops }.into());
+        }
+        let (a, b) = (a.to_bits(), b.to_bits());
+        let old = match self.imp {
+            AtomicImpl::Native => self.core.atomic_native(0, rank, offset, V::TYPE, op, a, b),
+            AtomicImpl::ActiveMessage => self.core.atomic_am(0, rank, offset, V::TYPE, op, a, b),
+        }?;
+        self.core.exit_if_requested()?;
+        Ok(op.is_fetching().then(|| V::from_bits(old)))
+    }
+
+    fn fetching(&self, rank: usize, offset: usize, op: AtomicOp, a: V, b: V) -> Result<V, Error> {
+        Ok(self
+            .op(rank, offset, op, a, b)?
+            .expect("a fetching operation returns a value"))
+    }
+
+    /// `Get`: the value.
+    pub fn get(&self, rank: usize, offset: usize) -> Result<V, Error> {
+        self.fetching(rank, offset, AtomicOp::Get, V::from_bits(0), V::from_bits(0))
+    }
+
+    /// `Set`: write `v`.
+    pub fn set(&self, rank: usize, offset: usize, v: V) -> Result<(), Error> {
+        self.op(rank, offset, AtomicOp::Set, v, v).map(|_| ())
+    }
+
+    /// `Fadd`: add `v`, return the value before.
+    pub fn fetch_add(&self, rank: usize, offset: usize, v: V) -> Result<V, Error> {
+        self.fetching(rank, offset, AtomicOp::Fadd, v, v)
+    }
+
+    /// `Fcas`: write `new` if the value equals `expected`; return the value
+    /// before (equal to `expected` when the swap happened).
+    pub fn compare_swap(&self, rank: usize, offset: usize, expected: V, new: V) -> Result<V, Error> {
+        self.fetching(rank, offset, AtomicOp::Fcas, expected, new)
+    }
+
+    /// `Swap`: write `v`, return the value before.
+    pub fn swap(&self, rank: usize, offset: usize, v: V) -> Result<V, Error> {
+        self.fetching(rank, offset, AtomicOp::Swap, v, v)
+    }
+}

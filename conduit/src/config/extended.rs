@@ -1,0 +1,142 @@
+//! The extended API's settings: `GASNET_OFI_ATOMICS` (how atomic domains
+//! perform their operations), `GASNET_OFI_COLL_FANOUT` and
+//! `GASNET_OFI_COLL_CACHE_PAGES` (collectives).
+
+use super::read::count_in;
+use super::ConfigError;
+use gex_env::{EnvError, EnvReader};
+
+/// `GASNET_OFI_ATOMICS`.
+pub const ATOMICS: &str = "GASNET_OFI_ATOMICS";
+/// `GASNET_OFI_COLL_FANOUT` (Open MPI coll/ofi's broadcast fan-out).
+pub const COLL_FANOUT: &str = "GASNET_OFI_COLL_FANOUT";
+/// `GASNET_OFI_COLL_CACHE_PAGES` (pages of a team's collective data cache).
+pub const COLL_CACHE_PAGES: &str = "GASNET_OFI_COLL_CACHE_PAGES";
+
+/// Default broadcast fan-out.
+pub const COLL_FANOUT_DEFAULT: usize = 2;
+/// Largest accepted fan-out.
+pub const COLL_FANOUT_MAX: usize = 1024;
+/// Default data cache pages.
+pub const COLL_CACHE_PAGES_DEFAULT: usize = 32;
+/// Largest accepted data cache pages (64 Ki pages: 256 MiB of 4 KiB pages).
+pub const COLL_CACHE_PAGES_MAX: usize = 65536;
+
+/// How atomic domains perform their operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AtomicsMode {
+    /// The provider's atomics (`fi_atomic`) when it performs every (type,
+    /// operation) of the domain, else Active Messages at the target.
+    #[default]
+    Auto,
+    /// The provider's atomics; a domain they cannot serve is refused.
+    Native,
+    /// Active Messages at the target (CPU atomics), always.
+    Am,
+}
+
+impl AtomicsMode {
+    /// What `GASNET_OFI_ATOMICS` accepts.
+    pub const ACCEPTED: &'static str = "one of auto, native, am";
+
+    /// The setting's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicsMode::Auto => "auto",
+            AtomicsMode::Native => "native",
+            AtomicsMode::Am => "am",
+        }
+    }
+}
+
+impl std::str::FromStr for AtomicsMode {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(AtomicsMode::Auto),
+            "native" => Ok(AtomicsMode::Native),
+            "am" => Ok(AtomicsMode::Am),
+            _ => Err(()),
+        }
+    }
+}
+
+/// Atomics and collectives settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtendedConfig {
+    /// `GASNET_OFI_ATOMICS`: `auto` (default), `native` or `am`.
+    pub atomics: AtomicsMode,
+    /// `GASNET_OFI_COLL_FANOUT`: children per node of the broadcast tree,
+    /// 1 (a chain) to 1024, default 2.
+    pub coll_fanout: usize,
+    /// `GASNET_OFI_COLL_CACHE_PAGES`: pages of a team's collective data
+    /// cache, 1 to 65536, default 32.
+    pub coll_cache_pages: usize,
+}
+
+impl Default for ExtendedConfig {
+    fn default() -> Self {
+        ExtendedConfig {
+            atomics: AtomicsMode::Auto,
+            coll_fanout: COLL_FANOUT_DEFAULT,
+            coll_cache_pages: COLL_CACHE_PAGES_DEFAULT,
+        }
+    }
+}
+
+impl ExtendedConfig {
+    /// Read the variables.
+    pub fn from_env(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
+        let text = r.string(ATOMICS, AtomicsMode::Auto.name());
+        let atomics = text
+            .parse::<AtomicsMode>()
+            .map_err(|_| EnvError::new(ATOMICS, &text, AtomicsMode::ACCEPTED))?;
+        Ok(ExtendedConfig {
+            atomics,
+            coll_fanout: count_in(r, COLL_FANOUT, COLL_FANOUT_DEFAULT, 1, COLL_FANOUT_MAX)?,
+            coll_cache_pages: count_in(
+                r,
+                COLL_CACHE_PAGES,
+                COLL_CACHE_PAGES_DEFAULT,
+                1,
+                COLL_CACHE_PAGES_MAX,
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gex_env::MapEnv;
+
+    fn read(env: &MapEnv) -> Result<ExtendedConfig, ConfigError> {
+        ExtendedConfig::from_env(&EnvReader::quiet(env))
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        assert_eq!(read(&MapEnv::new()).unwrap(), ExtendedConfig::default());
+        let env = MapEnv::from([
+            ("GASNET_OFI_ATOMICS", "AM"),
+            ("GASNET_OFI_COLL_FANOUT", "7"),
+            ("GASNET_OFI_COLL_CACHE_PAGES", "4"),
+        ]);
+        let c = read(&env).unwrap();
+        assert_eq!(c.atomics, AtomicsMode::Am);
+        assert_eq!((c.coll_fanout, c.coll_cache_pages), (7, 4));
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
+        let env = MapEnv::from([("GASNET_OFI_ATOMICS", "nic")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_ATOMICS=\"nic\" is not accepted: expected one of auto, native, am"
+        );
+        let env = MapEnv::from([("GASNET_OFI_COLL_FANOUT", "0")]);
+        assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_COLL_FANOUT");
+        let env = MapEnv::from([("GASNET_OFI_COLL_CACHE_PAGES", "70000")]);
+        assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_COLL_CACHE_PAGES");
+    }
+}

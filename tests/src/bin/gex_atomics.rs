@@ -1,0 +1,319 @@
+//! Remote atomics conformance program, run under `gasnetrun-ofi`. Usage:
+//! `gex-atomics <mode>`:
+//!
+//! * `all`: for every type (i32, u32, i64, u64, f32, f64), a domain with
+//!   every operation valid on it; each rank performs each operation on a
+//!   word of the next rank's segment with known operands and checks the
+//!   fetched value and the word afterwards against GASNet-EX's semantics.
+//! * `fadd <n>`: every rank performs `n` fetch-and-adds of 1 on one u64 of
+//!   rank 0; the fetched values of each rank increase, and the word ends
+//!   at ranks x n.
+//! * `lock <n>`: a compare-and-swap spin lock on rank 0 guards a counter
+//!   read with `get` and written with `put` (not atomic); each rank enters
+//!   `n` times; the counter ends at ranks x n.
+//! * `bad`: an operation outside the domain, a misaligned target, a target
+//!   outside the segment, a bit-wise operation on floats: each refused with
+//!   its message, nothing performed.
+//! * `lat <n>`: rank 0 times `n` fetch-and-adds on rank 1 (after a warm-up)
+//!   and prints the median of 5 rounds in microseconds.
+//!
+//! Every mode prints `gex-atomics <mode>: impl <native|am>` first (rank 0),
+//! then one summary line; errors print `gex-atomics: rank R: ...` and end
+//! the job with code 1.
+
+#![forbid(unsafe_code)]
+
+use conduit::client::{AtomicOp, AtomicType, AtomicValue, Client, Error, OpSet};
+use std::time::Instant;
+use tests::{fail, Fallible};
+
+const SEG: usize = 1 << 20;
+
+/// Operands per type: a start value, `a` and `b` (chosen so float results
+/// are exact).
+fn operands(ty: AtomicType, me: usize) -> (u64, u64, u64) {
+    let m = me as i64;
+    match ty {
+        AtomicType::F32 => (
+            (10.0f32 + m as f32).to_bits() as u64,
+            2.5f32.to_bits() as u64,
+            (10.0f32 + m as f32).to_bits() as u64,
+        ),
+        AtomicType::F64 => (
+            (10.0f64 + m as f64).to_bits(),
+            (-3.25f64).to_bits(),
+            (10.0f64 + m as f64).to_bits(),
+        ),
+        _ => (
+            ty.mask((0x5a5a_1234_0f0f_00f0u64).wrapping_add(me as u64)),
+            ty.mask(0xffff_0000_3c3c_ff01u64),
+            ty.mask((0x5a5a_1234_0f0f_00f0u64).wrapping_add(me as u64)),
+        ),
+    }
+}
+
+fn check_type<V: AtomicValue>(c: &Client) -> Fallible<(usize, &'static str)> {
+    let ty = V::TYPE;
+    let ops: Vec<AtomicOp> = OpSet::all_for(ty).iter().collect();
+    let ad = c.atomic_domain::<V>(&ops)?;
+    let (me, n) = (c.rank(), c.size());
+    let peer = (me + 1) % n;
+    // Each rank owns the word at 64 * its rank in its successor's segment.
+    let off = 64 * me;
+    let mut checks = 0;
+    for op in ops {
+        for cas_hit in [true, false] {
+            if !matches!(op, AtomicOp::Cas | AtomicOp::Fcas) && !cas_hit {
+                continue;
+            }
+            let (start, a, mut b) = operands(ty, me);
+            let a = if matches!(op, AtomicOp::Cas | AtomicOp::Fcas) {
+                if cas_hit {
+                    start
+                } else {
+                    ty.mask(start ^ 1)
+                }
+            } else {
+                a
+            };
+            if matches!(op, AtomicOp::Cas | AtomicOp::Fcas) {
+                b = operands(ty, me).1;
+            }
+            ad.set(peer, off, V::from_bits(start))?;
+            let got = ad.op(peer, off, op, V::from_bits(a), V::from_bits(b))?;
+            if op.is_fetching() != got.is_some() {
+                return Err(fail(format!("{op} on {ty}: fetched {got:?}")));
+            }
+            if let Some(v) = got {
+                if v.to_bits() != start {
+                    return Err(fail(format!(
+                        "{op} on {ty}: fetched {v:?}, expected {:?}",
+                        V::from_bits(start)
+                    )));
+                }
+            }
+            let now = ad.get(peer, off)?;
+            let want = op.apply(ty, start, a, b).unwrap_or(start);
+            if now.to_bits() != want {
+                return Err(fail(format!(
+                    "{op} on {ty} (a={:?}, b={:?}): target holds {now:?}, expected {:?}",
+                    V::from_bits(a),
+                    V::from_bits(b),
+                    V::from_bits(want)
+                )));
+            }
+            checks += 1;
+        }
+    }
+    Ok((checks, ad.implementation().name()))
+}
+
+fn all(c: &Client) -> Fallible<String> {
+    let mut checks = 0;
+    let mut imps = Vec::new();
+    for r in [
+        check_type::<i32>(c)?,
+        check_type::<u32>(c)?,
+        check_type::<i64>(c)?,
+        check_type::<u64>(c)?,
+        check_type::<f32>(c)?,
+        check_type::<f64>(c)?,
+    ] {
+        checks += r.0;
+        imps.push(r.1);
+    }
+    c.barrier()?;
+    Ok(format!(
+        "ok: {checks} operation x type checks per rank (i32 u32 i64 u64 f32 f64 by {})",
+        imps.join(" ")
+    ))
+}
+
+fn fadd(c: &Client, count: usize) -> Fallible<String> {
+    let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set])?;
+    if c.rank() == 0 {
+        ad.set(0, 0, 0)?;
+    }
+    c.barrier()?;
+    let mut last = None;
+    for _ in 0..count {
+        let v = ad.fetch_add(0, 0, 1)?;
+        if last.is_some_and(|l| v <= l) {
+            return Err(fail(format!("fetched {v} after {last:?}")));
+        }
+        last = Some(v);
+    }
+    c.barrier()?;
+    let total = ad.get(0, 0)?;
+    let want = (c.size() * count) as u64;
+    if total != want {
+        return Err(fail(format!("the word holds {total}, expected {want}")));
+    }
+    Ok(format!(
+        "ok: {} ranks x {count} fetch-and-adds summed to {total} ({})",
+        c.size(),
+        ad.implementation().name()
+    ))
+}
+
+fn lock(c: &Client, count: usize) -> Fallible<String> {
+    const LOCK: usize = 0;
+    const COUNTER: usize = 4096;
+    let ad = c.atomic_domain::<i64>(&[AtomicOp::Fcas, AtomicOp::Set])?;
+    if c.rank() == 0 {
+        ad.set(0, LOCK, 0)?;
+        c.put_u64(0, COUNTER, 0)?;
+    }
+    c.barrier()?;
+    let me = c.rank() as i64 + 1;
+    let mut spins = 0u64;
+    for _ in 0..count {
+        while ad.compare_swap(0, LOCK, 0, me)? != 0 {
+            spins += 1;
+        }
+        let v = c.get_u64(0, COUNTER)?;
+        c.put_u64(0, COUNTER, v + 1)?;
+        ad.set(0, LOCK, 0)?;
+    }
+    c.barrier()?;
+    let total = c.get_u64(0, COUNTER)?;
+    let want = (c.size() * count) as u64;
+    if total != want {
+        return Err(fail(format!("the counter holds {total}, expected {want}")));
+    }
+    Ok(format!(
+        "ok: {} ranks x {count} entries under a compare-and-swap lock counted {total} ({}; rank {} spun {spins} times)",
+        c.size(),
+        ad.implementation().name(),
+        c.rank()
+    ))
+}
+
+fn expect_err(what: &str, r: Result<impl std::fmt::Debug, Error>, want: &str) -> Fallible<()> {
+    match r {
+        Err(e) if e.report() == want => Ok(()),
+        Err(e) => Err(fail(format!(
+            "{what}: error {:?}, expected {want:?}",
+            e.report()
+        ))),
+        Ok(v) => Err(fail(format!(
+            "{what}: succeeded with {v:?}, expected {want:?}"
+        ))),
+    }
+}
+
+fn bad(c: &Client) -> Fallible<String> {
+    let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set])?;
+    let peer = (c.rank() + 1) % c.size();
+    let off = 8 * c.rank();
+    ad.set(peer, off, 7)?;
+    c.barrier()?;
+    expect_err(
+        "an operation outside the domain",
+        ad.op(peer, off, AtomicOp::Add, 1, 0),
+        "atomic operation add is not one of the domain's operations {set, get, fadd}",
+    )?;
+    expect_err(
+        "a misaligned target",
+        ad.fetch_add(peer, off + 4, 1),
+        &format!(
+            "atomic target offset {} is not a multiple of u64's size 8",
+            off + 4
+        ),
+    )?;
+    expect_err(
+        "a target outside the segment",
+        ad.fetch_add(peer, SEG, 1),
+        &format!("8 bytes at offset {SEG} do not fit in the {SEG}-byte segment of rank {peer}"),
+    )?;
+    expect_err(
+        "a rank outside the job",
+        ad.fetch_add(c.size(), 0, 1),
+        &format!("rank {} is not in the job (size {})", c.size(), c.size()),
+    )?;
+    expect_err(
+        "xor on f64",
+        c.atomic_domain::<f64>(&[AtomicOp::Fadd, AtomicOp::Xor]),
+        "atomic operation xor is not valid on f64 (bit-wise operations are for integer types)",
+    )?;
+    c.barrier()?;
+    let v = ad.get(peer, off)?;
+    if v != 7 {
+        return Err(fail(format!(
+            "the word changed to {v}: a refused operation ran"
+        )));
+    }
+    c.barrier()?;
+    Ok("ok: 5 bad requests refused and nothing was performed".into())
+}
+
+fn lat(c: &Client, count: usize) -> Fallible<String> {
+    let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd])?;
+    c.barrier()?;
+    let mut rounds = Vec::new();
+    if c.rank() == 0 && c.size() > 1 {
+        for _ in 0..count / 10 {
+            ad.fetch_add(1, 0, 1)?;
+        }
+        for _ in 0..5 {
+            let t = Instant::now();
+            for _ in 0..count {
+                ad.fetch_add(1, 0, 1)?;
+            }
+            rounds.push(t.elapsed().as_secs_f64() * 1e6 / count as f64);
+        }
+    }
+    // Rank 1 serves AM-based atomics from inside the barrier's progress.
+    c.barrier()?;
+    rounds.sort_by(f64::total_cmp);
+    Ok(format!(
+        "ok: fetch-and-add latency {:.3} us (median of 5 x {count}, {})",
+        rounds.get(2).copied().unwrap_or(0.0),
+        ad.implementation().name()
+    ))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_default();
+    let count = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000usize);
+    let c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-atomics: {}", e.report());
+            std::process::exit(1);
+        }
+    };
+    let r = c
+        .attach_segment(SEG)
+        .map_err(Into::into)
+        .and_then(|()| match mode.as_str() {
+            "all" => all(&c),
+            "fadd" => fadd(&c, count),
+            "lock" => lock(&c, count),
+            "bad" => bad(&c),
+            "lat" => lat(&c, count),
+            _ => Err(fail(format!(
+                "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad or lat <n>"
+            ))),
+        });
+    match r {
+        Ok(line) => {
+            if c.rank() == 0 {
+                println!("gex-atomics {mode}: {line}");
+            }
+            // Nobody exits (which ends every rank) before rank 0 printed.
+            if let Err(e) = c.barrier() {
+                gex_env::eprintln_whole!("gex-atomics: rank {}: {}", c.rank(), e.report());
+                c.exit(1);
+            }
+        }
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-atomics: rank {}: {}", c.rank(), tests::report(&*e));
+            c.exit(1);
+        }
+    }
+}
