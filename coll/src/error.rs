@@ -1,0 +1,166 @@
+//! The crate's one error type.
+
+use crate::op::{DType, Op};
+
+/// Everything the collectives logic can report: misuse at initiation (bad
+/// ranks, operators, lengths) and messages a peer should not have sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A team rank at or beyond the team's size.
+    #[error("team rank {rank} is outside a team of size {size}")]
+    RankOutsideTeam {
+        /// The rank asked about.
+        rank: usize,
+        /// The team's size.
+        size: usize,
+    },
+    /// A team listing the same job rank twice.
+    #[error("job rank {job_rank} appears more than once in the team's members")]
+    DuplicateMember {
+        /// The repeated job rank.
+        job_rank: usize,
+    },
+    /// A team or tree with no ranks.
+    #[error("a team (or tree) must have at least one rank")]
+    EmptyTeam,
+    /// A split given a number of entries other than the parent's size.
+    #[error(
+        "split of a team of size {size} got {got} entries; every member contributes exactly one"
+    )]
+    SplitCount {
+        /// Entries given.
+        got: usize,
+        /// The parent team's size.
+        size: usize,
+    },
+    /// A split entry at the wrong index (entries are indexed by parent rank).
+    #[error("split entry at index {index} claims parent rank {parent_rank}; entries are indexed by parent team rank")]
+    SplitEntryRank {
+        /// Where it was.
+        index: usize,
+        /// What it claimed.
+        parent_rank: usize,
+    },
+    /// Encoded split-entry words that do not decode.
+    #[error("malformed split entry {words:?}: {why}")]
+    SplitDecode {
+        /// The words received.
+        words: [u32; 4],
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A tree fan-out of zero.
+    #[error("tree fan-out must be at least 1 (1 is a chain), got 0")]
+    ZeroFanout,
+    /// A chunk size of zero.
+    #[error("the maximum chunk size must be at least 1 byte, got 0")]
+    ZeroChunk,
+    /// A payload needing more chunks than a `u32` counts.
+    #[error("{len} bytes in chunks of {chunk} bytes needs more than u32::MAX chunks")]
+    TooManyChunks {
+        /// Payload length.
+        len: usize,
+        /// Chunk size.
+        chunk: usize,
+    },
+    /// A built-in operator not defined for a data type.
+    #[error("reduction operator {op:?} is not valid for data type {dtype:?} (bit-wise and logical operators take integer types only)")]
+    InvalidOp {
+        /// The operator.
+        op: Op,
+        /// The data type.
+        dtype: DType,
+    },
+    /// A user-defined element size of zero.
+    #[error("a user-defined reduction's element size must be non-zero")]
+    ZeroElemSize,
+    /// Operands of different lengths.
+    #[error("reduction operands differ in length: accumulator {acc} bytes, other {other} bytes")]
+    LengthMismatch {
+        /// Accumulator length.
+        acc: usize,
+        /// Other operand's length.
+        other: usize,
+    },
+    /// A length that is not a whole number of elements.
+    #[error("{len} bytes is not a multiple of the {elem_size}-byte element size")]
+    NotElementMultiple {
+        /// The length.
+        len: usize,
+        /// The element size.
+        elem_size: usize,
+    },
+    /// A root's source buffer whose length differs from the collective's.
+    #[error("source buffer of {got} bytes for a collective of {expected} bytes")]
+    SourceLength {
+        /// Bytes given.
+        got: usize,
+        /// Bytes the collective moves.
+        expected: usize,
+    },
+    /// A broadcast root without source data.
+    #[error("the broadcast root must supply the source data")]
+    MissingSource,
+    /// A chunk from a rank this rank expects nothing from.
+    #[error("team rank {me} got chunk {chunk} from team rank {from}, which is not one of its expected senders {expected:?}")]
+    UnexpectedSender {
+        /// The receiving rank.
+        me: usize,
+        /// The sender.
+        from: usize,
+        /// The chunk index.
+        chunk: u32,
+        /// Ranks this rank receives from in this phase.
+        expected: Vec<usize>,
+    },
+    /// A chunk index beyond the payload's chunks.
+    #[error("chunk {chunk} is out of range: the payload has {chunks} chunks")]
+    ChunkOutOfRange {
+        /// The index received.
+        chunk: u32,
+        /// The number of chunks.
+        chunks: u32,
+    },
+    /// A chunk received twice from the same sender.
+    #[error("duplicate chunk {chunk} from team rank {from}")]
+    DuplicateChunk {
+        /// The sender.
+        from: usize,
+        /// The chunk index.
+        chunk: u32,
+    },
+    /// A chunk of the wrong length.
+    #[error("chunk {chunk} from team rank {from} has {len} bytes; expected {expected}")]
+    ChunkLength {
+        /// The sender.
+        from: usize,
+        /// The chunk index.
+        chunk: u32,
+        /// Bytes received.
+        len: usize,
+        /// Bytes expected.
+        expected: usize,
+    },
+    /// A phase this collective does not have.
+    #[error("phase {phase} is not a phase of this collective (it has {phases})")]
+    BadPhase {
+        /// The phase received.
+        phase: u8,
+        /// How many phases the collective has.
+        phases: u8,
+    },
+    /// A message for a collective this rank started and has since retired.
+    #[error(
+        "message for sequence {seq}, a collective this rank has already completed and retired"
+    )]
+    StaleSequence {
+        /// The sequence number.
+        seq: u32,
+    },
+    /// A result asked for before the collective completed.
+    #[error("collective sequence {seq} is not complete on this rank")]
+    NotDone {
+        /// The sequence number.
+        seq: u32,
+    },
+}
