@@ -6,6 +6,8 @@
 //!   ("now" local completion) takes, and the `NB_PUT_*` counters.
 //! * [`ops`]: in-flight operations indexed by completion context, explicit
 //!   events, implicit (NBI) counters, and the failing transfer's error.
+//! * [`vis`]: Vector / Indexed / Strided transfers validated and planned as
+//!   contiguous pieces, with packing and a wire form of piece lists.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -14,5 +16,6 @@ pub mod atomic;
 pub mod ops;
 pub mod plan;
 pub mod put_path;
+pub mod vis;
 
 pub use plan::Error;
