@@ -424,7 +424,9 @@ impl fmt::Display for OpSet {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AtomicError {
     /// An operation that is not valid on the domain's type.
-    #[error("atomic operation {op} is not valid on {ty} (bit-wise operations are for integer types)")]
+    #[error(
+        "atomic operation {op} is not valid on {ty} (bit-wise operations are for integer types)"
+    )]
     InvalidForType {
         /// The operation.
         op: AtomicOp,
@@ -548,13 +550,10 @@ fn arith(ty: AtomicType, a: u64, b: u64, op: Arith) -> u64 {
         AtomicType::U32 => int_arith!(u32, a, b, op) as u64,
         AtomicType::I64 => int_arith!(i64, a, b, op) as u64,
         AtomicType::U64 => int_arith!(u64, a, b, op),
-        AtomicType::F32 => float_arith!(
-            f32,
-            f32::from_bits(a as u32),
-            f32::from_bits(b as u32),
-            op
-        )
-        .to_bits() as u64,
+        AtomicType::F32 => {
+            float_arith!(f32, f32::from_bits(a as u32), f32::from_bits(b as u32), op).to_bits()
+                as u64
+        }
         AtomicType::F64 => float_arith!(f64, f64::from_bits(a), f64::from_bits(b), op).to_bits(),
     }
 }
@@ -588,7 +587,9 @@ value!(i32, I32, |v| v as u32 as u64, |b| b as u32 as i32);
 value!(u32, U32, |v| v as u64, |b| b as u32);
 value!(i64, I64, |v| v as u64, |b| b as i64);
 value!(u64, U64, |v| v, |b| b);
-value!(f32, F32, |v| v.to_bits() as u64, |b| f32::from_bits(b as u32));
+value!(f32, F32, |v| v.to_bits() as u64, |b| f32::from_bits(
+    b as u32
+));
 value!(f64, F64, |v| v.to_bits(), |b| f64::from_bits(b));
 
 #[cfg(test)]

@@ -126,11 +126,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         if imp == AtomicImpl::Native {
             core.atomics.provider_in_use.store(true, Ordering::Relaxed);
         }
-        tracing::debug!(
-            "atomic domain over {} with {ops}: {}",
-            V::TYPE,
-            imp.name()
-        );
+        tracing::debug!("atomic domain over {} with {ops}: {}", V::TYPE, imp.name());
         // Every rank must have made the same domain: a named barrier whose
         // id is the domain's description tells.
         let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;
@@ -167,7 +163,14 @@ impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
     /// Errors: `op` not in the domain, a rank outside the job, a target
     /// outside the segment or not aligned to `V`'s size (nothing is
     /// performed then), or the operation's failure.
-    pub fn op(&self, rank: usize, offset: usize, op: AtomicOp, a: V, b: V) -> Result<Option<V>, Error> {
+    pub fn op(
+        &self,
+        rank: usize,
+        offset: usize,
+        op: AtomicOp,
+        a: V,
+        b: V,
+    ) -> Result<Option<V>, Error> {
         super::engine::not_in_handler("an atomic operation")?;
         if !self.ops.contains(op) {
             return Err(rma::atomic::AtomicError::NotInDomain { op, ops: self.ops }.into());
@@ -189,7 +192,13 @@ impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
 
     /// `Get`: the value.
     pub fn get(&self, rank: usize, offset: usize) -> Result<V, Error> {
-        self.fetching(rank, offset, AtomicOp::Get, V::from_bits(0), V::from_bits(0))
+        self.fetching(
+            rank,
+            offset,
+            AtomicOp::Get,
+            V::from_bits(0),
+            V::from_bits(0),
+        )
     }
 
     /// `Set`: write `v`.
@@ -204,7 +213,13 @@ impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
 
     /// `Fcas`: write `new` if the value equals `expected`; return the value
     /// before (equal to `expected` when the swap happened).
-    pub fn compare_swap(&self, rank: usize, offset: usize, expected: V, new: V) -> Result<V, Error> {
+    pub fn compare_swap(
+        &self,
+        rank: usize,
+        offset: usize,
+        expected: V,
+        new: V,
+    ) -> Result<V, Error> {
         self.fetching(rank, offset, AtomicOp::Fcas, expected, new)
     }
 

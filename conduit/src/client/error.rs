@@ -216,6 +216,16 @@ pub enum Error {
         /// Why (no FI_ATOMIC, or which `*valid` call refused it).
         why: String,
     },
+    /// A team or collective misuse (a rank outside the team, an operator
+    /// not valid for the type, lengths that differ) or a malformed chunk.
+    #[error(transparent)]
+    Coll(#[from] coll::Error),
+    /// A team this rank does not know.
+    #[error("team {id} is not a team of this rank")]
+    NoTeam {
+        /// The team id.
+        id: u32,
+    },
     /// Ranks created atomic domains that differ.
     #[error("atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS)")]
     AtomicDomainMismatch,

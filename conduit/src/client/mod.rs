@@ -58,6 +58,7 @@ mod scope;
 mod segment;
 mod stats;
 mod statsfile;
+mod team;
 mod token;
 mod wait;
 
@@ -72,6 +73,7 @@ pub use rma::put_path::{PutCounts, PutLimits};
 pub use scope::{Event, NbiSync, RmaScope};
 pub use segment::Segment;
 pub use stats::AmStats;
+pub use team::{CollEvent, CollOp, CollValue, DType, Reduction, Team, UserOp};
 pub use token::{Handler, PayloadFn, ShortFn, Token};
 pub use wait::WaitMode;
 

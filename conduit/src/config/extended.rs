@@ -1,6 +1,6 @@
 //! The extended API's settings: `GASNET_OFI_ATOMICS` (how atomic domains
-//! perform their operations), `GASNET_OFI_COLL_FANOUT` and
-//! `GASNET_OFI_COLL_CACHE_PAGES` (collectives).
+//! perform their operations) and `GASNET_OFI_COLL_FANOUT` (the broadcast
+//! tree of collectives).
 
 use super::read::count_in;
 use super::ConfigError;
@@ -10,17 +10,11 @@ use gex_env::{EnvError, EnvReader};
 pub const ATOMICS: &str = "GASNET_OFI_ATOMICS";
 /// `GASNET_OFI_COLL_FANOUT` (Open MPI coll/ofi's broadcast fan-out).
 pub const COLL_FANOUT: &str = "GASNET_OFI_COLL_FANOUT";
-/// `GASNET_OFI_COLL_CACHE_PAGES` (pages of a team's collective data cache).
-pub const COLL_CACHE_PAGES: &str = "GASNET_OFI_COLL_CACHE_PAGES";
 
 /// Default broadcast fan-out.
 pub const COLL_FANOUT_DEFAULT: usize = 2;
 /// Largest accepted fan-out.
 pub const COLL_FANOUT_MAX: usize = 1024;
-/// Default data cache pages.
-pub const COLL_CACHE_PAGES_DEFAULT: usize = 32;
-/// Largest accepted data cache pages (64 Ki pages: 256 MiB of 4 KiB pages).
-pub const COLL_CACHE_PAGES_MAX: usize = 65536;
 
 /// How atomic domains perform their operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,9 +63,6 @@ pub struct ExtendedConfig {
     /// `GASNET_OFI_COLL_FANOUT`: children per node of the broadcast tree,
     /// 1 (a chain) to 1024, default 2.
     pub coll_fanout: usize,
-    /// `GASNET_OFI_COLL_CACHE_PAGES`: pages of a team's collective data
-    /// cache, 1 to 65536, default 32.
-    pub coll_cache_pages: usize,
 }
 
 impl Default for ExtendedConfig {
@@ -79,7 +70,6 @@ impl Default for ExtendedConfig {
         ExtendedConfig {
             atomics: AtomicsMode::Auto,
             coll_fanout: COLL_FANOUT_DEFAULT,
-            coll_cache_pages: COLL_CACHE_PAGES_DEFAULT,
         }
     }
 }
@@ -94,13 +84,6 @@ impl ExtendedConfig {
         Ok(ExtendedConfig {
             atomics,
             coll_fanout: count_in(r, COLL_FANOUT, COLL_FANOUT_DEFAULT, 1, COLL_FANOUT_MAX)?,
-            coll_cache_pages: count_in(
-                r,
-                COLL_CACHE_PAGES,
-                COLL_CACHE_PAGES_DEFAULT,
-                1,
-                COLL_CACHE_PAGES_MAX,
-            )?,
         })
     }
 }
@@ -120,11 +103,10 @@ mod tests {
         let env = MapEnv::from([
             ("GASNET_OFI_ATOMICS", "AM"),
             ("GASNET_OFI_COLL_FANOUT", "7"),
-            ("GASNET_OFI_COLL_CACHE_PAGES", "4"),
         ]);
         let c = read(&env).unwrap();
         assert_eq!(c.atomics, AtomicsMode::Am);
-        assert_eq!((c.coll_fanout, c.coll_cache_pages), (7, 4));
+        assert_eq!(c.coll_fanout, 7);
     }
 
     #[test]
@@ -136,7 +118,5 @@ mod tests {
         );
         let env = MapEnv::from([("GASNET_OFI_COLL_FANOUT", "0")]);
         assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_COLL_FANOUT");
-        let env = MapEnv::from([("GASNET_OFI_COLL_CACHE_PAGES", "70000")]);
-        assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_COLL_CACHE_PAGES");
     }
 }

@@ -140,7 +140,6 @@ impl Config {
         pshm::PSHM_RING_SIZE,
         extended::ATOMICS,
         extended::COLL_FANOUT,
-        extended::COLL_CACHE_PAGES,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the

@@ -136,7 +136,14 @@ impl Endpoint {
             }),
             // SAFETY: as above.
             AtomicCall::Fetch => ("fi_fetch_atomicmsg", unsafe {
-                sys::fi_fetch_atomicmsg(self.inner.raw, &msg, &mut io.res, &mut io.rdesc, 1, a.flags)
+                sys::fi_fetch_atomicmsg(
+                    self.inner.raw,
+                    &msg,
+                    &mut io.res,
+                    &mut io.rdesc,
+                    1,
+                    a.flags,
+                )
             }),
             // SAFETY: as above.
             AtomicCall::Compare => ("fi_compare_atomicmsg", unsafe {
@@ -159,7 +166,12 @@ impl Endpoint {
     /// Whether the provider performs `call` with `op` on `datatype` on this
     /// endpoint (`fi_atomicvalid` and its fetch / compare forms report at
     /// least one element).
-    pub fn atomic_valid(&self, call: AtomicCall, datatype: sys::fi_datatype, op: sys::fi_op) -> bool {
+    pub fn atomic_valid(
+        &self,
+        call: AtomicCall,
+        datatype: sys::fi_datatype,
+        op: sys::fi_op,
+    ) -> bool {
         let mut count = 0usize;
         // SAFETY: the endpoint is open; `count` is written by the call.
         let rc = unsafe {

@@ -287,17 +287,14 @@ pub fn select(opts: &SelectOptions) -> Result<Selected, SelectError> {
         Some(l) => l,
         None => InfoList::query(Some(&hints(false)))?,
     };
-    let entry = list
-        .iter()
-        .find(same)
-        .ok_or_else(|| OfiError {
-            call: "fi_getinfo",
-            code: -(sys::FI_ENODATA as i64),
-            text: format!(
-                "{} ({}) disappeared between two queries",
-                chosen.facts.provider, chosen.facts.domain
-            ),
-        })?;
+    let entry = list.iter().find(same).ok_or_else(|| OfiError {
+        call: "fi_getinfo",
+        code: -(sys::FI_ENODATA as i64),
+        text: format!(
+            "{} ({}) disappeared between two queries",
+            chosen.facts.provider, chosen.facts.domain
+        ),
+    })?;
     let mut info = InfoList::dup(&entry);
     if opts.threads && !caps.thread_domain_in_par {
         caps.threading = Threading::Safe;

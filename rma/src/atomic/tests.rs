@@ -21,9 +21,12 @@ fn bitwise_operations_are_refused_on_floats_only() {
         }
     }
     assert_eq!(
-        check_domain(AtomicType::F64, OpSet::empty().with(AtomicOp::Fadd).with(AtomicOp::Xor))
-            .unwrap_err()
-            .to_string(),
+        check_domain(
+            AtomicType::F64,
+            OpSet::empty().with(AtomicOp::Fadd).with(AtomicOp::Xor)
+        )
+        .unwrap_err()
+        .to_string(),
         "atomic operation xor is not valid on f64 (bit-wise operations are for integer types)"
     );
     assert_eq!(
@@ -46,13 +49,22 @@ fn integer_semantics_wrap() {
     let t = AtomicType::U32;
     assert_eq!(AtomicOp::Add.apply(t, b(u32::MAX), 2, 0), Some(1));
     assert_eq!(AtomicOp::Dec.apply(t, 0, 0, 0), Some(u32::MAX as u64));
-    assert_eq!(AtomicOp::Sub.apply(t, 3, 5, 0), Some(b(3u32.wrapping_sub(5))));
+    assert_eq!(
+        AtomicOp::Sub.apply(t, 3, 5, 0),
+        Some(b(3u32.wrapping_sub(5)))
+    );
     let t = AtomicType::I32;
     assert_eq!(AtomicOp::Min.apply(t, b(-3i32), b(2i32), 0), Some(b(-3i32)));
     assert_eq!(AtomicOp::Max.apply(t, b(-3i32), b(2i32), 0), Some(b(2i32)));
-    assert_eq!(AtomicOp::Mult.apply(t, b(-3i32), b(7i32), 0), Some(b(-21i32)));
+    assert_eq!(
+        AtomicOp::Mult.apply(t, b(-3i32), b(7i32), 0),
+        Some(b(-21i32))
+    );
     let t = AtomicType::I64;
-    assert_eq!(AtomicOp::Fmin.apply(t, b(-3i64), b(-9i64), 0), Some(b(-9i64)));
+    assert_eq!(
+        AtomicOp::Fmin.apply(t, b(-3i64), b(-9i64), 0),
+        Some(b(-9i64))
+    );
     assert_eq!(AtomicOp::Xor.apply(t, 0b1100, 0b1010, 0), Some(0b0110));
     assert_eq!(AtomicOp::And.apply(t, 0b1100, 0b1010, 0), Some(0b1000));
     assert_eq!(AtomicOp::Or.apply(t, 0b1100, 0b1010, 0), Some(0b1110));
@@ -64,15 +76,30 @@ fn integer_semantics_wrap() {
 #[test]
 fn float_semantics() {
     let t = AtomicType::F64;
-    assert_eq!(AtomicOp::Fadd.apply(t, b(1.5f64), b(2.25f64), 0), Some(b(3.75f64)));
+    assert_eq!(
+        AtomicOp::Fadd.apply(t, b(1.5f64), b(2.25f64), 0),
+        Some(b(3.75f64))
+    );
     assert_eq!(AtomicOp::Inc.apply(t, b(1.5f64), 0, 0), Some(b(2.5f64)));
-    assert_eq!(AtomicOp::Min.apply(t, b(1.5f64), b(-2.0f64), 0), Some(b(-2.0f64)));
+    assert_eq!(
+        AtomicOp::Min.apply(t, b(1.5f64), b(-2.0f64), 0),
+        Some(b(-2.0f64))
+    );
     // Cas compares values: -0.0 == 0.0, NaN never equal.
-    assert_eq!(AtomicOp::Cas.apply(t, b(-0.0f64), b(0.0f64), b(4.0f64)), Some(b(4.0f64)));
-    assert_eq!(AtomicOp::Cas.apply(t, b(f64::NAN), b(f64::NAN), b(4.0f64)), None);
+    assert_eq!(
+        AtomicOp::Cas.apply(t, b(-0.0f64), b(0.0f64), b(4.0f64)),
+        Some(b(4.0f64))
+    );
+    assert_eq!(
+        AtomicOp::Cas.apply(t, b(f64::NAN), b(f64::NAN), b(4.0f64)),
+        None
+    );
     let t = AtomicType::F32;
     assert_eq!(AtomicOp::Dec.apply(t, b(1.0f32), 0, 0), Some(b(0.0f32)));
-    assert_eq!(AtomicOp::Fmult.apply(t, b(1.5f32), b(4.0f32), 0), Some(b(6.0f32)));
+    assert_eq!(
+        AtomicOp::Fmult.apply(t, b(1.5f32), b(4.0f32), 0),
+        Some(b(6.0f32))
+    );
 }
 
 #[test]
@@ -106,7 +133,11 @@ fn native_forms_compute_what_the_operation_does() {
                         NativeOp::Write => Some(n.operand),
                         NativeOp::Cswap => AtomicOp::Cas.apply(ty, old, n.operand, x),
                     };
-                    assert_eq!(via, op.apply(ty, old, x, x), "{op} on {ty}: {old:#x} {x:#x}");
+                    assert_eq!(
+                        via,
+                        op.apply(ty, old, x, x),
+                        "{op} on {ty}: {old:#x} {x:#x}"
+                    );
                     assert_eq!(
                         n.call != NativeCall::Atomic,
                         op.is_fetching() || *op == AtomicOp::Cas,

@@ -214,7 +214,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         offset: usize,
         ty: AtomicType,
     ) -> Option<Result<*mut u8, Error>> {
-        if let Some(r) = self.pshm.as_ref().and_then(|sh| sh.segment_range(rank, offset, ty.size()))
+        if let Some(r) = self
+            .pshm
+            .as_ref()
+            .and_then(|sh| sh.segment_range(rank, offset, ty.size()))
         {
             return Some(r);
         }

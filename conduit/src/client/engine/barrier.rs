@@ -41,6 +41,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
+            self.coll_advance()?;
             if self.barrier_advance()? {
                 return Ok(());
             }

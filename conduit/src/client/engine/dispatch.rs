@@ -2,6 +2,7 @@
 //! its token, call it; and the conduit's own messages (barrier, exit).
 
 use super::atomic::{H_ATOMIC, H_ATOMIC_REPLY};
+use super::coll::H_COLL;
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
 use crate::client::stats::kind_index;
@@ -138,6 +139,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             H_ATOMIC_REPLY if h.kind == Kind::Short && h.nargs == 3 && !h.is_request => {
                 let a = [msg.arg(0), msg.arg(1), msg.arg(2)];
                 self.on_atomic_reply(h.src as usize, &a)
+            }
+            H_COLL if h.kind == Kind::Medium && h.nargs == 4 && h.is_request => {
+                let a = [msg.arg(0), msg.arg(1), msg.arg(2), msg.arg(3)];
+                self.on_coll_chunk(h.src as usize, a, msg.payload)
             }
             _ => Err(am::Error::Unregistered {
                 src: h.src,

@@ -11,6 +11,7 @@
 
 mod atomic;
 mod barrier;
+mod coll;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;
@@ -164,6 +165,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub nbrhd: crate::pshm::Position,
     /// Atomics by AM waiting for replies; whether a native domain exists.
     pub atomics: atomic::AtomicState<M>,
+    /// Teams and their collectives.
+    pub coll: coll::CollState<M>,
 }
 
 thread_local! {
@@ -339,6 +342,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             pshm,
             nbrhd,
             atomics: atomic::AtomicState::new(),
+            coll: coll::CollState::new(),
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {
@@ -393,6 +397,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let r = self.progress(set, Progress::Full);
         self.exit_if_requested()?;
         r?;
+        if self.coll.queued.load(std::sync::atomic::Ordering::Relaxed) {
+            self.coll_advance()?;
+        }
         self.deferred.take().map_or(Ok(()), Err)
     }
 

@@ -77,7 +77,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
         let shared = self.pshm.as_ref();
         if let Some(sh) = shared.filter(|sh| {
-            sh.all_local && !self.atomics.provider_in_use.load(std::sync::atomic::Ordering::Relaxed)
+            sh.all_local
+                && !self
+                    .atomics
+                    .provider_in_use
+                    .load(std::sync::atomic::Ordering::Relaxed)
         }) {
             return self.progress_shared_only(sh, set, what);
         }

@@ -11,12 +11,12 @@
 use crate::client::Error;
 use crate::mem::Mapping;
 use crate::ofi::{
-    AddressVector, AtomicArgs, AtomicCall, CompletionQueue, CqEntry, CqRead, Domain, Endpoint, FiAddr, MemoryRegion,
-    OfiError,
+    AddressVector, AtomicArgs, AtomicCall, CompletionQueue, CqEntry, CqRead, Domain, Endpoint,
+    FiAddr, MemoryRegion, OfiError,
 };
 use crate::transport::{
-    Access, AtomicBufs, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Polled, PostError, Region,
-    Transport,
+    Access, AtomicBufs, Completion, Context, Cq, Ep, ErrorCompletion, Facts, Polled, PostError,
+    Region, Transport,
 };
 use ofi_sys as sys;
 use rma::atomic::{AtomicType, Native, NativeCall, NativeOp};

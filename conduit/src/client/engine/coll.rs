@@ -1,0 +1,255 @@
+//! Teams and collectives: the glue between the sans-IO `coll` machines and
+//! the AM layer. A collective's chunks travel as AM Mediums to the
+//! conduit's handler [`H_COLL`], tagged with the team id and the
+//! collective's sequence number; the handler only queues them (a handler
+//! cannot send requests), and whoever advances collectives (a collective's
+//! wait or test, a barrier's wait, the application's poll) feeds them to the
+//! team's machines and sends what those emit.
+//!
+//! Team ids: the world team is 0; a team made by a split takes the largest
+//! id its members proposed (each proposes one more than any id it knows),
+//! so no member has another team with that id. Sibling teams of one split
+//! may share an id: their members are disjoint.
+
+use super::{Core, Progress};
+use crate::client::error::Error;
+use crate::sync::{Lock, Mode};
+use crate::transport::{Side, Transport};
+use am::send::Category;
+use coll::{CollOp, Msg, TeamColl};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Internal handler: a collective's chunk (Medium request, 4 args: team
+/// id, sequence, phase, chunk).
+pub(crate) const H_COLL: u8 = 5;
+
+/// A team this rank belongs to, and its collectives.
+pub(crate) struct TeamEntry {
+    pub team: Arc<coll::Team>,
+    pub colls: TeamColl,
+}
+
+/// A chunk as it arrived.
+struct InMsg {
+    team: u32,
+    seq: u32,
+    src: usize,
+    phase: u8,
+    chunk: u32,
+    data: Vec<u8>,
+}
+
+/// The engine's teams and collectives.
+pub(crate) struct CollState<M: Mode> {
+    teams: M::Lock<HashMap<u32, TeamEntry>>,
+    inbox: M::Lock<Vec<InMsg>>,
+    /// The next team id this rank proposes.
+    next_id: AtomicU32,
+    /// A thread is advancing collectives (they are not re-entered).
+    advancing: AtomicBool,
+    /// The inbox may hold chunks (read without the lock by every poll).
+    pub queued: AtomicBool,
+}
+
+impl<M: Mode> CollState<M> {
+    pub fn new() -> Self {
+        CollState {
+            teams: M::Lock::new(HashMap::new()),
+            inbox: M::Lock::new(Vec::new()),
+            next_id: AtomicU32::new(1),
+            advancing: AtomicBool::new(false),
+            queued: AtomicBool::new(false),
+        }
+    }
+}
+
+struct Advancing<'a>(&'a AtomicBool);
+
+impl Drop for Advancing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    fn coll_config(&self) -> coll::Config {
+        coll::Config {
+            fanout: self.cfg.extended.coll_fanout,
+            max_chunk: self.cfg.am.max_medium,
+        }
+    }
+
+    /// The world team (created on first use).
+    pub fn world_team(&self) -> Result<Arc<coll::Team>, Error> {
+        let mut teams = self.coll.teams.lock();
+        if let Some(e) = teams.get(&0) {
+            return Ok(e.team.clone());
+        }
+        let team = Arc::new(coll::Team::world(self.rank, self.size));
+        let colls = TeamColl::new(self.size, self.rank, self.coll_config())?;
+        teams.insert(
+            0,
+            TeamEntry {
+                team: team.clone(),
+                colls,
+            },
+        );
+        Ok(team)
+    }
+
+    /// Add a team made by a split with the id its members agreed on.
+    pub fn add_team(&self, id: u32, team: coll::Team) -> Result<Arc<coll::Team>, Error> {
+        let team = Arc::new(team);
+        let colls = TeamColl::new(team.size(), team.me, self.coll_config())?;
+        self.coll
+            .next_id
+            .fetch_max(id.wrapping_add(1), Ordering::AcqRel);
+        self.coll.teams.lock().insert(
+            id,
+            TeamEntry {
+                team: team.clone(),
+                colls,
+            },
+        );
+        Ok(team)
+    }
+
+    /// The id this rank proposes for a new team.
+    pub fn team_id_proposal(&self) -> u32 {
+        self.coll.next_id.load(Ordering::Acquire)
+    }
+
+    /// Start a collective on team `id`; its sequence number.
+    pub fn coll_start(&self, id: u32, op: CollOp) -> Result<u32, Error> {
+        let (seq, msgs, team) = {
+            let mut teams = self.coll.teams.lock();
+            let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+            let (seq, msgs) = e.colls.start(op)?;
+            (seq, msgs, e.team.clone())
+        };
+        self.coll_send(id, seq, &team, msgs)?;
+        Ok(seq)
+    }
+
+    fn coll_send(&self, id: u32, seq: u32, team: &coll::Team, msgs: Vec<Msg>) -> Result<(), Error> {
+        for m in msgs {
+            let dest = team.to_job(m.to)?;
+            self.send_am(
+                0,
+                Side::Request,
+                dest,
+                Category::Medium,
+                H_COLL,
+                &[id, seq, m.phase as u32, m.chunk],
+                &m.data,
+                0,
+                false,
+                Progress::Full,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The handler's part: queue a chunk.
+    pub(super) fn on_coll_chunk(
+        &self,
+        src: usize,
+        args: [u32; 4],
+        payload: &[u8],
+    ) -> Result<(), Error> {
+        if args[2] > u8::MAX as u32 {
+            return Err(am::Error::MalformedInternal {
+                src: src as u32,
+                handler: H_COLL,
+                what: "a collective chunk with an impossible phase",
+            }
+            .into());
+        }
+        self.coll.queued.store(true, Ordering::Release);
+        self.coll.inbox.lock().push(InMsg {
+            team: args[0],
+            seq: args[1],
+            src,
+            phase: args[2] as u8,
+            chunk: args[3],
+            data: payload.to_vec(),
+        });
+        Ok(())
+    }
+
+    /// Feed queued chunks to their teams' machines and send what they
+    /// emit. Chunks for a team this rank has not made yet stay queued.
+    pub fn coll_advance(&self) -> Result<(), Error> {
+        if self.coll.advancing.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let _g = Advancing(&self.coll.advancing);
+        self.coll.queued.store(false, Ordering::Release);
+        let queued = std::mem::take(&mut *self.coll.inbox.lock());
+        if queued.is_empty() {
+            return Ok(());
+        }
+        let mut parked = Vec::new();
+        let mut sends = Vec::new();
+        let mut first_err = None;
+        {
+            let mut teams = self.coll.teams.lock();
+            for m in queued {
+                let Some(e) = teams.get_mut(&m.team) else {
+                    parked.push(m);
+                    continue;
+                };
+                let Some(from) = e.team.to_team(m.src) else {
+                    first_err.get_or_insert(Error::Am(am::Error::MalformedInternal {
+                        src: m.src as u32,
+                        handler: H_COLL,
+                        what: "a collective chunk from a rank outside the team",
+                    }));
+                    continue;
+                };
+                match e.colls.on_msg(m.seq, from, m.phase, m.chunk, &m.data) {
+                    Ok(out) if !out.is_empty() => sends.push((m.team, m.seq, e.team.clone(), out)),
+                    Ok(_) => {}
+                    Err(err) => {
+                        first_err.get_or_insert(err.into());
+                    }
+                }
+            }
+        }
+        if !parked.is_empty() {
+            let mut inbox = self.coll.inbox.lock();
+            parked.append(&mut inbox);
+            *inbox = parked;
+            // Parked chunks wait for their team, not for the next poll.
+        }
+        for (id, seq, team, out) in sends {
+            self.coll_send(id, seq, &team, out)?;
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Whether collective `seq` of team `id` is complete (advancing first).
+    pub fn coll_test(&self, id: u32, seq: u32) -> Result<bool, Error> {
+        self.coll_advance()?;
+        let teams = self.coll.teams.lock();
+        Ok(teams.get(&id).is_some_and(|e| e.colls.is_done(seq)))
+    }
+
+    /// Take a complete collective's result.
+    pub fn coll_take(&self, id: u32, seq: u32) -> Result<Option<Vec<u8>>, Error> {
+        let mut teams = self.coll.teams.lock();
+        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        Ok(e.colls.take_result(seq)?)
+    }
+
+    /// Wait for collective `seq` of team `id`; its result.
+    pub fn coll_wait(&self, id: u32, seq: u32) -> Result<Option<Vec<u8>>, Error> {
+        while !self.coll_test(id, seq)? {
+            self.progress_within(0, Progress::Full)?;
+            self.exit_if_requested()?;
+        }
+        self.coll_take(id, seq)
+    }
+}

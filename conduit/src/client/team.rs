@@ -1,0 +1,293 @@
+//! Teams and collectives (GASNet-EX's `gex_TM_*` and `gex_Coll_*`): the
+//! world team, split by colour and key, rank translation, and broadcast,
+//! reduction to one and reduction to all, blocking and non-blocking.
+//!
+//! Every member of a team calls its collectives in the same order (as
+//! GASNet-EX and MPI require). Broadcasts go down an n-ary fan-out tree
+//! (`GASNET_OFI_COLL_FANOUT`, default 2); reductions with a commutative
+//! operator go up a binary tree, with a non-commutative one serially in
+//! team-rank order, so the result is `((x0 ∘ x1) ∘ x2) ∘ ...`; reduction to
+//! all is a reduction to team rank 0 then a broadcast. Data travels in AM
+//! Medium chunks, pipelined through the tree.
+//!
+//! ```no_run
+//! use conduit::client::{Client, CollOp};
+//!
+//! let c = Client::init().unwrap();
+//! let world = c.world().unwrap();
+//! let sum = world.allreduce(CollOp::Sum, &[c.rank() as u64]).unwrap();
+//! assert_eq!(sum[0], (0..c.size() as u64).sum::<u64>());
+//! // Odd and even ranks in two teams.
+//! let half = world.split(Some(c.rank() as u32 % 2), 0).unwrap().unwrap();
+//! let mut v = [0u8; 4];
+//! if half.rank() == 0 {
+//!     v = *b"root";
+//! }
+//! half.broadcast(0, &mut v).unwrap();
+//! ```
+
+use super::engine::Core;
+use super::{ClientOf, Error};
+use crate::sync::Mode;
+use crate::transport::Transport;
+use coll::{CollOp as Start, SplitEntry};
+pub use coll::{DType, Op as CollOp, Reduction, UserOp};
+use std::sync::Arc;
+
+/// A type reductions take: the six of GASNet-EX's `GEX_DT_*` that the
+/// built-in operators serve.
+pub trait CollValue: Copy + Send + Sync + 'static {
+    /// Its data type.
+    const DTYPE: DType;
+    /// Append its bytes (native order).
+    fn put(self, out: &mut Vec<u8>);
+    /// Read it from `DTYPE.size()` bytes.
+    fn get(b: &[u8]) -> Self;
+}
+
+macro_rules! coll_value {
+    ($($t:ty => $d:ident),*) => {$(
+        impl CollValue for $t {
+            const DTYPE: DType = DType::$d;
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_ne_bytes());
+            }
+            fn get(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_ne_bytes(a)
+            }
+        }
+    )*};
+}
+
+coll_value!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
+
+fn to_bytes<V: CollValue>(v: &[V]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+    for x in v {
+        x.put(&mut out);
+    }
+    out
+}
+
+fn from_bytes<V: CollValue>(b: &[u8]) -> Vec<V> {
+    b.chunks_exact(V::DTYPE.size()).map(V::get).collect()
+}
+
+/// A team of ranks (from [`ClientOf::world`] or [`Team::split`]).
+pub struct Team<'c, M: Mode, S, T: Transport> {
+    core: &'c Core<M, T, S>,
+    id: u32,
+    team: Arc<coll::Team>,
+}
+
+impl<M: Mode, S, T: Transport> std::fmt::Debug for Team<'_, M, S, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team")
+            .field("id", &self.id)
+            .field("members", &self.team.members)
+            .field("rank", &self.team.me)
+            .finish()
+    }
+}
+
+/// A non-blocking collective in flight ([`Team::broadcast_nb`],
+/// [`Team::reduce_nb`], [`Team::allreduce_nb`]): complete it with
+/// [`CollEvent::wait`] (or poll it with [`CollEvent::test`]). It advances
+/// whenever this rank waits or polls. Dropping it unwaited leaves the
+/// collective to finish in later polls; its result is then lost.
+#[must_use = "a collective's result is read by waiting for it"]
+pub struct CollEvent<'t, 'c, M: Mode, S, T: Transport> {
+    team: &'t Team<'c, M, S, T>,
+    seq: u32,
+}
+
+impl<M: Mode, S, T: Transport> std::fmt::Debug for CollEvent<'_, '_, M, S, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CollEvent(team {}, seq {})", self.team.id, self.seq)
+    }
+}
+
+impl<M: Mode, S, T: Transport> CollEvent<'_, '_, M, S, T> {
+    /// Whether it completed (advancing collectives first; does not poll
+    /// the network).
+    pub fn test(&self) -> Result<bool, Error> {
+        self.team.core.coll_test(self.team.id, self.seq)
+    }
+
+    /// Wait for it: the broadcast data, the reduction's result (`None` on
+    /// the ranks other than a reduction's root).
+    pub fn wait(self) -> Result<Option<Vec<u8>>, Error> {
+        super::engine::not_in_handler("a collective's wait")?;
+        self.team.core.coll_wait(self.team.id, self.seq)
+    }
+}
+
+impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
+    /// The team of every rank (GASNet-EX's primordial team).
+    pub fn world(&self) -> Result<Team<'_, M, S, T>, Error> {
+        let core = self.core();
+        Ok(Team {
+            core,
+            id: 0,
+            team: core.world_team()?,
+        })
+    }
+}
+
+impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
+    /// This rank's rank in the team.
+    pub fn rank(&self) -> usize {
+        self.team.me
+    }
+
+    /// Members.
+    pub fn size(&self) -> usize {
+        self.team.size()
+    }
+
+    /// The job ranks of the members, in team-rank order.
+    pub fn members(&self) -> &[usize] {
+        &self.team.members
+    }
+
+    /// The job rank of team rank `r` (an error names a rank outside the
+    /// team).
+    pub fn to_job(&self, r: usize) -> Result<usize, Error> {
+        Ok(self.team.to_job(r)?)
+    }
+
+    /// The team rank of job rank `r`, if it is a member.
+    pub fn to_team(&self, r: usize) -> Option<usize> {
+        self.team.to_team(r)
+    }
+
+    fn check_root(&self, root: usize) -> Result<(), Error> {
+        self.team.to_job(root).map(|_| ()).map_err(Into::into)
+    }
+
+    fn start(&self, op: Start) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
+        super::engine::not_in_handler("a collective")?;
+        let seq = self.core.coll_start(self.id, op)?;
+        Ok(CollEvent { team: self, seq })
+    }
+
+    /// Split the team (collective over it, as `gex_TM_Split`): members
+    /// giving the same `colour` form a new team, ordered by `key` then by
+    /// their rank here; `None` (GASNet's `GEX_COLOR_NONE`) joins no team
+    /// and gets `None`.
+    pub fn split(&self, colour: Option<u32>, key: u32) -> Result<Option<Team<'c, M, S, T>>, Error> {
+        let n = self.size();
+        let me = self.rank();
+        let entry = SplitEntry {
+            parent_rank: me,
+            colour,
+            key,
+        }
+        .encode()?;
+        // Every member's entry and proposed id, gathered by a reduction
+        // with bit-wise or over a table where each fills its own row.
+        let mut table = vec![0u32; n * 5];
+        table[me * 5..me * 5 + 4].copy_from_slice(&entry);
+        table[me * 5 + 4] = self.core.team_id_proposal();
+        let all = self.allreduce(CollOp::Bor, &table)?;
+        let mut entries = Vec::with_capacity(n);
+        for row in all.chunks_exact(5) {
+            entries.push(SplitEntry::decode([row[0], row[1], row[2], row[3]])?);
+        }
+        let Some(team) = coll::split(&self.team, &entries)? else {
+            return Ok(None);
+        };
+        let id = team
+            .members
+            .iter()
+            .filter_map(|&j| self.team.to_team(j))
+            .map(|p| all[p * 5 + 4])
+            .max()
+            .unwrap_or(0);
+        let team = self.core.add_team(id, team)?;
+        Ok(Some(Team {
+            core: self.core,
+            id,
+            team,
+        }))
+    }
+
+    /// Broadcast `buf` from team rank `root` to every member's `buf` (all
+    /// members give the same length).
+    pub fn broadcast(&self, root: usize, buf: &mut [u8]) -> Result<(), Error> {
+        let src = (self.rank() == root).then(|| buf.to_vec());
+        let got = self.broadcast_nb(root, buf.len(), src)?.wait()?;
+        if let Some(d) = got {
+            buf.copy_from_slice(&d);
+        }
+        Ok(())
+    }
+
+    /// Start a broadcast of `len` bytes from `root`, whose `src` holds them
+    /// (`None` elsewhere); the event's result is the data on every member.
+    pub fn broadcast_nb(
+        &self,
+        root: usize,
+        len: usize,
+        src: Option<Vec<u8>>,
+    ) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
+        self.check_root(root)?;
+        let src = if self.rank() == root { src } else { None };
+        self.start(Start::Broadcast { root, len, src })
+    }
+
+    /// Reduce every member's `src` element-wise with `op` to team rank
+    /// `root`: `Some(result)` there, `None` elsewhere.
+    pub fn reduce<V: CollValue>(
+        &self,
+        root: usize,
+        op: CollOp,
+        src: &[V],
+    ) -> Result<Option<Vec<V>>, Error> {
+        let r = self
+            .reduce_nb(root, Reduction::Builtin(op, V::DTYPE), to_bytes(src))?
+            .wait()?;
+        Ok(r.map(|b| from_bytes(&b)))
+    }
+
+    /// Reduce every member's `src` element-wise with `op`; every member
+    /// gets the result.
+    pub fn allreduce<V: CollValue>(&self, op: CollOp, src: &[V]) -> Result<Vec<V>, Error> {
+        let r = self
+            .allreduce_nb(Reduction::Builtin(op, V::DTYPE), to_bytes(src))?
+            .wait()?;
+        Ok(from_bytes(&r.unwrap_or_default()))
+    }
+
+    /// Start a reduction of `src` (bytes of the reduction's elements) to
+    /// `root`; the event's result is `Some` on the root.
+    pub fn reduce_nb(
+        &self,
+        root: usize,
+        reduction: Reduction,
+        src: Vec<u8>,
+    ) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
+        self.check_root(root)?;
+        self.start(Start::ReduceToOne {
+            root,
+            src,
+            reduction,
+        })
+    }
+
+    /// Start a reduction of `src` to every member.
+    pub fn allreduce_nb(
+        &self,
+        reduction: Reduction,
+        src: Vec<u8>,
+    ) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
+        self.start(Start::ReduceToAll { src, reduction })
+    }
+
+    /// A barrier over the team (a reduction of one word).
+    pub fn barrier(&self) -> Result<(), Error> {
+        self.allreduce(CollOp::Bor, &[0u32]).map(|_| ())
+    }
+}

@@ -1,0 +1,514 @@
+//! Teams and collectives conformance program, run under `gasnetrun-ofi`.
+//! Usage: `gex-coll <mode>`:
+//!
+//! * `bcast`: broadcast from every root at sizes 0 B .. 4 MiB, data checked
+//!   on every rank (the fan-out is `GASNET_OFI_COLL_FANOUT`).
+//! * `reduce`: reduce to every root and reduce to all, for every built-in
+//!   operator x type, on short and multi-chunk vectors, checked exactly
+//!   against a fold computed locally.
+//! * `user`: a non-commutative user operator (2x2 u64 matrix product) whose
+//!   result depends on the order, checked against the serial product in
+//!   rank order; a commutative user operator (sum).
+//! * `teams`: split into odd and even ranks; both teams run broadcasts and
+//!   reductions at the same time, with world collectives in flight too;
+//!   rank translation checked.
+//! * `bad`: a root outside the team, an operator not valid for the type,
+//!   a rank with no colour: each refused with its message.
+//! * `lat <n>`: broadcast and allreduce latency at 8 B and 64 KiB (median
+//!   of 5 rounds of n).
+//!
+//! Rank 0 prints one summary line; errors print `gex-coll: rank R: ...`
+//! and end the job with code 1.
+
+#![forbid(unsafe_code)]
+
+use conduit::client::{Client, CollOp, CollValue, DType, Error, Reduction, Team, UserOp};
+use std::sync::Arc;
+use std::time::Instant;
+use tests::{fail, Fallible};
+
+type T<'c> = Team<'c, conduit::client::Seq, (), conduit::transport::ofi::OfiTransport>;
+
+fn pattern(root: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|j| (j.wrapping_mul(31) ^ root.wrapping_mul(97) ^ (j >> 8)) as u8)
+        .collect()
+}
+
+const SIZES: [usize; 10] = [
+    0,
+    1,
+    7,
+    8191,
+    8192,
+    8193,
+    65536 + 3,
+    300_000,
+    1 << 20,
+    4 << 20,
+];
+
+fn bcast(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let mut n = 0;
+    for &len in &SIZES {
+        for root in 0..w.size() {
+            let mut buf = if w.rank() == root {
+                pattern(root, len)
+            } else {
+                vec![0xee; len]
+            };
+            w.broadcast(root, &mut buf)?;
+            if buf != pattern(root, len) {
+                let at = buf
+                    .iter()
+                    .zip(pattern(root, len))
+                    .position(|(a, b)| *a != b);
+                return Err(fail(format!(
+                    "broadcast of {len} bytes from {root}: wrong data at byte {at:?}"
+                )));
+            }
+            n += 1;
+        }
+    }
+    Ok(format!(
+        "ok: {n} broadcasts of 0 B..4 MiB from every root checked (fan-out {})",
+        c.config().extended.coll_fanout
+    ))
+}
+
+/// Rank r's element i for a reduction with `op`.
+fn value(op: CollOp, dt: DType, r: usize, i: usize) -> f64 {
+    let x = ((r * 7 + i * 3) % 11) as f64;
+    match op {
+        CollOp::Prod => 1.0 + ((r + i) % 3) as f64,
+        CollOp::Land | CollOp::Lor => ((r + i) % 3 == 0) as u8 as f64,
+        CollOp::Min | CollOp::Max if !matches!(dt, DType::U32 | DType::U64) => x - 5.0,
+        _ => x,
+    }
+}
+
+fn fold<V: CollValue + std::fmt::Debug + PartialEq>(
+    op: CollOp,
+    n: usize,
+    len: usize,
+    make: impl Fn(usize, usize) -> V,
+    comb: impl Fn(CollOp, V, V) -> V,
+) -> Vec<V> {
+    (0..len)
+        .map(|i| (1..n).fold(make(0, i), |acc, r| comb(op, acc, make(r, i))))
+        .collect()
+}
+
+macro_rules! int_comb {
+    ($t:ty) => {
+        |op: CollOp, a: $t, b: $t| -> $t {
+            match op {
+                CollOp::Sum => a.wrapping_add(b),
+                CollOp::Prod => a.wrapping_mul(b),
+                CollOp::Min => a.min(b),
+                CollOp::Max => a.max(b),
+                CollOp::Band => a & b,
+                CollOp::Bor => a | b,
+                CollOp::Bxor => a ^ b,
+                CollOp::Land => ((a != 0) && (b != 0)) as $t,
+                CollOp::Lor => ((a != 0) || (b != 0)) as $t,
+            }
+        }
+    };
+}
+
+macro_rules! float_comb {
+    ($t:ty) => {
+        |op: CollOp, a: $t, b: $t| -> $t {
+            match op {
+                CollOp::Sum => a + b,
+                CollOp::Prod => a * b,
+                CollOp::Min => {
+                    if b < a {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                _ => {
+                    if b > a {
+                        b
+                    } else {
+                        a
+                    }
+                }
+            }
+        }
+    };
+}
+
+const INT_OPS: [CollOp; 9] = [
+    CollOp::Sum,
+    CollOp::Prod,
+    CollOp::Min,
+    CollOp::Max,
+    CollOp::Band,
+    CollOp::Bor,
+    CollOp::Bxor,
+    CollOp::Land,
+    CollOp::Lor,
+];
+const FLOAT_OPS: [CollOp; 4] = [CollOp::Sum, CollOp::Prod, CollOp::Min, CollOp::Max];
+
+fn check_op<V: CollValue + std::fmt::Debug + PartialEq>(
+    w: &T<'_>,
+    op: CollOp,
+    from: impl Fn(f64) -> V + Copy,
+    comb: impl Fn(CollOp, V, V) -> V + Copy,
+) -> Fallible<usize> {
+    let (me, n) = (w.rank(), w.size());
+    let mut checks = 0;
+    for len in [3usize, 5000] {
+        let make = |r: usize, i: usize| from(value(op, V::DTYPE, r, i));
+        let mine: Vec<V> = (0..len).map(|i| make(me, i)).collect();
+        let want = fold(op, n, len, make, comb);
+        let all = w.allreduce(op, &mine)?;
+        if all != want {
+            return Err(fail(format!(
+                "allreduce {op:?} on {:?} x{len}: got {:?}.., expected {:?}..",
+                V::DTYPE,
+                &all[..3.min(len)],
+                &want[..3.min(len)]
+            )));
+        }
+        let root = (len + op as usize) % n;
+        let got = w.reduce(root, op, &mine)?;
+        match got {
+            Some(v) if me == root && v == want => {}
+            None if me != root => {}
+            other => {
+                return Err(fail(format!(
+                    "reduce {op:?} on {:?} x{len} to {root}: got {:?}",
+                    V::DTYPE,
+                    other.map(|v| v.len())
+                )))
+            }
+        }
+        checks += 1;
+    }
+    Ok(checks)
+}
+
+fn reduce(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let mut n = 0;
+    for op in INT_OPS {
+        n += check_op::<i32>(&w, op, |x| x as i32, int_comb!(i32))?;
+        n += check_op::<u32>(&w, op, |x| x as u32, int_comb!(u32))?;
+        n += check_op::<i64>(&w, op, |x| x as i64, int_comb!(i64))?;
+        n += check_op::<u64>(&w, op, |x| x as u64, int_comb!(u64))?;
+    }
+    for op in FLOAT_OPS {
+        n += check_op::<f32>(&w, op, |x| x as f32, float_comb!(f32))?;
+        n += check_op::<f64>(&w, op, |x| x, float_comb!(f64))?;
+    }
+    Ok(format!(
+        "ok: {n} reduce-to-one + reduce-to-all checks over 44 operator x type pairs exact"
+    ))
+}
+
+type Mat = [u64; 4];
+
+fn mat_mul(a: Mat, b: Mat) -> Mat {
+    let m = |x: u64, y: u64| x.wrapping_mul(y);
+    [
+        m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
+        m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
+        m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
+        m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
+    ]
+}
+
+fn mat_of(r: usize, k: usize) -> Mat {
+    let r = r as u64 + 2 + k as u64;
+    [r, 1, 3, r * r + 1]
+}
+
+fn mats(b: &[u8]) -> Vec<Mat> {
+    b.chunks_exact(32)
+        .map(|c| {
+            let mut m = [0u64; 4];
+            for (i, w) in c.chunks_exact(8).enumerate() {
+                m[i] = u64::from_ne_bytes(w.try_into().unwrap());
+            }
+            m
+        })
+        .collect()
+}
+
+fn user(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let (me, n) = (w.rank(), w.size());
+    let product = Reduction::User {
+        op: UserOp {
+            // Called on whole chunks: every element of `acc` and `other`.
+            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
+                let prods: Vec<Mat> = mats(acc)
+                    .into_iter()
+                    .zip(mats(other))
+                    .map(|(a, b)| mat_mul(a, b))
+                    .collect();
+                for (e, r) in acc.chunks_exact_mut(32).zip(prods) {
+                    for (i, x) in r.iter().enumerate() {
+                        e[i * 8..i * 8 + 8].copy_from_slice(&x.to_ne_bytes());
+                    }
+                }
+            }),
+            commutative: false,
+        },
+        elem_size: 32,
+    };
+    // 600 matrices: several chunks.
+    let count = 600;
+    let mine: Vec<u8> = (0..count)
+        .flat_map(|k| mat_of(me, k).into_iter().flat_map(u64::to_ne_bytes))
+        .collect();
+    let want: Vec<Mat> = (0..count)
+        .map(|k| (1..n).fold(mat_of(0, k), |acc, r| mat_mul(acc, mat_of(r, k))))
+        .collect();
+    let reverse: Vec<Mat> = (0..count)
+        .map(|k| {
+            (0..n - 1)
+                .rev()
+                .fold(mat_of(n - 1, k), |acc, r| mat_mul(acc, mat_of(r, k)))
+        })
+        .collect();
+    if n > 1 && want == reverse {
+        return Err(fail(
+            "the test's matrices commute: the order would not show",
+        ));
+    }
+    let all = w
+        .allreduce_nb(product.clone(), mine.clone())?
+        .wait()?
+        .unwrap_or_default();
+    if mats(&all) != want {
+        return Err(fail(
+            "non-commutative allreduce: not the product in rank order",
+        ));
+    }
+    let root = n - 1;
+    let got = w.reduce_nb(root, product, mine)?.wait()?;
+    if me == root && got.as_deref().map(mats) != Some(want) {
+        return Err(fail(
+            "non-commutative reduce: not the product in rank order",
+        ));
+    }
+    let sum = Reduction::User {
+        op: UserOp {
+            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
+                for (a, o) in acc.chunks_exact_mut(8).zip(other.chunks_exact(8)) {
+                    let s = u64::from_ne_bytes(a.try_into().unwrap())
+                        + u64::from_ne_bytes(o.try_into().unwrap());
+                    a.copy_from_slice(&s.to_ne_bytes());
+                }
+            }),
+            commutative: true,
+        },
+        elem_size: 8,
+    };
+    let s = w
+        .allreduce_nb(sum, (me as u64 + 1).to_ne_bytes().to_vec())?
+        .wait()?
+        .unwrap_or_default();
+    let want = (n * (n + 1) / 2) as u64;
+    if s != want.to_ne_bytes() {
+        return Err(fail(format!(
+            "commutative user sum: got {s:?}, expected {want}"
+        )));
+    }
+    Ok(format!(
+        "ok: non-commutative user reduction of {count} 2x2 matrices equals the product in rank order (not the reverse); commutative user sum {want}"
+    ))
+}
+
+fn teams(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let (me, n) = (w.rank(), w.size());
+    let half = w
+        .split(Some(me as u32 % 2), (n - me) as u32)?
+        .ok_or_else(|| fail("split gave no team"))?;
+    // Keys run backwards: team rank 0 is the highest job rank of the colour.
+    let mut mine: Vec<usize> = (0..n).filter(|r| r % 2 == me % 2).collect();
+    mine.reverse();
+    if half.members() != mine {
+        return Err(fail(format!(
+            "members {:?}, expected {mine:?}",
+            half.members()
+        )));
+    }
+    for (t, &j) in mine.iter().enumerate() {
+        if half.to_job(t)? != j || half.to_team(j) != Some(t) {
+            return Err(fail(format!(
+                "rank translation of team rank {t} / job rank {j}"
+            )));
+        }
+    }
+    if half.to_team((me + 1) % n).is_some() && n > 1 {
+        return Err(fail("a rank of the other colour translated into this team"));
+    }
+    let mut rounds = 0;
+    for round in 0..20usize {
+        // World and team collectives in flight together.
+        let wev = w.allreduce_nb(
+            Reduction::Builtin(CollOp::Sum, DType::U64),
+            (me as u64).to_ne_bytes().to_vec(),
+        )?;
+        let root = round % half.size();
+        let len = 1000 + round * 5000;
+        let src = (half.rank() == root).then(|| pattern(round + me % 2, len));
+        let bev = half.broadcast_nb(root, len, src)?;
+        let sum = half.allreduce(CollOp::Sum, &[me as u64, 1])?;
+        let got = bev.wait()?.unwrap_or_default();
+        let want_sum: u64 = mine.iter().map(|&r| r as u64).sum();
+        if got != pattern(round + me % 2, len) || sum != [want_sum, mine.len() as u64] {
+            return Err(fail(format!("team collectives wrong in round {round}")));
+        }
+        let total = wev.wait()?.unwrap_or_default();
+        if total != ((n * (n - 1) / 2) as u64).to_ne_bytes() {
+            return Err(fail(format!("world allreduce wrong in round {round}")));
+        }
+        rounds += 1;
+    }
+    half.barrier()?;
+    Ok(format!(
+        "ok: odd and even teams ran {rounds} rounds of broadcast + allreduce concurrently with world allreduces; rank translation checked"
+    ))
+}
+
+fn expect_err(what: &str, r: Result<impl std::fmt::Debug, Error>, want: &str) -> Fallible<()> {
+    match r {
+        Err(e) if e.report() == want => Ok(()),
+        Err(e) => Err(fail(format!(
+            "{what}: error {:?}, expected {want:?}",
+            e.report()
+        ))),
+        Ok(v) => Err(fail(format!(
+            "{what}: succeeded with {v:?}, expected {want:?}"
+        ))),
+    }
+}
+
+fn bad(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let n = w.size();
+    let mut buf = [0u8; 8];
+    expect_err(
+        "a broadcast root outside the team",
+        w.broadcast(n, &mut buf),
+        &format!("team rank {n} is outside a team of size {n}"),
+    )?;
+    expect_err(
+        "a team rank outside the team",
+        w.to_job(n + 3),
+        &format!("team rank {} is outside a team of size {n}", n + 3),
+    )?;
+    expect_err(
+        "bit-wise and on f64",
+        w.allreduce(CollOp::Band, &[1.0f64]),
+        "reduction operator Band is not valid for data type F64 (bit-wise and logical operators take integer types only)",
+    )?;
+    // Rank 0 gives no colour: it is in no team; the others are.
+    let t = w.split((w.rank() != 0).then_some(1), 0)?;
+    match (&t, w.rank()) {
+        (None, 0) => {}
+        (Some(t), r) if r != 0 && t.size() == n - 1 && t.to_team(0).is_none() => {
+            let s = t.allreduce(CollOp::Sum, &[1u32])?;
+            if s != [(n - 1) as u32] {
+                return Err(fail(format!("the team without rank 0 summed {s:?}")));
+            }
+        }
+        _ => return Err(fail(format!("split with no colour on rank 0 gave {t:?}"))),
+    }
+    // The world still works after the refused calls.
+    let s = w.allreduce(CollOp::Sum, &[1u32])?;
+    if s != [n as u32] {
+        return Err(fail(format!("world sum {s:?}")));
+    }
+    Ok("ok: 4 bad requests refused (root outside, rank outside, band on f64, no colour)".into())
+}
+
+fn lat(c: &Client, count: usize) -> Fallible<String> {
+    let w = c.world()?;
+    let mut out = Vec::new();
+    for len in [8usize, 65536] {
+        let mut rounds_b = Vec::new();
+        let mut rounds_a = Vec::new();
+        let mut buf = vec![1u8; len];
+        let elems = vec![1u64; len / 8];
+        for _ in 0..count / 10 + 1 {
+            w.broadcast(0, &mut buf)?;
+            w.allreduce(CollOp::Sum, &elems)?;
+        }
+        for _ in 0..5 {
+            w.barrier()?;
+            let t = Instant::now();
+            for _ in 0..count {
+                w.broadcast(0, &mut buf)?;
+            }
+            rounds_b.push(t.elapsed().as_secs_f64() * 1e6 / count as f64);
+            w.barrier()?;
+            let t = Instant::now();
+            for _ in 0..count {
+                w.allreduce(CollOp::Sum, &elems)?;
+            }
+            rounds_a.push(t.elapsed().as_secs_f64() * 1e6 / count as f64);
+        }
+        rounds_b.sort_by(f64::total_cmp);
+        rounds_a.sort_by(f64::total_cmp);
+        out.push(format!(
+            "{len} B broadcast {:.2} us allreduce {:.2} us",
+            rounds_b[2], rounds_a[2]
+        ));
+    }
+    Ok(format!("ok: {} (median of 5 x {count})", out.join(", ")))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).cloned().unwrap_or_default();
+    let count = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000usize);
+    let c = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-coll: {}", e.report());
+            std::process::exit(1);
+        }
+    };
+    let r = match mode.as_str() {
+        "bcast" => bcast(&c),
+        "reduce" => reduce(&c),
+        "user" => user(&c),
+        "teams" => teams(&c),
+        "bad" => bad(&c),
+        "lat" => lat(&c, count),
+        _ => Err(fail(format!(
+            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad or lat <n>"
+        ))),
+    };
+    match r {
+        Ok(line) => {
+            if c.rank() == 0 {
+                println!("gex-coll {mode}: {line}");
+            }
+            // Nobody exits (which ends every rank) before rank 0 printed.
+            if let Err(e) = c.barrier() {
+                gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), e.report());
+                c.exit(1);
+            }
+        }
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), tests::report(&*e));
+            c.exit(1);
+        }
+    }
+}

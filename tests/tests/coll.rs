@@ -1,0 +1,99 @@
+//! Teams and collectives over real providers, through gasnetrun-ofi: the
+//! `gex-coll` program on 4 ranks (shm, tcp;ofi_rxm, sockets and
+//! udp;ofi_rxd), with the shared-memory path on as well, and every fan-out
+//! the coll/ofi document's tree takes.
+
+use std::time::Duration;
+use tests::{job, serial, JobResult};
+
+const PROG: &str = env!("CARGO_BIN_EXE_gex-coll");
+
+fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)]) -> JobResult {
+    job(PROG, n, args, provider, vars, Duration::from_secs(240))
+}
+
+fn expect(r: &JobResult, what: &str, line: &str) {
+    assert_eq!(r.code, Some(0), "{what}: {}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(line),
+        "{what}: expected {line:?} in:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+const PROVIDERS: [&str; 4] = ["shm", "tcp", "sockets", "udp"];
+
+const LINES: [(&str, &str); 5] = [
+    (
+        "bcast",
+        "gex-coll bcast: ok: 40 broadcasts of 0 B..4 MiB from every root checked (fan-out 2)",
+    ),
+    (
+        "reduce",
+        "gex-coll reduce: ok: 88 reduce-to-one + reduce-to-all checks over 44 operator x type pairs exact",
+    ),
+    (
+        "user",
+        "gex-coll user: ok: non-commutative user reduction of 600 2x2 matrices equals the product in rank order (not the reverse); commutative user sum 10",
+    ),
+    (
+        "teams",
+        "gex-coll teams: ok: odd and even teams ran 20 rounds of broadcast + allreduce concurrently with world allreduces; rank translation checked",
+    ),
+    (
+        "bad",
+        "gex-coll bad: ok: 4 bad requests refused (root outside, rank outside, band on f64, no colour)",
+    ),
+];
+
+#[test]
+fn every_mode_on_every_provider() {
+    let _g = serial();
+    for p in PROVIDERS {
+        for (mode, line) in LINES {
+            expect(&run(4, &[mode], p, &[]), &format!("{p} {mode}"), line);
+        }
+    }
+}
+
+#[test]
+fn with_the_shared_memory_path() {
+    let _g = serial();
+    for (mode, line) in LINES {
+        let r = run(4, &[mode], "shm", &[("GASNET_SUPERNODE_MAXSIZE", "0")]);
+        expect(&r, &format!("pshm {mode}"), line);
+    }
+}
+
+#[test]
+fn broadcast_trees_of_every_fan_out() {
+    let _g = serial();
+    for (n, fanout) in [(4, "1"), (4, "3"), (4, "7"), (9, "3"), (9, "1")] {
+        let r = run(n, &["bcast"], "shm", &[("GASNET_OFI_COLL_FANOUT", fanout)]);
+        expect(
+            &r,
+            &format!("{n} ranks, fan-out {fanout}"),
+            &format!("broadcasts of 0 B..4 MiB from every root checked (fan-out {fanout})"),
+        );
+    }
+    let r = run(9, &["reduce"], "tcp", &[("GASNET_OFI_COLL_FANOUT", "3")]);
+    expect(
+        &r,
+        "9 ranks reduce",
+        "checks over 44 operator x type pairs exact",
+    );
+}
+
+#[test]
+fn a_bad_fan_out_is_refused_by_name() {
+    let _g = serial();
+    let r = run(2, &["bcast"], "shm", &[("GASNET_OFI_COLL_FANOUT", "0")]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("GASNET_OFI_COLL_FANOUT=\"0\" is not accepted: expected"),
+        "{}",
+        r.stderr
+    );
+}
