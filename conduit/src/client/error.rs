@@ -220,6 +220,10 @@ pub enum Error {
     /// not valid for the type, lengths that differ) or a malformed chunk.
     #[error(transparent)]
     Coll(#[from] coll::Error),
+    /// A VIS transfer that cannot be planned (a piece outside the segment
+    /// or the buffer, totals that differ, overflowing strides).
+    #[error(transparent)]
+    Vis(#[from] rma::vis::Error),
     /// A team this rank does not know.
     #[error("team {id} is not a team of this rank")]
     NoTeam {

@@ -60,6 +60,7 @@ mod stats;
 mod statsfile;
 mod team;
 mod token;
+mod vis;
 mod wait;
 
 pub use am::handlers::Widen;

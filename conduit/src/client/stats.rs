@@ -51,6 +51,16 @@ pub struct AmStats {
     pub shared_rma: u64,
     /// CPU yields made by wait loops ([`crate::client::WaitMode::Yield`]).
     pub wait_yields: u64,
+    /// Atomic operations posted to the provider (`fi_fetch_atomic`,
+    /// `fi_compare_atomic`).
+    pub atomic_native: u64,
+    /// Atomic operations sent by Active Message.
+    pub atomic_am: u64,
+    /// VIS RMA calls carrying several pieces (`fi_writemsg` /
+    /// `fi_readmsg` with several iovs).
+    pub vis_iov_calls: u64,
+    /// VIS AMs carrying packed pieces.
+    pub vis_packed: u64,
 }
 
 impl AmStats {
@@ -99,6 +109,10 @@ impl AmStats {
             self.shared_sent, self.shared_rma
         ));
         s.push_str(&format!("WAIT_YIELDS {}\n", self.wait_yields));
+        s.push_str(&format!(
+            "ATOMIC_NATIVE {}\nATOMIC_AM {}\nVIS_IOV_CALLS {}\nVIS_PACKED {}\n",
+            self.atomic_native, self.atomic_am, self.vis_iov_calls, self.vis_packed
+        ));
         s
     }
 }
@@ -124,6 +138,10 @@ pub(crate) struct SetStats<C: Counter> {
     pub put_block: C,
     pub shared_sent: C,
     pub shared_rma: C,
+    pub atomic_native: C,
+    pub atomic_am: C,
+    pub vis_iov_calls: C,
+    pub vis_packed: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -145,6 +163,10 @@ impl<C: Counter> SetStats<C> {
         s.loopback += self.loopback.get();
         s.shared_sent += self.shared_sent.get();
         s.shared_rma += self.shared_rma.get();
+        s.atomic_native += self.atomic_native.get();
+        s.atomic_am += self.atomic_am.get();
+        s.vis_iov_calls += self.vis_iov_calls.get();
+        s.vis_packed += self.vis_packed.get();
     }
 }
 

@@ -446,6 +446,11 @@ impl<'a> InfoEntry<'a> {
         Threading::from_raw(self.domain_attr().threading)
     }
     /// Largest `fi_inject`/FI_INJECT payload.
+    pub fn rma_iov_limit(&self) -> usize {
+        self.tx_attr().iov_limit.min(self.tx_attr().rma_iov_limit)
+    }
+
+    /// The transmit side's inject size.
     pub fn inject_size(&self) -> usize {
         self.tx_attr().inject_size
     }

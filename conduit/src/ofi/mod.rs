@@ -29,6 +29,7 @@ mod ep_ops;
 mod error;
 mod info;
 mod mr;
+mod rma_vec;
 pub mod shm_region;
 mod tagged;
 
@@ -40,6 +41,7 @@ pub use ep::{Endpoint, Held};
 pub use error::{check, strerror, OfiError};
 pub use info::{AvType, Hints, InfoEntry, InfoList, MrMode, Threading};
 pub use mr::{MemoryRegion, RegisteredMemory};
+pub use rma_vec::RmaVec;
 pub use tagged::{rx_addr, TaggedEntry};
 
 /// A peer's address in an address vector (`fi_addr_t`).

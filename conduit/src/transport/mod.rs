@@ -217,6 +217,9 @@ pub struct Facts {
     pub mr_endpoint: bool,
     /// Endpoints were opened with FI_ATOMIC.
     pub atomic: bool,
+    /// Most pieces one RMA call moves (`iov_limit` and `rma_iov_limit`;
+    /// at least 1).
+    pub rma_iov_limit: usize,
 }
 
 /// What the engine asks for when it opens the network.
@@ -406,6 +409,29 @@ pub unsafe trait Transport: Send + 'static {
             call: "fi_atomic",
             code: -(ofi_sys::FI_ENOSYS as i64),
             text: "this transport has no native atomics".into(),
+        }))
+    }
+
+    /// RMA of several pieces in one call (at most
+    /// [`Facts::rma_iov_limit`]): written to (`write`) or read from `peer`.
+    ///
+    /// # Safety
+    /// The local buffers and `v` must stay valid and in place (a read's
+    /// buffers unaliased) until the completion carrying `ctx` has been
+    /// read; the remote ranges must have been checked against the peer's
+    /// segment.
+    unsafe fn rma_vec(
+        &self,
+        _set: usize,
+        _peer: usize,
+        _write: bool,
+        _v: &mut crate::ofi::RmaVec,
+        _ctx: Context,
+    ) -> Result<(), PostError> {
+        Err(PostError::Failed(OfiError {
+            call: "fi_writemsg",
+            code: -(ofi_sys::FI_ENOSYS as i64),
+            text: "this transport moves one piece per call".into(),
         }))
     }
 

@@ -39,7 +39,7 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    fn take(&mut self) -> u32 {
+    pub(super) fn take(&mut self) -> u32 {
         let i = self.free.pop().unwrap_or_else(|| {
             self.slots.push(None);
             self.abandoned.push(false);
@@ -49,7 +49,7 @@ impl Pending {
         i
     }
 
-    fn reply(&mut self, id: u32, v: u64) -> bool {
+    pub(super) fn reply(&mut self, id: u32, v: u64) -> bool {
         match self.slots.get_mut(id as usize) {
             Some(s @ Some(None)) => {
                 if std::mem::take(&mut self.abandoned[id as usize]) {
@@ -64,7 +64,7 @@ impl Pending {
         }
     }
 
-    fn result(&mut self, id: u32) -> Option<u64> {
+    pub(super) fn result(&mut self, id: u32) -> Option<u64> {
         let v = self.slots[id as usize]??;
         self.slots[id as usize] = None;
         self.free.push(id);
@@ -270,6 +270,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
         }
         g.posted();
+        self.sets[set].stats.atomic_native.add(1);
         let op_id = g.disarm();
         let dir = "at";
         self.wait_op(set, Some(op_id), Progress::Full, "atomic", dir, rank)?;
@@ -305,6 +306,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(old);
         }
         let id = self.atomics.pending.lock().take();
+        self.sets[set].stats.atomic_am.add(1);
         let args = [
             (ty as u32) << 8 | op.code() as u32,
             offset as u32,

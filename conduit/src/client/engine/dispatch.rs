@@ -3,6 +3,7 @@
 
 use super::atomic::{H_ATOMIC, H_ATOMIC_REPLY};
 use super::coll::H_COLL;
+use super::vis::{H_VIS, H_VIS_ACK};
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
 use crate::client::stats::kind_index;
@@ -143,6 +144,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             H_COLL if h.kind == Kind::Medium && h.nargs == 4 && h.is_request => {
                 let a = [msg.arg(0), msg.arg(1), msg.arg(2), msg.arg(3)];
                 self.on_coll_chunk(h.src as usize, a, msg.payload)
+            }
+            H_VIS if h.kind == Kind::Medium && h.nargs == 2 && h.is_request => {
+                self.on_vis_put(set, h.src as usize, [msg.arg(0), msg.arg(1)], msg.payload)
+            }
+            H_VIS_ACK if h.kind == Kind::Short && h.nargs == 2 && !h.is_request => {
+                self.on_vis_ack(h.src as usize, [msg.arg(0), msg.arg(1)])
             }
             _ => Err(am::Error::Unregistered {
                 src: h.src,

@@ -21,11 +21,13 @@ mod rma;
 mod segment;
 mod send;
 mod shared;
+mod vis;
 
 pub(crate) use exit::end_process;
 pub(crate) use progress::Progress;
 pub(crate) use rma::{abort_in_flight, Local};
 pub(crate) use segment::SegmentState;
+pub(crate) use vis::Dir;
 
 use super::error::Error;
 use super::stats::{AmStats, SetStats};

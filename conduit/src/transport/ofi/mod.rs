@@ -468,6 +468,29 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
     }
 
+    unsafe fn rma_vec(
+        &self,
+        set: usize,
+        peer: usize,
+        write: bool,
+        v: &mut crate::ofi::RmaVec,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let to = self.addr(peer, set, Ep::Rma);
+        let flags = if write {
+            (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64
+        } else {
+            sys::FI_COMPLETION as u64
+        };
+        let _g = self.lock.enter();
+        // SAFETY: per this function's contract; threading as in inject.
+        unsafe {
+            self.ep(set, Ep::Rma)
+                .rma_vec(write, v, to, ctx.encode() as *mut libc::c_void, flags)
+        }
+        .map_err(post_error)
+    }
+
     #[inline(always)]
     fn poll(
         &self,

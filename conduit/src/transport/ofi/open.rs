@@ -180,6 +180,11 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
             mr_virt_addr: net.caps.mr_virt_addr,
             mr_endpoint: net.caps.mr_endpoint,
             atomic: net.caps.atomic,
+            rma_iov_limit: net
+                .info
+                .iter()
+                .next()
+                .map_or(1, |e| e.rma_iov_limit().max(1)),
         };
         Ok((
             OfiTransport {

@@ -202,6 +202,7 @@ impl Network for SimNetwork {
             mr_virt_addr: self.fabric.cfg.virt_addr,
             mr_endpoint: false,
             atomic: false,
+            rma_iov_limit: 1,
         };
         Ok((
             SimTransport {

@@ -1,0 +1,297 @@
+//! Vector, indexed and strided transfers (GASNet-EX's VIS), planned by
+//! `rma::vis` into contiguous pieces and moved by one of three paths:
+//!
+//! * a target whose segment is mapped here: a memory copy per piece;
+//! * many small pieces put to another host: packed into AM Mediums whose
+//!   handler scatters them into the target's segment and acknowledges;
+//! * otherwise: RMA calls of up to the provider's iov limit pieces each
+//!   (`fi_writemsg` / `fi_readmsg` with several iovs), pieces longer than
+//!   one transfer going alone.
+
+use super::rma::{InFlight, Local};
+use super::{Core, Progress};
+use crate::client::error::Error;
+use crate::ofi::RmaVec;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Context, PostError, Side, Transport};
+use ::rma::ops::Implicit;
+use ::rma::vis::{Piece, Plan};
+use am::send::Category;
+
+/// Internal handler: packed pieces to scatter (Medium request, 2 args:
+/// request id, length of the encoded piece list that starts the payload).
+pub(crate) const H_VIS: u8 = 6;
+/// Internal handler: its acknowledgement (Short reply, 2 args: request id,
+/// 0 when written, 1 when refused).
+pub(crate) const H_VIS_ACK: u8 = 7;
+
+/// Pieces of at most this many bytes, on average, are packed.
+const PACK_PIECE: usize = 256;
+/// Bound on one piece's encoding (three varints) in a packed message.
+const PIECE_CODE: usize = 30;
+
+/// Which way a VIS transfer goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    /// Local to remote.
+    Put,
+    /// Remote to local.
+    Get,
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Move `plan`'s pieces between `local` (`local_len` bytes, lent for
+    /// the call) and `rank`'s segment. Returns when every piece is in
+    /// place.
+    pub(crate) fn vis(
+        &self,
+        set: usize,
+        rank: usize,
+        dir: Dir,
+        local: *mut u8,
+        plan: &Plan,
+    ) -> Result<(), Error> {
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let pieces = plan.pieces();
+        if let Some(sh) = &self.pshm {
+            if let Some(r) = sh.segment_range(rank, 0, 0) {
+                let base = r?;
+                for p in pieces {
+                    // SAFETY: the plan checked every piece against the
+                    // target's segment (mapped here from `base`) and the
+                    // caller's buffer.
+                    unsafe {
+                        let (l, r) = (local.add(p.local), base.add(p.remote));
+                        match dir {
+                            Dir::Put => std::ptr::copy(l, r, p.len),
+                            Dir::Get => std::ptr::copy(r, l, p.len),
+                        }
+                    }
+                }
+                self.sets[set].stats.shared_rma.add(1);
+                return Ok(());
+            }
+        }
+        let limit = self.tp.facts().rma_iov_limit;
+        if dir == Dir::Put
+            && pieces.len() > limit
+            && plan.total_bytes() / pieces.len() <= PACK_PIECE
+        {
+            return self.vis_packed_put(set, rank, local, pieces);
+        }
+        self.vis_rma(set, rank, dir, local, pieces)
+    }
+
+    fn vis_rma(
+        &self,
+        set: usize,
+        rank: usize,
+        dir: Dir,
+        local: *mut u8,
+        pieces: &[Piece],
+    ) -> Result<(), Error> {
+        let limit = self.tp.facts().rma_iov_limit.max(1);
+        let (small, big): (Vec<&Piece>, Vec<&Piece>) =
+            pieces.iter().partition(|p| p.len <= self.max_rma);
+        for p in big {
+            // SAFETY (of the pointer arithmetic): inside the caller's buffer.
+            let l = unsafe { local.add(p.local) };
+            let (at, what, dirn) = match dir {
+                Dir::Put => (Local::Write(l), "VIS put", "to"),
+                Dir::Get => (Local::Read(l), "VIS get", "from"),
+            };
+            let op = self.start_transfer(
+                set,
+                rank,
+                p.remote,
+                at,
+                p.len,
+                Implicit::No,
+                false,
+                Progress::Full,
+            )?;
+            self.wait_op(set, op, Progress::Full, what, dirn, rank)?;
+        }
+        if small.is_empty() {
+            return Ok(());
+        }
+        let batches: Vec<&[&Piece]> = small.chunks(limit).collect();
+        let mut vecs: Vec<RmaVec> = Vec::with_capacity(batches.len());
+        for b in &batches {
+            let mut v = RmaVec::new();
+            for p in b.iter() {
+                let r = self.remote(set, rank, p.remote, p.len)?;
+                // SAFETY (of the pointer arithmetic): inside the caller's
+                // buffer, as the plan checked.
+                v.push(unsafe { local.add(p.local) }, p.len, r.addr, r.key);
+            }
+            vecs.push(v);
+        }
+        let n = vecs.len() as u32;
+        let op = self.sets[set].ops.lock().start(n, Implicit::No);
+        // Declared after `vecs`: dropped (draining the operation) first.
+        let mut g = InFlight::new(self, set, op, n);
+        let ctx = Context::Rma { slot: op.index };
+        for v in vecs.iter_mut() {
+            loop {
+                // SAFETY: the caller lends `local` for the call; `v` stays
+                // in place in `vecs` until the operation is over (`wait_op`,
+                // or `g` on an early return); ranges checked above.
+                let r = unsafe { self.tp.rma_vec(set, rank, dir == Dir::Put, v, ctx) };
+                match r {
+                    Ok(()) => break,
+                    Err(PostError::Again) | Err(PostError::NoMemory) => {
+                        self.sets[set].stats.eagain_retries.add(1);
+                        self.progress_within(set, Progress::Full)?;
+                    }
+                    Err(PostError::Failed(e)) => return Err(e.into()),
+                }
+            }
+            g.posted();
+            if v.len() > 1 {
+                self.sets[set].stats.vis_iov_calls.add(1);
+            }
+        }
+        let op = g.disarm();
+        let (what, dirn) = match dir {
+            Dir::Put => ("VIS put", "to"),
+            Dir::Get => ("VIS get", "from"),
+        };
+        self.wait_op(set, Some(op), Progress::Full, what, dirn, rank)
+    }
+
+    fn vis_packed_put(
+        &self,
+        set: usize,
+        rank: usize,
+        local: *const u8,
+        pieces: &[Piece],
+    ) -> Result<(), Error> {
+        let max = self.cfg.am.max_medium;
+        let mut ids = Vec::new();
+        let mut at = 0;
+        while at < pieces.len() {
+            // Take pieces while their data and encodings fit one Medium.
+            let mut end = at;
+            let mut bytes = 10;
+            while end < pieces.len() && bytes + PIECE_CODE + pieces[end].len <= max {
+                bytes += PIECE_CODE + pieces[end].len;
+                end += 1;
+            }
+            if end == at {
+                // A piece too large to pack: it goes by RMA.
+                self.vis_rma(set, rank, Dir::Put, local as *mut u8, &pieces[at..at + 1])?;
+                at += 1;
+                continue;
+            }
+            let mut data = Vec::new();
+            let mut rebased = Vec::with_capacity(end - at);
+            for p in &pieces[at..end] {
+                // SAFETY: inside the caller's buffer, as the plan checked.
+                let src = unsafe { std::slice::from_raw_parts(local.add(p.local), p.len) };
+                rebased.push(Piece {
+                    local: data.len(),
+                    remote: p.remote,
+                    len: p.len,
+                });
+                data.extend_from_slice(src);
+            }
+            let mut payload = ::rma::vis::encode(&rebased);
+            let header = payload.len() as u32;
+            payload.extend_from_slice(&data);
+            let id = self.atomics.pending.lock().take();
+            ids.push(id);
+            self.sets[set].stats.vis_packed.add(1);
+            self.send_am(
+                set,
+                Side::Request,
+                rank,
+                Category::Medium,
+                H_VIS,
+                &[id, header],
+                &payload,
+                0,
+                false,
+                Progress::Full,
+            )?;
+            at = end;
+        }
+        let mut refused = false;
+        for id in ids {
+            loop {
+                if let Some(status) = self.atomics.pending.lock().result(id) {
+                    refused |= status != 0;
+                    break;
+                }
+                self.progress_within(set, Progress::Full)?;
+            }
+        }
+        if refused {
+            return Err(am::Error::MalformedInternal {
+                src: rank as u32,
+                handler: H_VIS_ACK,
+                what: "the target refused packed VIS pieces",
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The target side of a packed put: check every piece, write them,
+    /// acknowledge.
+    pub(super) fn on_vis_put(
+        &self,
+        set: usize,
+        src: usize,
+        args: [u32; 2],
+        payload: &[u8],
+    ) -> Result<(), Error> {
+        let seg = self.segment.get().ok_or(Error::NoSegment)?;
+        let ok = (|| {
+            let (head, data) = payload.split_at_checked(args[1] as usize)?;
+            let pieces = ::rma::vis::decode(head).ok()?;
+            let fits = pieces.iter().all(|p| {
+                p.local.checked_add(p.len).is_some_and(|e| e <= data.len())
+                    && seg.range(p.remote, p.len).is_ok()
+            });
+            if !fits {
+                return None;
+            }
+            for p in &pieces {
+                seg.copy_in(p.remote, &data[p.local..p.local + p.len])
+                    .ok()?;
+            }
+            Some(())
+        })()
+        .is_some();
+        self.send_am(
+            set,
+            Side::Reply,
+            src,
+            Category::Short,
+            H_VIS_ACK,
+            &[args[0], (!ok) as u32],
+            &[],
+            0,
+            false,
+            Progress::Replies,
+        )
+        .map(|_| ())
+    }
+
+    /// The initiator side: an acknowledgement for its waiter.
+    pub(super) fn on_vis_ack(&self, src: usize, args: [u32; 2]) -> Result<(), Error> {
+        if self.atomics.pending.lock().reply(args[0], args[1] as u64) {
+            Ok(())
+        } else {
+            Err(am::Error::MalformedInternal {
+                src: src as u32,
+                handler: H_VIS_ACK,
+                what: "an acknowledgement of VIS pieces this rank did not send",
+            }
+            .into())
+        }
+    }
+}
