@@ -223,7 +223,7 @@ pub enum Error {
     /// A VIS transfer that cannot be planned (a piece outside the segment
     /// or the buffer, totals that differ, overflowing strides).
     #[error(transparent)]
-    Vis(#[from] rma::vis::Error),
+    Vis(Box<rma::vis::Error>),
     /// A team this rank does not know.
     #[error("team {id} is not a team of this rank")]
     NoTeam {
@@ -304,5 +304,11 @@ fn av_hint(provider: &str, count: usize) -> String {
         )
     } else {
         String::new()
+    }
+}
+
+impl From<rma::vis::Error> for Error {
+    fn from(e: rma::vis::Error) -> Self {
+        Error::Vis(Box::new(e))
     }
 }

@@ -69,9 +69,9 @@ fn vector(c: &Client, peer: usize, seed: usize, small: bool) -> Fallible<()> {
         .map(|k| (k * (half + 17) + 5, half))
         .collect();
     let mut copies = Vec::new();
-    for k in 0..2 * count {
+    for (k, d) in dst.iter().enumerate() {
         let (sp, so) = (k / 2, (k % 2) * half);
-        copies.push((src_pieces[sp].0 + so, dst[k].0, half));
+        copies.push((src_pieces[sp].0 + so, d.0, half));
     }
     let img = image(&src, &copies);
     let what = if small {

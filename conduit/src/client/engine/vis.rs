@@ -96,8 +96,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let (small, big): (Vec<&Piece>, Vec<&Piece>) =
             pieces.iter().partition(|p| p.len <= self.max_rma);
         for p in big {
-            // SAFETY (of the pointer arithmetic): inside the caller's buffer.
-            let l = unsafe { local.add(p.local) };
+            // Inside the caller's buffer (the plan checked); no dereference.
+            let l = local.wrapping_add(p.local);
             let (at, what, dirn) = match dir {
                 Dir::Put => (Local::Write(l), "VIS put", "to"),
                 Dir::Get => (Local::Read(l), "VIS get", "from"),
@@ -123,9 +123,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let mut v = RmaVec::new();
             for p in b.iter() {
                 let r = self.remote(set, rank, p.remote, p.len)?;
-                // SAFETY (of the pointer arithmetic): inside the caller's
-                // buffer, as the plan checked.
-                v.push(unsafe { local.add(p.local) }, p.len, r.addr, r.key);
+                // Inside the caller's buffer, as the plan checked.
+                v.push(local.wrapping_add(p.local), p.len, r.addr, r.key);
             }
             vecs.push(v);
         }
