@@ -16,6 +16,7 @@ use crate::allreduce::Allreduce;
 use crate::bcast::Broadcast;
 use crate::msg::{Config, Msg};
 use crate::op::Reduction;
+use crate::rdb::RecursiveDoubling;
 use crate::reduce::Reduce;
 use crate::Error;
 
@@ -56,6 +57,7 @@ enum Machine {
     Broadcast(Broadcast),
     Reduce(Reduce),
     Allreduce(Allreduce),
+    Doubling(RecursiveDoubling),
 }
 
 impl Machine {
@@ -68,6 +70,7 @@ impl Machine {
     ) -> Result<Vec<Msg>, Error> {
         match self {
             Machine::Allreduce(a) => a.on_msg(from, phase, chunk, data),
+            Machine::Doubling(d) => d.on_msg(from, phase, chunk, data),
             _ if phase != 0 => Err(Error::BadPhase { phase, phases: 1 }),
             Machine::Broadcast(b) => b.on_msg(from, chunk, data),
             Machine::Reduce(r) => r.on_msg(from, chunk, data),
@@ -79,6 +82,7 @@ impl Machine {
             Machine::Broadcast(b) => b.is_done(),
             Machine::Reduce(r) => r.is_done(),
             Machine::Allreduce(a) => a.is_done(),
+            Machine::Doubling(d) => d.is_done(),
         }
     }
 
@@ -87,6 +91,7 @@ impl Machine {
             Machine::Broadcast(b) => b.into_result(),
             Machine::Reduce(r) => r.into_result(),
             Machine::Allreduce(a) => a.into_result(),
+            Machine::Doubling(d) => d.into_result(),
         }
     }
 }
@@ -162,6 +167,14 @@ impl TeamColl {
             } => {
                 let (r, out) = Reduce::new(n, me, root, &src, reduction, cfg.max_chunk)?;
                 (Machine::Reduce(r), out)
+            }
+            // Commutative operators on one chunk: recursive doubling
+            // (log2 n exchanges instead of a tree up and down).
+            CollOp::ReduceToAll { src, reduction }
+                if reduction.commutative() && src.len() <= cfg.max_chunk =>
+            {
+                let (d, out) = RecursiveDoubling::new(n, me, &src, reduction)?;
+                (Machine::Doubling(d), out)
             }
             CollOp::ReduceToAll { src, reduction } => {
                 let (a, out) = Allreduce::new(n, me, &src, reduction, cfg)?;

@@ -12,6 +12,8 @@
 //! * [`bcast`]: broadcast down a fan-out tree.
 //! * [`reduce`]: reduction to one, by binary tree or serially.
 //! * [`allreduce`]: reduction to rank 0, then broadcast.
+//! * [`rdb`]: reduction to all by recursive doubling (commutative
+//!   operators, one chunk).
 //! * [`engine`]: per-team sequence numbers, concurrent collectives and
 //!   early messages.
 
@@ -24,6 +26,7 @@ pub mod engine;
 mod error;
 pub mod msg;
 pub mod op;
+pub mod rdb;
 pub mod reduce;
 pub mod team;
 pub mod tree;

@@ -138,3 +138,56 @@ fn shared_memory_path() {
         "summed to 80000 (native)",
     );
 }
+
+/// `GASNET_VERBOSEENV=1` reports each domain's implementation and why.
+#[test]
+fn the_choice_is_reported_by_verboseenv() {
+    let _g = serial();
+    let v = [("GASNET_VERBOSEENV", "1")];
+    let r = run(&["fadd", "10"], "shm", &v);
+    expect(&r, "shm", "summed to 40 (native)");
+    assert!(
+        r.stderr.contains(
+            "ofi-conduit: atomic domain over u64 with {set, get, fadd}: native (shm performs every operation (fi_*atomicvalid))"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["fadd", "10"], "udp", &v);
+    expect(&r, "udp", "summed to 40 (am)");
+    assert!(
+        r.stderr.contains(
+            "ofi-conduit: atomic domain over u64 with {set, get, fadd}: am (udp;ofi_rxd does not perform set on u64 natively: the udp;ofi_rxd profile: libfabric 1.17's ofi_rxd crashes"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = run(
+        &["fadd", "10"],
+        "tcp",
+        &[("GASNET_VERBOSEENV", "1"), ("GASNET_OFI_ATOMICS", "am")],
+    );
+    assert!(
+        r.stderr.contains(
+            "ofi-conduit: atomic domain over u64 with {set, get, fadd}: am (GASNET_OFI_ATOMICS=am)"
+        ),
+        "{}",
+        r.stderr
+    );
+    // Through Client::init, every variable the configuration reads is in
+    // the record (rank 0 prints it; the launcher prints the exit-timeout
+    // ones it reads too).
+    for v in conduit::config::Config::VARIABLES {
+        assert!(
+            r.stderr.contains(&format!("ENV parameter: {v} = ")),
+            "{v}:\n{}",
+            r.stderr
+        );
+    }
+    assert!(
+        r.stderr
+            .contains("ENV parameter: GASNET_OFI_ATOMICS = am\n"),
+        "{}",
+        r.stderr
+    );
+}

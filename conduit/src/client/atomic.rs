@@ -126,7 +126,37 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         if imp == AtomicImpl::Native {
             core.atomics.provider_in_use.store(true, Ordering::Relaxed);
         }
-        tracing::debug!("atomic domain over {} with {ops}: {}", V::TYPE, imp.name());
+        let why = match (core.cfg.extended.atomics, imp) {
+            (AtomicsMode::Auto, AtomicImpl::ActiveMessage) if all_shared => {
+                "every rank shares memory with this one".to_string()
+            }
+            (AtomicsMode::Auto, AtomicImpl::ActiveMessage) => ops
+                .iter()
+                .find_map(|op| {
+                    core.native_atomic_check(V::TYPE, op).err().map(|why| {
+                        format!(
+                            "{} does not perform {op} on {} natively: {why}",
+                            core.tp.facts().provider,
+                            V::TYPE
+                        )
+                    })
+                })
+                .unwrap_or_default(),
+            (AtomicsMode::Auto, AtomicImpl::Native) => format!(
+                "{} performs every operation (fi_*atomicvalid)",
+                core.tp.facts().provider
+            ),
+            (m, _) => format!("GASNET_OFI_ATOMICS={}", m.name()),
+        };
+        let line = format!(
+            "atomic domain over {} with {ops}: {} ({why})",
+            V::TYPE,
+            imp.name()
+        );
+        tracing::debug!("{line}");
+        if core.rank == 0 && core.cfg.general.verbose_env {
+            gex_env::eprintln_whole!("ofi-conduit: {line}");
+        }
         // Every rank must have made the same domain: a named barrier whose
         // id is the domain's description tells.
         let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;

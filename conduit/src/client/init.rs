@@ -84,16 +84,19 @@ impl<S> Options<S> {
     }
 }
 
-fn bootstrap_and_config<S>(o: &mut Options<S>) -> Result<(Arc<dyn Bootstrap>, Config), Error> {
-    let env = ProcessEnv;
-    let reader = EnvReader::quiet(&env);
+/// The bootstrap and the configuration, read through `reader` (so that the
+/// variables it reads are in its record for `GASNET_VERBOSEENV`).
+fn bootstrap_and_config<S>(
+    o: &mut Options<S>,
+    reader: &EnvReader<'_>,
+) -> Result<(Arc<dyn Bootstrap>, Config), Error> {
     let boot = match o.boot.take() {
         Some(b) => b,
         None => Arc::from(boot::bootstrap_from_env()?),
     };
     let cfg = match o.config.take() {
         Some(c) => c,
-        None => Config::from_env(&reader)?,
+        None => Config::from_env(reader)?,
     };
     Ok((boot, cfg))
 }
@@ -102,9 +105,9 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
     mut o: Options<S>,
 ) -> Result<ClientOf<M, S, OfiTransport<L>>, Error> {
     boot::reset_provider_signal_handlers();
-    let (boot, mut cfg) = bootstrap_and_config(&mut o)?;
     let env = ProcessEnv;
     let reader = EnvReader::quiet(&env);
+    let (boot, mut cfg) = bootstrap_and_config(&mut o, &reader)?;
     let job = JobShape {
         rank: boot.rank(),
         size: boot.size(),

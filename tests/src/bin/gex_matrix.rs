@@ -49,7 +49,8 @@ struct Opts {
     providers: Vec<String>,
     /// Programs to run, comma-separated ids: startup-ring, am-core,
     /// am-barrier, am-flood, am-exit, am-bad, rma-all, rma-bad,
-    /// example-am-ring, example-gups, example-stencil. Default: all.
+    /// tagged-layout, tagged-all, atomics-all, atomics-fadd, coll-bcast,
+    /// coll-reduce, coll-teams, vis-all, example-am-ring, example-gups, example-stencil. Default: all.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     programs: Vec<String>,
     /// Deadline of each job in seconds; at the deadline its process group

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Collectives and atomics figures of docs/PERFORMANCE.md, side by side in
+# one window: broadcast and allreduce latency at 8 B and 64 KiB on 4 ranks
+# (the conduit's gex-coll `lat` mode, beside Open MPI's MPI_Bcast /
+# MPI_Allreduce from bench/c/coll_lat.c built with mpicc and run with
+# Debian's mpirun), and fetch-and-add latency on 2 ranks, native vs by
+# Active Message (gex-atomics `lat`). Each configuration runs ROUNDS times
+# (default 3), alternating; printed: every run's line, then per figure the
+# median over the runs and its ratio to Open MPI's (collectives) or to the
+# AM figure (native atomics).
+#
+#   bash scripts/bench-coll.sh [ROUNDS]
+#
+# Needs a release build (cargo build --release -p tests -p gasnetrun-ofi)
+# and Open MPI (apt-get install openmpi-bin libopenmpi-dev). Measure on a
+# quiet machine: 4 ranks on 2 cores already oversubscribe it.
+set -euo pipefail
+rounds=${1:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+rel=$root/target/release
+for b in gasnetrun-ofi gex-coll gex-atomics; do
+  [ -x "$rel/$b" ] || { echo "bench-coll: $rel/$b is missing: cargo build --release -p tests -p gasnetrun-ofi" >&2; exit 2; }
+done
+command -v mpicc >/dev/null || { echo "bench-coll: mpicc not found: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mpicc -O2 -o "$out/coll_lat" "$root/bench/c/coll_lat.c"
+export GASNET_QUIET=1
+coll() { # name provider maxsize
+  dev=lo; [ "$2" = shm ] && dev=shm
+  FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=$3 \
+    timeout 600 "$rel/gasnetrun-ofi" -n 4 "$rel/gex-coll" lat 1000 | tail -1 | sed "s/^/$1 /"
+}
+atom() { # name provider mode
+  dev=lo; [ "$2" = shm ] && dev=shm
+  FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=1 GASNET_OFI_ATOMICS=$3 \
+    timeout 600 "$rel/gasnetrun-ofi" -n 2 "$rel/gex-atomics" lat 20000 | tail -1 | sed "s/^/$1 /"
+}
+for r in $(seq 1 "$rounds"); do
+  echo "ompi $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/coll_lat" 1000)"
+  coll conduit-shared shm 0
+  coll conduit-shm shm 1
+  coll conduit-tcp tcp 1
+  atom atomic-shm-native shm native
+  atom atomic-shm-am shm am
+  atom atomic-tcp-native tcp native
+  atom atomic-tcp-am tcp am
+  uptime | sed 's/^/# load: /'
+done | tee "$out/lines"
+echo
+echo "# medians over $rounds runs"
+awk '
+  function med(a, n,   i, j, t) {
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  /^#/ { next }
+  /broadcast/ {
+    name = $1; c[name]++
+    # fields: "<size> B broadcast X us allreduce Y us, <size> B ..."
+    for (i = 1; i <= NF; i++) {
+      if ($i == "B") size = $(i - 1)
+      if ($i == "broadcast") { k = name SUBSEP size SUBSEP "bcast"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
+      if ($i == "allreduce") { k = name SUBSEP size SUBSEP "allreduce"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
+    }
+  }
+  /fetch-and-add latency/ {
+    name = $1; c[name]++
+    for (i = 1; i <= NF; i++) if ($i == "latency") { k = name SUBSEP "8" SUBSEP "fadd"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
+  }
+  END {
+    for (k in keys) {
+      split(k, p, SUBSEP); n = c[p[1]]
+      for (i = 1; i <= n; i++) x[i] = v[k, i]
+      m[k] = med(x, n)
+    }
+    for (k in keys) {
+      split(k, p, SUBSEP)
+      if (p[3] == "fadd") {
+        base = p[1]; sub(/-native$/, "-am", base)
+        b = m[base SUBSEP "8" SUBSEP "fadd"]
+        printf "%-22s %-9s %6s B %10.3f us  (/ am %.2f)\n", p[1], p[3], p[2], m[k], b ? m[k] / b : 0
+      } else {
+        b = m["ompi" SUBSEP p[2] SUBSEP p[3]]
+        printf "%-22s %-9s %6s B %10.3f us  (/ Open MPI %.2f)\n", p[1], p[3], p[2], m[k], b ? m[k] / b : 0
+      }
+    }
+  }' "$out/lines" | sort
