@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 pub mod matrix;
+pub mod program;
 pub mod threads;
 
 /// How a command run with [`run_bounded`] ended.

@@ -14,16 +14,6 @@ fn run(args: &[&str], provider: &str, vars: &[(&str, &str)]) -> JobResult {
     job(PROG, 4, args, provider, vars, Duration::from_secs(240))
 }
 
-fn expect(r: &JobResult, what: &str, line: &str) {
-    assert_eq!(r.code, Some(0), "{what}: {}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(line),
-        "{what}: expected {line:?} in:\n{}\n{}",
-        r.stdout,
-        r.stderr
-    );
-}
-
 /// (provider, implementation under auto)
 const PROVIDERS: [(&str, &str); 4] = [
     ("shm", "native"),
@@ -54,9 +44,8 @@ fn every_operation_and_type_with_each_implementation() {
             }
             let imp = if mode == "auto" { auto } else { mode };
             let by = [imp; 6].join(" ");
-            expect(
-                &r,
-                &format!("{p} {mode}"),
+            r.expect_line(
+                                &format!("{p} {mode}"),
                 &format!("gex-atomics all: ok: 150 operation x type checks per rank (i32 u32 i64 u64 f32 f64 by {by})"),
             );
         }
@@ -68,8 +57,7 @@ fn concurrent_fetch_and_adds_sum_exactly() {
     let _g = serial();
     for (p, auto) in PROVIDERS {
         let r = run(&["fadd", "100000"], p, &[]);
-        expect(
-            &r,
+        r.expect_line(
             p,
             &format!(
                 "gex-atomics fadd: ok: 4 ranks x 100000 fetch-and-adds summed to 400000 ({auto})"
@@ -77,7 +65,7 @@ fn concurrent_fetch_and_adds_sum_exactly() {
         );
     }
     let r = run(&["fadd", "100000"], "shm", &[("GASNET_OFI_ATOMICS", "am")]);
-    expect(&r, "shm am", "summed to 400000 (am)");
+    r.expect_line("shm am", "summed to 400000 (am)");
 }
 
 #[test]
@@ -87,9 +75,8 @@ fn a_compare_and_swap_lock_guards_a_plain_counter() {
         for mode in ["auto", "am"] {
             let r = run(&["lock", "300"], p, &[("GASNET_OFI_ATOMICS", mode)]);
             let imp = if mode == "auto" { auto } else { mode };
-            expect(
-                &r,
-                &format!("{p} {mode}"),
+            r.expect_line(
+                                &format!("{p} {mode}"),
                 &format!("gex-atomics lock: ok: 4 ranks x 300 entries under a compare-and-swap lock counted 1200 ({imp}; "),
             );
         }
@@ -101,8 +88,7 @@ fn bad_requests_are_refused_and_nothing_is_performed() {
     let _g = serial();
     for (p, _) in PROVIDERS {
         let r = run(&["bad"], p, &[]);
-        expect(
-            &r,
+        r.expect_line(
             p,
             "gex-atomics bad: ok: 5 bad requests refused and nothing was performed",
         );
@@ -122,7 +108,7 @@ fn shared_memory_path() {
         (&["lock", "300"][..], "counted 1200 (am; "),
         (&["bad"][..], "5 bad requests refused"),
     ] {
-        expect(&run(args, "shm", &on), &format!("{args:?}"), line);
+        run(args, "shm", &on).expect_line(&format!("{args:?}"), line);
     }
     let r = run(
         &["fadd", "20000"],
@@ -132,8 +118,7 @@ fn shared_memory_path() {
             ("GASNET_OFI_ATOMICS", "native"),
         ],
     );
-    expect(
-        &r,
+    r.expect_line(
         "native with the shared-memory path",
         "summed to 80000 (native)",
     );
@@ -145,7 +130,7 @@ fn the_choice_is_reported_by_verboseenv() {
     let _g = serial();
     let v = [("GASNET_VERBOSEENV", "1")];
     let r = run(&["fadd", "10"], "shm", &v);
-    expect(&r, "shm", "summed to 40 (native)");
+    r.expect_line("shm", "summed to 40 (native)");
     assert!(
         r.stderr.contains(
             "ofi-conduit: atomic domain over u64 with {set, get, fadd}: native (shm performs every operation (fi_*atomicvalid))"
@@ -154,7 +139,7 @@ fn the_choice_is_reported_by_verboseenv() {
         r.stderr
     );
     let r = run(&["fadd", "10"], "udp", &v);
-    expect(&r, "udp", "summed to 40 (am)");
+    r.expect_line("udp", "summed to 40 (am)");
     assert!(
         r.stderr.contains(
             "ofi-conduit: atomic domain over u64 with {set, get, fadd}: am (udp;ofi_rxd does not perform set on u64 natively: the udp;ofi_rxd profile: libfabric 1.17's ofi_rxd crashes"

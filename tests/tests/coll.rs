@@ -12,16 +12,6 @@ fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)]) -> JobRes
     job(PROG, n, args, provider, vars, Duration::from_secs(240))
 }
 
-fn expect(r: &JobResult, what: &str, line: &str) {
-    assert_eq!(r.code, Some(0), "{what}: {}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(line),
-        "{what}: expected {line:?} in:\n{}\n{}",
-        r.stdout,
-        r.stderr
-    );
-}
-
 const PROVIDERS: [&str; 4] = ["shm", "tcp", "sockets", "udp"];
 
 const LINES: [(&str, &str); 5] = [
@@ -52,7 +42,7 @@ fn every_mode_on_every_provider() {
     let _g = serial();
     for p in PROVIDERS {
         for (mode, line) in LINES {
-            expect(&run(4, &[mode], p, &[]), &format!("{p} {mode}"), line);
+            run(4, &[mode], p, &[]).expect_line(&format!("{p} {mode}"), line);
         }
     }
 }
@@ -62,7 +52,7 @@ fn with_the_shared_memory_path() {
     let _g = serial();
     for (mode, line) in LINES {
         let r = run(4, &[mode], "shm", &[("GASNET_SUPERNODE_MAXSIZE", "0")]);
-        expect(&r, &format!("pshm {mode}"), line);
+        r.expect_line(&format!("pshm {mode}"), line);
     }
 }
 
@@ -71,15 +61,13 @@ fn broadcast_trees_of_every_fan_out() {
     let _g = serial();
     for (n, fanout) in [(4, "1"), (4, "3"), (4, "7"), (9, "3"), (9, "1")] {
         let r = run(n, &["bcast"], "shm", &[("GASNET_OFI_COLL_FANOUT", fanout)]);
-        expect(
-            &r,
+        r.expect_line(
             &format!("{n} ranks, fan-out {fanout}"),
             &format!("broadcasts of 0 B..4 MiB from every root checked (fan-out {fanout})"),
         );
     }
     let r = run(9, &["reduce"], "tcp", &[("GASNET_OFI_COLL_FANOUT", "3")]);
-    expect(
-        &r,
+    r.expect_line(
         "9 ranks reduce",
         "checks over 44 operator x type pairs exact",
     );

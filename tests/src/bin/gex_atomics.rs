@@ -23,8 +23,9 @@
 
 #![forbid(unsafe_code)]
 
-use conduit::client::{AtomicOp, AtomicType, AtomicValue, Client, Error, OpSet};
+use conduit::client::{AtomicOp, AtomicType, AtomicValue, Client, OpSet};
 use std::time::Instant;
+use tests::program::expect_err;
 use tests::{fail, Fallible};
 
 const SEG: usize = 1 << 20;
@@ -189,19 +190,6 @@ fn lock(c: &Client, count: usize) -> Fallible<String> {
     ))
 }
 
-fn expect_err(what: &str, r: Result<impl std::fmt::Debug, Error>, want: &str) -> Fallible<()> {
-    match r {
-        Err(e) if e.report() == want => Ok(()),
-        Err(e) => Err(fail(format!(
-            "{what}: error {:?}, expected {want:?}",
-            e.report()
-        ))),
-        Ok(v) => Err(fail(format!(
-            "{what}: succeeded with {v:?}, expected {want:?}"
-        ))),
-    }
-}
-
 fn bad(c: &Client) -> Fallible<String> {
     let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set])?;
     let peer = (c.rank() + 1) % c.size();
@@ -300,20 +288,5 @@ fn main() {
                 "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad or lat <n>"
             ))),
         });
-    match r {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-atomics {mode}: {line}");
-            }
-            // Nobody exits (which ends every rank) before rank 0 printed.
-            if let Err(e) = c.barrier() {
-                gex_env::eprintln_whole!("gex-atomics: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-        }
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-atomics: rank {}: {}", c.rank(), tests::report(&*e));
-            c.exit(1);
-        }
-    }
+    tests::program::finish(&c, "gex-atomics", &mode, r);
 }

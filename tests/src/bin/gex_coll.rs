@@ -22,9 +22,10 @@
 
 #![forbid(unsafe_code)]
 
-use conduit::client::{Client, CollOp, CollValue, DType, Error, Reduction, Team, UserOp};
+use conduit::client::{Client, CollOp, CollValue, DType, Reduction, Team, UserOp};
 use std::sync::Arc;
 use std::time::Instant;
+use tests::program::expect_err;
 use tests::{fail, Fallible};
 
 type T<'c> = Team<'c, conduit::client::Seq, (), conduit::transport::ofi::OfiTransport>;
@@ -382,19 +383,6 @@ fn teams(c: &Client) -> Fallible<String> {
     ))
 }
 
-fn expect_err(what: &str, r: Result<impl std::fmt::Debug, Error>, want: &str) -> Fallible<()> {
-    match r {
-        Err(e) if e.report() == want => Ok(()),
-        Err(e) => Err(fail(format!(
-            "{what}: error {:?}, expected {want:?}",
-            e.report()
-        ))),
-        Ok(v) => Err(fail(format!(
-            "{what}: succeeded with {v:?}, expected {want:?}"
-        ))),
-    }
-}
-
 fn bad(c: &Client) -> Fallible<String> {
     let w = c.world()?;
     let n = w.size();
@@ -495,20 +483,5 @@ fn main() {
             "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad or lat <n>"
         ))),
     };
-    match r {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-coll {mode}: {line}");
-            }
-            // Nobody exits (which ends every rank) before rank 0 printed.
-            if let Err(e) = c.barrier() {
-                gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-        }
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), tests::report(&*e));
-            c.exit(1);
-        }
-    }
+    tests::program::finish(&c, "gex-coll", &mode, r);
 }

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 use conduit::client::{Client, Error};
+use tests::program::expect_err;
 use tests::{fail, Fallible};
 
 const SEG: usize = 4 << 20;
@@ -191,17 +192,6 @@ fn all(c: &Client) -> Fallible<String> {
     ))
 }
 
-fn expect_err(what: &str, r: Result<(), Error>, want: &str) -> Fallible<()> {
-    match r {
-        Err(e) if e.report() == want => Ok(()),
-        Err(e) => Err(fail(format!(
-            "{what}: error {:?}, expected {want:?}",
-            e.report()
-        ))),
-        Ok(()) => Err(fail(format!("{what}: succeeded, expected {want:?}"))),
-    }
-}
-
 fn bad(c: &Client) -> Fallible<String> {
     let peer = (c.rank() + 1) % c.size();
     c.put(peer, 0, &vec![0u8; AREA])?;
@@ -258,20 +248,5 @@ fn main() {
             _ => Err(fail(format!("unknown mode {mode:?}: expected all or bad"))),
         }
     });
-    match r {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-vis {mode}: {line}");
-            }
-            // Nobody exits (which ends every rank) before rank 0 printed.
-            if let Err(e) = c.barrier() {
-                gex_env::eprintln_whole!("gex-vis: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-        }
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-vis: rank {}: {}", c.rank(), tests::report(&*e));
-            c.exit(1);
-        }
-    }
+    tests::program::finish(&c, "gex-vis", &mode, r);
 }

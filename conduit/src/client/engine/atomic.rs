@@ -16,7 +16,7 @@ use super::rma::InFlight;
 use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Counter, Lock, Mode};
-use crate::transport::{AtomicBufs, Context, PostError, Side, Transport};
+use crate::transport::{AtomicBufs, Context, Side, Transport};
 use ::rma::atomic::{AtomicError, AtomicOp, AtomicType, Native, NativeCall};
 use ::rma::ops::Implicit;
 use am::send::Category;
@@ -71,8 +71,17 @@ impl Pending {
         Some(v)
     }
 
-    fn abandon(&mut self, id: u32) {
-        self.abandoned[id as usize] = true;
+    /// The waiter of `id` is gone: its reply frees the slot (or frees it
+    /// now if the reply already came).
+    pub(super) fn abandon(&mut self, id: u32) {
+        match self.slots.get(id as usize) {
+            Some(Some(Some(_))) => {
+                self.slots[id as usize] = None;
+                self.free.push(id);
+            }
+            Some(Some(None)) => self.abandoned[id as usize] = true,
+            _ => {}
+        }
     }
 }
 
@@ -255,20 +264,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let op_id = self.sets[set].ops.lock().start(1, Implicit::No);
         let mut g = InFlight::new(self, set, op_id, 1);
         let ctx = Context::Rma { slot: op_id.index };
-        loop {
-            // SAFETY: `bufs` lives on this frame, unmoved, until the
-            // operation is over: `wait_op` (or `g` on an early return or
-            // unwind) returns only then; the remote element was checked.
-            let r = unsafe { self.tp.atomic(set, rank, ty, n, &mut bufs, remote, ctx) };
-            match r {
-                Ok(()) => break,
-                Err(PostError::Again) | Err(PostError::NoMemory) => {
-                    self.sets[set].stats.eagain_retries.add(1);
-                    self.progress_within(set, Progress::Full)?;
-                }
-                Err(PostError::Failed(e)) => return Err(e.into()),
-            }
-        }
+        let p: *mut AtomicBufs = &mut bufs;
+        // SAFETY: `bufs` lives on this frame, unmoved, until the operation
+        // is over: `wait_op` (or `g` on an early return or unwind) returns
+        // only then; the remote element was checked.
+        self.post_retry(set, Progress::Full, || unsafe {
+            self.tp.atomic(set, rank, ty, n, p, remote, ctx)
+        })?;
         g.posted();
         self.sets[set].stats.atomic_native.add(1);
         let op_id = g.disarm();
@@ -330,17 +332,22 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 false,
                 Progress::Full,
             )
-            .and_then(|_| loop {
-                self.progress_within(set, Progress::Full)?;
-                self.exit_if_requested()?;
-                if let Some(v) = self.atomics.pending.lock().result(id) {
-                    return Ok(v);
-                }
-            });
+            .and_then(|_| self.await_reply(set, id));
         if r.is_err() {
             self.atomics.pending.lock().abandon(id);
         }
         r
+    }
+
+    /// Poll until reply slot `id` holds its value (and free the slot).
+    pub(super) fn await_reply(&self, set: usize, id: u32) -> Result<u64, Error> {
+        loop {
+            if let Some(v) = self.atomics.pending.lock().result(id) {
+                return Ok(v);
+            }
+            self.progress_within(set, Progress::Full)?;
+            self.exit_if_requested()?;
+        }
     }
 
     /// The target side of an atomic by AM: perform it, reply with the old
@@ -457,5 +464,10 @@ mod tests {
         p.abandon(b);
         assert!(p.reply(b, 1));
         assert_eq!(p.take(), b);
+        // Abandoned after its reply came: freed at once.
+        let c = p.take();
+        assert!(p.reply(c, 5));
+        p.abandon(c);
+        assert_eq!(p.take(), c);
     }
 }

@@ -145,21 +145,32 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         wait: Progress,
     ) -> Result<(), Error> {
         let ctx = Context::Rma { slot: op.index };
+        // SAFETY: the caller of start_transfer lends the local memory
+        // until the operation is over (every entry point waits for it,
+        // or keeps the memory borrowed by a scope that does); with
+        // FI_INJECT the source is copied now; the remote range was
+        // checked against the target's published segment.
+        self.post_retry(set, wait, || unsafe {
+            match local {
+                Local::Write(src) => self
+                    .tp
+                    .write(set, rank, src, len, desc, remote, ctx, inject),
+                Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
+            }
+        })
+    }
+
+    /// Post with `post` until the provider takes it: -FI_EAGAIN (or no
+    /// free entry) is answered by progress (`wait`) and a retry.
+    #[inline]
+    pub(super) fn post_retry(
+        &self,
+        set: usize,
+        wait: Progress,
+        mut post: impl FnMut() -> Result<(), PostError>,
+    ) -> Result<(), Error> {
         loop {
-            // SAFETY: the caller of start_transfer lends the local memory
-            // until the operation is over (every entry point waits for it,
-            // or keeps the memory borrowed by a scope that does); with
-            // FI_INJECT the source is copied now; the remote range was
-            // checked against the target's published segment.
-            let r = unsafe {
-                match local {
-                    Local::Write(src) => self
-                        .tp
-                        .write(set, rank, src, len, desc, remote, ctx, inject),
-                    Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
-                }
-            };
-            match r {
+            match post() {
                 Ok(()) => return Ok(()),
                 Err(PostError::Again) | Err(PostError::NoMemory) => {
                     self.sets[set].stats.eagain_retries.add(1);

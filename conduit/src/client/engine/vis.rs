@@ -13,7 +13,7 @@ use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::ofi::RmaVec;
 use crate::sync::{Counter, Lock, Mode};
-use crate::transport::{Context, PostError, Side, Transport};
+use crate::transport::{Context, Side, Transport};
 use ::rma::ops::Implicit;
 use ::rma::vis::{Piece, Plan};
 use am::send::Category;
@@ -134,22 +134,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut g = InFlight::new(self, set, op, n);
         let ctx = Context::Rma { slot: op.index };
         for v in vecs.iter_mut() {
-            loop {
-                // SAFETY: the caller lends `local` for the call; `v` stays
-                // in place in `vecs` until the operation is over (`wait_op`,
-                // or `g` on an early return); ranges checked above.
-                let r = unsafe { self.tp.rma_vec(set, rank, dir == Dir::Put, v, ctx) };
-                match r {
-                    Ok(()) => break,
-                    Err(PostError::Again) | Err(PostError::NoMemory) => {
-                        self.sets[set].stats.eagain_retries.add(1);
-                        self.progress_within(set, Progress::Full)?;
-                    }
-                    Err(PostError::Failed(e)) => return Err(e.into()),
-                }
-            }
+            let pieces = v.len();
+            // SAFETY: the caller lends `local` for the call; `v` stays in
+            // place in `vecs` until the operation is over (`wait_op`, or `g`
+            // on an early return); ranges checked above.
+            self.post_retry(set, Progress::Full, || unsafe {
+                self.tp.rma_vec(set, rank, dir == Dir::Put, v, ctx)
+            })?;
             g.posted();
-            if v.len() > 1 {
+            if pieces > 1 {
                 self.sets[set].stats.vis_iov_calls.add(1);
             }
         }
@@ -218,13 +211,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             at = end;
         }
         let mut refused = false;
-        for id in ids {
-            loop {
-                if let Some(status) = self.atomics.pending.lock().result(id) {
-                    refused |= status != 0;
-                    break;
+        for (k, &id) in ids.iter().enumerate() {
+            match self.await_reply(set, id) {
+                Ok(status) => refused |= status != 0,
+                Err(e) => {
+                    // Their acknowledgements free the slots when they come.
+                    let mut pending = self.atomics.pending.lock();
+                    for &rest in &ids[k..] {
+                        pending.abandon(rest);
+                    }
+                    return Err(e);
                 }
-                self.progress_within(set, Progress::Full)?;
             }
         }
         if refused {
