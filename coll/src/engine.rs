@@ -114,6 +114,8 @@ pub struct TeamColl {
     next_seq: u32,
     active: HashMap<u32, Machine>,
     early: HashMap<u32, Vec<Early>>,
+    /// The first error a held message met when its collective started.
+    held_error: Option<Error>,
 }
 
 impl TeamColl {
@@ -139,6 +141,7 @@ impl TeamColl {
             next_seq: 0,
             active: HashMap::new(),
             early: HashMap::new(),
+            held_error: None,
         })
     }
 
@@ -150,8 +153,9 @@ impl TeamColl {
     /// Start a collective: assigns the next sequence number and returns it
     /// with the messages to send (including any provoked by messages held
     /// for this sequence). A collective this rank's arguments make invalid
-    /// consumes no sequence number. An error from a held message is
-    /// returned after the collective has started (it stays in progress).
+    /// consumes no sequence number. An error from a held message does not
+    /// keep the collective's messages from being returned: it waits in
+    /// [`TeamColl::take_error`].
     pub fn start(&mut self, op: CollOp) -> Result<(u32, Vec<Msg>), Error> {
         let (n, me, cfg) = (self.size, self.me, self.cfg);
         let (machine, mut out) = match op {
@@ -185,9 +189,21 @@ impl TeamColl {
         self.next_seq = seq.wrapping_add(1);
         let machine = self.active.entry(seq).or_insert(machine);
         for e in self.early.remove(&seq).unwrap_or_default() {
-            out.extend(machine.on_msg(e.from, e.phase, e.chunk, &e.data)?);
+            match machine.on_msg(e.from, e.phase, e.chunk, &e.data) {
+                Ok(more) => out.extend(more),
+                Err(err) => {
+                    self.held_error.get_or_insert(err);
+                }
+            }
         }
         Ok((seq, out))
+    }
+
+    /// The first error a message held for a collective met when the
+    /// collective started (its other messages were still returned by
+    /// [`TeamColl::start`]).
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.held_error.take()
     }
 
     /// Whether `seq` has not been started here yet.

@@ -224,6 +224,13 @@ pub enum Error {
     /// or the buffer, totals that differ, overflowing strides).
     #[error(transparent)]
     Vis(Box<rma::vis::Error>),
+    /// A split agreed on a team id this rank already uses (a multi-threaded
+    /// client splitting teams that are not ordered between its threads).
+    #[error("team id {id} is already a team of this rank; split teams from one thread at a time, in the same order on every rank")]
+    TeamIdTaken {
+        /// The team id.
+        id: u32,
+    },
     /// A team this rank does not know.
     #[error("team {id} is not a team of this rank")]
     NoTeam {

@@ -7,8 +7,11 @@
 //! (`GASNET_OFI_COLL_FANOUT`, default 2); reductions with a commutative
 //! operator go up a binary tree, with a non-commutative one serially in
 //! team-rank order, so the result is `((x0 ∘ x1) ∘ x2) ∘ ...`; reduction to
-//! all is a reduction to team rank 0 then a broadcast. Data travels in AM
-//! Medium chunks, pipelined through the tree.
+//! all is a reduction to team rank 0 then a broadcast, except for a
+//! commutative operator on at most one chunk, which takes recursive
+//! doubling. Data travels in AM Medium chunks (`GASNET_OFI_MAX_MEDIUM`
+//! bytes), pipelined through the tree. Collectives advance when this rank
+//! waits for or tests one, polls, or waits in a barrier.
 //!
 //! ```no_run
 //! use conduit::client::{Client, CollOp};
@@ -110,10 +113,14 @@ impl<M: Mode, S, T: Transport> std::fmt::Debug for CollEvent<'_, '_, M, S, T> {
 }
 
 impl<M: Mode, S, T: Transport> CollEvent<'_, '_, M, S, T> {
-    /// Whether it completed (advancing collectives first; does not poll
-    /// the network).
+    /// Whether it completed (one poll of the network, then advancing
+    /// collectives).
     pub fn test(&self) -> Result<bool, Error> {
-        self.team.core.coll_test(self.team.id, self.seq)
+        super::engine::not_in_handler("a collective's test")?;
+        let core = self.team.core;
+        core.progress_within(0, super::engine::Progress::Full)?;
+        core.exit_if_requested()?;
+        core.coll_test(self.team.id, self.seq)
     }
 
     /// Wait for it: the broadcast data, the reduction's result (`None` on

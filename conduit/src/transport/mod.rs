@@ -243,6 +243,7 @@ pub struct OpenPlan {
 /// element each, in the first bytes) and the descriptors a provider may
 /// keep pointers to.
 #[derive(Debug, Default)]
+#[repr(C, align(8))]
 pub struct AtomicBufs {
     /// The operand (for a compare: the value written on a match).
     pub operand: [u8; 8],

@@ -25,14 +25,16 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 /// Internal handler: an atomic by AM (Short request, 8 args: type and
 /// operation, offset, two operands, request id).
 pub(crate) const H_ATOMIC: u8 = 3;
-/// Internal handler: its reply (Short reply, 3 args: request id, old value).
+/// Internal handler: its reply (Short reply, 4 args: request id, old
+/// value, status: 0 performed, 1 refused).
 pub(crate) const H_ATOMIC_REPLY: u8 = 4;
 
 /// Requests by AM waiting for their reply.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// `None`: free; `Some(None)`: waiting; `Some(Some(v))`: replied.
-    slots: Vec<Option<Option<u64>>>,
+    /// `None`: free; `Some(None)`: waiting; `Some(Some((value,
+    /// status)))`: replied (status 0: performed).
+    slots: Vec<Option<Option<(u64, u32)>>>,
     /// Slots whose waiter returned early; their reply frees them.
     abandoned: Vec<bool>,
     free: Vec<u32>,
@@ -49,14 +51,14 @@ impl Pending {
         i
     }
 
-    pub(super) fn reply(&mut self, id: u32, v: u64) -> bool {
+    pub(super) fn reply(&mut self, id: u32, v: u64, status: u32) -> bool {
         match self.slots.get_mut(id as usize) {
             Some(s @ Some(None)) => {
                 if std::mem::take(&mut self.abandoned[id as usize]) {
                     *s = None;
                     self.free.push(id);
                 } else {
-                    *s = Some(Some(v));
+                    *s = Some(Some((v, status)));
                 }
                 true
             }
@@ -64,11 +66,20 @@ impl Pending {
         }
     }
 
-    pub(super) fn result(&mut self, id: u32) -> Option<u64> {
+    pub(super) fn result(&mut self, id: u32) -> Option<(u64, u32)> {
         let v = self.slots[id as usize]??;
         self.slots[id as usize] = None;
         self.free.push(id);
         Some(v)
+    }
+
+    /// The request of `id` was never sent: free the slot.
+    pub(super) fn cancel(&mut self, id: u32) {
+        if matches!(self.slots.get(id as usize), Some(Some(_))) {
+            self.slots[id as usize] = None;
+            self.abandoned[id as usize] = false;
+            self.free.push(id);
+        }
     }
 
     /// The waiter of `id` is gone: its reply frees the slot (or frees it
@@ -303,8 +314,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // segment; every access a domain makes to it is atomic.
             let old = unsafe { cpu_atomic(p, ty, op, a, b) };
             // A rank spinning on its own word (a lock) must still serve the
-            // operations other ranks send it by AM.
-            self.progress_within(set, Progress::Full)?;
+            // operations other ranks send it by AM. The operation is done:
+            // what progress meets waits for the next call.
+            if let Err(e) = self.progress_within(set, Progress::Full) {
+                self.deferred.put(e);
+            }
             return Ok(old);
         }
         let id = self.atomics.pending.lock().take();
@@ -319,28 +333,39 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             (b >> 32) as u32,
             id,
         ];
-        let r = self
-            .send_am(
-                set,
-                Side::Request,
-                rank,
-                Category::Short,
-                H_ATOMIC,
-                &args,
-                &[],
-                0,
-                false,
-                Progress::Full,
-            )
-            .and_then(|_| self.await_reply(set, id));
-        if r.is_err() {
-            self.atomics.pending.lock().abandon(id);
+        if let Err(e) = self.send_am(
+            set,
+            Side::Request,
+            rank,
+            Category::Short,
+            H_ATOMIC,
+            &args,
+            &[],
+            0,
+            false,
+            Progress::Full,
+        ) {
+            self.atomics.pending.lock().cancel(id);
+            return Err(e);
         }
-        r
+        match self.await_reply(set, id) {
+            Ok((old, 0)) => Ok(old),
+            Ok(_) => Err(am::Error::MalformedInternal {
+                src: rank as u32,
+                handler: H_ATOMIC_REPLY,
+                what: "the target refused the atomic (no segment, or a malformed request)",
+            }
+            .into()),
+            Err(e) => {
+                self.atomics.pending.lock().abandon(id);
+                Err(e)
+            }
+        }
     }
 
-    /// Poll until reply slot `id` holds its value (and free the slot).
-    pub(super) fn await_reply(&self, set: usize, id: u32) -> Result<u64, Error> {
+    /// Poll until reply slot `id` holds its value and status (and free
+    /// the slot).
+    pub(super) fn await_reply(&self, set: usize, id: u32) -> Result<(u64, u32), Error> {
         loop {
             if let Some(v) = self.atomics.pending.lock().result(id) {
                 return Ok(v);
@@ -363,39 +388,47 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             handler: H_ATOMIC,
             what: "an atomic with an unknown type or operation, or a misaligned target",
         };
-        let ty = *AtomicType::ALL
-            .get((args[0] >> 8) as usize)
-            .ok_or_else(bad)?;
-        let op = AtomicOp::from_code(args[0] as u8).ok_or_else(bad)?;
-        let offset = (args[1] as u64 | (args[2] as u64) << 32) as usize;
-        let a = args[3] as u64 | (args[4] as u64) << 32;
-        let b = args[5] as u64 | (args[6] as u64) << 32;
-        if offset % ty.size() != 0 || !op.valid_for(ty) {
-            return Err(bad().into());
-        }
-        let seg = self.segment.get().ok_or(Error::NoSegment)?;
-        let p = seg.range(offset, ty.size())?;
-        // SAFETY: checked and aligned element of this rank's segment.
-        let old = unsafe { cpu_atomic(p, ty, op, a, b) };
+        // Whatever happens, the initiator gets a reply (status 1: refused),
+        // so it never waits for one that will not come.
+        let performed = (|| -> Result<u64, Error> {
+            let ty = *AtomicType::ALL
+                .get((args[0] >> 8) as usize)
+                .ok_or_else(bad)?;
+            let op = AtomicOp::from_code(args[0] as u8).ok_or_else(bad)?;
+            let offset = (args[1] as u64 | (args[2] as u64) << 32) as usize;
+            let a = args[3] as u64 | (args[4] as u64) << 32;
+            let b = args[5] as u64 | (args[6] as u64) << 32;
+            if offset % ty.size() != 0 || !op.valid_for(ty) {
+                return Err(bad().into());
+            }
+            let seg = self.segment.get().ok_or(Error::NoSegment)?;
+            let p = seg.range(offset, ty.size())?;
+            // SAFETY: checked and aligned element of this rank's segment.
+            Ok(unsafe { cpu_atomic(p, ty, op, a, b) })
+        })();
+        let (old, status) = match &performed {
+            Ok(v) => (*v, 0),
+            Err(_) => (0, 1),
+        };
         self.send_am(
             set,
             Side::Reply,
             src,
             Category::Short,
             H_ATOMIC_REPLY,
-            &[args[7], old as u32, (old >> 32) as u32],
+            &[args[7], old as u32, (old >> 32) as u32, status],
             &[],
             0,
             false,
             Progress::Replies,
-        )
-        .map(|_| ())
+        )?;
+        performed.map(|_| ())
     }
 
     /// The initiator side: the reply's value for its waiter.
-    pub(super) fn on_atomic_reply(&self, src: usize, args: &[u32; 3]) -> Result<(), Error> {
+    pub(super) fn on_atomic_reply(&self, src: usize, args: &[u32; 4]) -> Result<(), Error> {
         let v = args[1] as u64 | (args[2] as u64) << 32;
-        if self.atomics.pending.lock().reply(args[0], v) {
+        if self.atomics.pending.lock().reply(args[0], v, args[3]) {
             Ok(())
         } else {
             Err(am::Error::MalformedInternal {
@@ -458,16 +491,20 @@ mod tests {
         let a = p.take();
         let b = p.take();
         assert_eq!(p.result(a), None);
-        assert!(p.reply(a, 7));
-        assert_eq!(p.result(a), Some(7));
-        assert!(!p.reply(a, 8), "a reply for a free slot is refused");
+        assert!(p.reply(a, 7, 0));
+        assert_eq!(p.result(a), Some((7, 0)));
+        assert!(!p.reply(a, 8, 0), "a reply for a free slot is refused");
         p.abandon(b);
-        assert!(p.reply(b, 1));
+        assert!(p.reply(b, 1, 0));
         assert_eq!(p.take(), b);
         // Abandoned after its reply came: freed at once.
         let c = p.take();
-        assert!(p.reply(c, 5));
+        assert!(p.reply(c, 5, 1));
         p.abandon(c);
+        assert_eq!(p.take(), c);
+        // Never sent: freed at once, and a late reply is refused.
+        p.cancel(c);
+        assert!(!p.reply(c, 5, 0));
         assert_eq!(p.take(), c);
     }
 }

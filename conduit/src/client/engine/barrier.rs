@@ -41,7 +41,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
-            self.coll_advance()?;
+            // A collective's error is not the barrier's: for the next poll.
+            if let Err(e) = self.coll_advance() {
+                self.deferred.put(e);
+            }
             if self.barrier_advance()? {
                 return Ok(());
             }

@@ -96,7 +96,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 colls,
             },
         );
+        drop(teams);
+        self.requeue_parked();
         Ok(team)
+    }
+
+    /// Chunks parked for a team this rank had not made are fed by the next
+    /// poll once it has.
+    fn requeue_parked(&self) {
+        if !self.coll.inbox.lock().is_empty() {
+            self.coll.queued.store(true, Ordering::Release);
+        }
     }
 
     /// Add a team made by a split with the id its members agreed on.
@@ -105,51 +115,74 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let colls = TeamColl::new(team.size(), team.me, self.coll_config())?;
         self.coll
             .next_id
-            .fetch_max(id.wrapping_add(1), Ordering::AcqRel);
-        self.coll.teams.lock().insert(
-            id,
-            TeamEntry {
-                team: team.clone(),
-                colls,
-            },
-        );
+            .fetch_max(id.saturating_add(1), Ordering::AcqRel);
+        {
+            let mut teams = self.coll.teams.lock();
+            if teams.contains_key(&id) {
+                return Err(Error::TeamIdTaken { id });
+            }
+            teams.insert(
+                id,
+                TeamEntry {
+                    team: team.clone(),
+                    colls,
+                },
+            );
+        }
+        self.requeue_parked();
         Ok(team)
     }
 
-    /// The id this rank proposes for a new team.
+    /// The id this rank proposes for a new team (reserved: two splits in
+    /// flight on this rank never propose the same one).
     pub fn team_id_proposal(&self) -> u32 {
-        self.coll.next_id.load(Ordering::Acquire)
+        self.coll.next_id.fetch_add(1, Ordering::AcqRel)
     }
 
     /// Start a collective on team `id`; its sequence number.
     pub fn coll_start(&self, id: u32, op: CollOp) -> Result<u32, Error> {
-        let (seq, msgs, team) = {
+        let (seq, msgs, team, held_err) = {
             let mut teams = self.coll.teams.lock();
             let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
             let (seq, msgs) = e.colls.start(op)?;
-            (seq, msgs, e.team.clone())
+            (seq, msgs, e.team.clone(), e.colls.take_error())
         };
         self.coll_send(id, seq, &team, msgs)?;
+        if let Some(e) = held_err {
+            return Err(e.into());
+        }
+        // Chunks of other collectives may wait for this rank to forward
+        // them; their errors are not this collective's.
+        if let Err(e) = self.coll_advance() {
+            self.deferred.put(e);
+        }
         Ok(seq)
     }
 
+    /// Send every message (a failed one does not keep the others from
+    /// their ranks); the first error.
     fn coll_send(&self, id: u32, seq: u32, team: &coll::Team, msgs: Vec<Msg>) -> Result<(), Error> {
+        let mut first = None;
         for m in msgs {
-            let dest = team.to_job(m.to)?;
-            self.send_am(
-                0,
-                Side::Request,
-                dest,
-                Category::Medium,
-                H_COLL,
-                &[id, seq, m.phase as u32, m.chunk],
-                &m.data,
-                0,
-                false,
-                Progress::Full,
-            )?;
+            let r = team.to_job(m.to).map_err(Error::from).and_then(|dest| {
+                self.send_am(
+                    0,
+                    Side::Request,
+                    dest,
+                    Category::Medium,
+                    H_COLL,
+                    &[id, seq, m.phase as u32, m.chunk],
+                    &m.data,
+                    0,
+                    false,
+                    Progress::Full,
+                )
+            });
+            if let Err(e) = r {
+                first.get_or_insert(e);
+            }
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
     }
 
     /// The handler's part: queue a chunk.
@@ -225,7 +258,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // Parked chunks wait for their team, not for the next poll.
         }
         for (id, seq, team, out) in sends {
-            self.coll_send(id, seq, &team, out)?;
+            if let Err(e) = self.coll_send(id, seq, &team, out) {
+                first_err.get_or_insert(e);
+            }
         }
         first_err.map_or(Ok(()), Err)
     }

@@ -137,8 +137,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 let a: [u32; 8] = std::array::from_fn(|i| msg.arg(i));
                 self.on_atomic_request(set, h.src as usize, &a)
             }
-            H_ATOMIC_REPLY if h.kind == Kind::Short && h.nargs == 3 && !h.is_request => {
-                let a = [msg.arg(0), msg.arg(1), msg.arg(2)];
+            H_ATOMIC_REPLY if h.kind == Kind::Short && h.nargs == 4 && !h.is_request => {
+                let a = [msg.arg(0), msg.arg(1), msg.arg(2), msg.arg(3)];
                 self.on_atomic_reply(h.src as usize, &a)
             }
             H_COLL if h.kind == Kind::Medium && h.nargs == 4 && h.is_request => {

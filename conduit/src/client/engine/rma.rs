@@ -132,7 +132,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Post one transfer; -FI_EAGAIN is answered by progress and a retry.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn post_chunk(
+    pub(super) fn post_chunk(
         &self,
         set: usize,
         rank: usize,

@@ -30,6 +30,24 @@ const PACK_PIECE: usize = 256;
 /// Bound on one piece's encoding (three varints) in a packed message.
 const PIECE_CODE: usize = 30;
 
+/// The packed messages sent and not yet acknowledged: if the sender
+/// returns early (an error, an unwind), their acknowledgements free their
+/// reply slots when they come.
+struct Acks<'a, M: Mode, T: Transport, S> {
+    core: &'a Core<M, T, S>,
+    ids: Vec<u32>,
+    done: usize,
+}
+
+impl<M: Mode, T: Transport, S> Drop for Acks<'_, M, T, S> {
+    fn drop(&mut self) {
+        let mut pending = self.core.atomics.pending.lock();
+        for &id in &self.ids[self.done..] {
+            pending.abandon(id);
+        }
+    }
+}
+
 /// Which way a VIS transfer goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dir {
@@ -117,9 +135,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if small.is_empty() {
             return Ok(());
         }
-        let batches: Vec<&[&Piece]> = small.chunks(limit).collect();
+        // Batches of at most `limit` pieces and `max_rma` bytes; a batch of
+        // one piece is a plain transfer (so a transport without multi-iov
+        // RMA serves every plan).
+        let mut batches: Vec<Vec<&Piece>> = Vec::new();
+        let mut bytes = 0usize;
+        for p in small {
+            match batches.last_mut() {
+                Some(b) if b.len() < limit && bytes + p.len <= self.max_rma => {
+                    b.push(p);
+                    bytes += p.len;
+                }
+                _ => {
+                    batches.push(vec![p]);
+                    bytes = p.len;
+                }
+            }
+        }
         let mut vecs: Vec<RmaVec> = Vec::with_capacity(batches.len());
-        for b in &batches {
+        for b in batches.iter().filter(|b| b.len() > 1) {
             let mut v = RmaVec::new();
             for p in b.iter() {
                 let r = self.remote(set, rank, p.remote, p.len)?;
@@ -128,13 +162,34 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             vecs.push(v);
         }
-        let n = vecs.len() as u32;
+        let n = batches.len() as u32;
         let op = self.sets[set].ops.lock().start(n, Implicit::No);
         // Declared after `vecs`: dropped (draining the operation) first.
         let mut g = InFlight::new(self, set, op, n);
         let ctx = Context::Rma { slot: op.index };
+        for b in batches.iter().filter(|b| b.len() == 1) {
+            let p = b[0];
+            let remote = self.remote(set, rank, p.remote, p.len)?;
+            // Inside the caller's buffer, as the plan checked.
+            let l = local.wrapping_add(p.local);
+            let at = match dir {
+                Dir::Put => Local::Write(l),
+                Dir::Get => Local::Read(l),
+            };
+            self.post_chunk(
+                set,
+                rank,
+                at,
+                p.len,
+                remote,
+                None,
+                op,
+                false,
+                Progress::Full,
+            )?;
+            g.posted();
+        }
         for v in vecs.iter_mut() {
-            let pieces = v.len();
             // SAFETY: the caller lends `local` for the call; `v` stays in
             // place in `vecs` until the operation is over (`wait_op`, or `g`
             // on an early return); ranges checked above.
@@ -142,9 +197,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.tp.rma_vec(set, rank, dir == Dir::Put, v, ctx)
             })?;
             g.posted();
-            if pieces > 1 {
-                self.sets[set].stats.vis_iov_calls.add(1);
-            }
+            self.sets[set].stats.vis_iov_calls.add(1);
         }
         let op = g.disarm();
         let (what, dirn) = match dir {
@@ -162,7 +215,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         pieces: &[Piece],
     ) -> Result<(), Error> {
         let max = self.cfg.am.max_medium;
-        let mut ids = Vec::new();
+        let mut acks = Acks {
+            core: self,
+            ids: Vec::new(),
+            done: 0,
+        };
         let mut at = 0;
         while at < pieces.len() {
             // Take pieces while their data and encodings fit one Medium.
@@ -194,9 +251,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let header = payload.len() as u32;
             payload.extend_from_slice(&data);
             let id = self.atomics.pending.lock().take();
-            ids.push(id);
             self.sets[set].stats.vis_packed.add(1);
-            self.send_am(
+            if let Err(e) = self.send_am(
                 set,
                 Side::Request,
                 rank,
@@ -207,22 +263,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 0,
                 false,
                 Progress::Full,
-            )?;
+            ) {
+                self.atomics.pending.lock().cancel(id);
+                return Err(e);
+            }
+            acks.ids.push(id);
             at = end;
         }
         let mut refused = false;
-        for (k, &id) in ids.iter().enumerate() {
-            match self.await_reply(set, id) {
-                Ok(status) => refused |= status != 0,
-                Err(e) => {
-                    // Their acknowledgements free the slots when they come.
-                    let mut pending = self.atomics.pending.lock();
-                    for &rest in &ids[k..] {
-                        pending.abandon(rest);
-                    }
-                    return Err(e);
-                }
-            }
+        while acks.done < acks.ids.len() {
+            let (_, status) = self.await_reply(set, acks.ids[acks.done])?;
+            acks.done += 1;
+            refused |= status != 0;
         }
         if refused {
             return Err(am::Error::MalformedInternal {
@@ -244,8 +296,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         args: [u32; 2],
         payload: &[u8],
     ) -> Result<(), Error> {
-        let seg = self.segment.get().ok_or(Error::NoSegment)?;
+        let seg = self.segment.get();
         let ok = (|| {
+            let seg = seg?;
             let (head, data) = payload.split_at_checked(args[1] as usize)?;
             let pieces = ::rma::vis::decode(head).ok()?;
             let fits = pieces.iter().all(|p| {
@@ -279,7 +332,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// The initiator side: an acknowledgement for its waiter.
     pub(super) fn on_vis_ack(&self, src: usize, args: [u32; 2]) -> Result<(), Error> {
-        if self.atomics.pending.lock().reply(args[0], args[1] as u64) {
+        if self.atomics.pending.lock().reply(args[0], 0, args[1]) {
             Ok(())
         } else {
             Err(am::Error::MalformedInternal {
