@@ -17,6 +17,7 @@ mod dispatch;
 pub(crate) mod exit;
 mod progress;
 mod receive;
+mod replies;
 mod rma;
 mod segment;
 mod send;

@@ -24,6 +24,14 @@
 
 use std::fmt;
 
+mod arith;
+mod native;
+mod value;
+
+use arith::{arith, equal, Arith};
+pub use native::{Native, NativeCall, NativeOp};
+pub use value::AtomicValue;
+
 /// The data type of an atomic domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AtomicType {
@@ -321,53 +329,6 @@ impl fmt::Display for AtomicOp {
     }
 }
 
-/// Which libfabric call performs an operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NativeCall {
-    /// `fi_atomic` (no result).
-    Atomic,
-    /// `fi_fetch_atomic`.
-    Fetch,
-    /// `fi_compare_atomic`.
-    Compare,
-}
-
-/// libfabric's `enum fi_op` values the conduit uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NativeOp {
-    /// `FI_MIN`.
-    Min,
-    /// `FI_MAX`.
-    Max,
-    /// `FI_SUM`.
-    Sum,
-    /// `FI_PROD`.
-    Prod,
-    /// `FI_BOR`.
-    Bor,
-    /// `FI_BAND`.
-    Band,
-    /// `FI_BXOR`.
-    Bxor,
-    /// `FI_ATOMIC_READ`.
-    Read,
-    /// `FI_ATOMIC_WRITE`.
-    Write,
-    /// `FI_CSWAP`.
-    Cswap,
-}
-
-/// A libfabric atomic performing one [`AtomicOp`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Native {
-    /// The call.
-    pub call: NativeCall,
-    /// Its `enum fi_op`.
-    pub op: NativeOp,
-    /// The operand to send (for `Compare`, the compare value).
-    pub operand: u64,
-}
-
 /// A set of operations (what an atomic domain is created with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct OpSet(u32);
@@ -466,131 +427,6 @@ pub fn check_domain(ty: AtomicType, ops: OpSet) -> Result<(), AtomicError> {
         None => Ok(()),
     }
 }
-
-#[derive(Clone, Copy)]
-enum Arith {
-    Add,
-    Sub,
-    Mul,
-    Min,
-    Max,
-}
-
-impl AtomicType {
-    /// The value one.
-    pub fn one(self) -> u64 {
-        match self {
-            AtomicType::F32 => 1.0f32.to_bits() as u64,
-            AtomicType::F64 => 1.0f64.to_bits(),
-            _ => 1,
-        }
-    }
-
-    /// `-x` (wrapping for integers).
-    pub fn negate(self, x: u64) -> u64 {
-        match self {
-            AtomicType::F32 => (-f32::from_bits(x as u32)).to_bits() as u64,
-            AtomicType::F64 => (-f64::from_bits(x)).to_bits(),
-            _ => self.mask(x.wrapping_neg()),
-        }
-    }
-}
-
-fn equal(ty: AtomicType, a: u64, b: u64) -> bool {
-    match ty {
-        AtomicType::F32 => f32::from_bits(a as u32) == f32::from_bits(b as u32),
-        AtomicType::F64 => f64::from_bits(a) == f64::from_bits(b),
-        _ => ty.mask(a) == ty.mask(b),
-    }
-}
-
-macro_rules! int_arith {
-    ($t:ty, $a:expr, $b:expr, $op:expr) => {{
-        let (a, b) = ($a as $t, $b as $t);
-        let r: $t = match $op {
-            Arith::Add => a.wrapping_add(b),
-            Arith::Sub => a.wrapping_sub(b),
-            Arith::Mul => a.wrapping_mul(b),
-            Arith::Min => a.min(b),
-            Arith::Max => a.max(b),
-        };
-        r
-    }};
-}
-
-macro_rules! float_arith {
-    ($t:ty, $a:expr, $b:expr, $op:expr) => {{
-        let (a, b) = ($a, $b);
-        let r: $t = match $op {
-            Arith::Add => a + b,
-            Arith::Sub => a - b,
-            Arith::Mul => a * b,
-            Arith::Min => {
-                if b < a {
-                    b
-                } else {
-                    a
-                }
-            }
-            Arith::Max => {
-                if b > a {
-                    b
-                } else {
-                    a
-                }
-            }
-        };
-        r
-    }};
-}
-
-fn arith(ty: AtomicType, a: u64, b: u64, op: Arith) -> u64 {
-    match ty {
-        AtomicType::I32 => int_arith!(i32, a as u32, b as u32, op) as u32 as u64,
-        AtomicType::U32 => int_arith!(u32, a, b, op) as u64,
-        AtomicType::I64 => int_arith!(i64, a, b, op) as u64,
-        AtomicType::U64 => int_arith!(u64, a, b, op),
-        AtomicType::F32 => {
-            float_arith!(f32, f32::from_bits(a as u32), f32::from_bits(b as u32), op).to_bits()
-                as u64
-        }
-        AtomicType::F64 => float_arith!(f64, f64::from_bits(a), f64::from_bits(b), op).to_bits(),
-    }
-}
-
-/// A Rust type usable in an atomic domain.
-pub trait AtomicValue: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
-    /// Its [`AtomicType`].
-    const TYPE: AtomicType;
-    /// Its bit pattern.
-    fn to_bits(self) -> u64;
-    /// The value of a bit pattern.
-    fn from_bits(b: u64) -> Self;
-}
-
-macro_rules! value {
-    ($t:ty, $ty:ident, |$v:ident| $to:expr, |$b:ident| $from:expr) => {
-        impl AtomicValue for $t {
-            const TYPE: AtomicType = AtomicType::$ty;
-            fn to_bits(self) -> u64 {
-                let $v = self;
-                $to
-            }
-            fn from_bits($b: u64) -> Self {
-                $from
-            }
-        }
-    };
-}
-
-value!(i32, I32, |v| v as u32 as u64, |b| b as u32 as i32);
-value!(u32, U32, |v| v as u64, |b| b as u32);
-value!(i64, I64, |v| v as u64, |b| b as i64);
-value!(u64, U64, |v| v, |b| b);
-value!(f32, F32, |v| v.to_bits() as u64, |b| f32::from_bits(
-    b as u32
-));
-value!(f64, F64, |v| v.to_bits(), |b| f64::from_bits(b));
 
 #[cfg(test)]
 mod tests;
