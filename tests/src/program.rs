@@ -4,6 +4,15 @@
 use crate::{fail, Fallible, JobResult};
 use conduit::client::{Client, Error};
 
+/// Start the client of program `prog`, or print `<prog>: <error>` and
+/// exit 1.
+pub fn init(prog: &str) -> Client {
+    Client::init().unwrap_or_else(|e| {
+        gex_env::eprintln_whole!("{prog}: {}", e.report());
+        std::process::exit(1);
+    })
+}
+
 /// End a program's mode: on success rank 0 prints `<prog> <mode>: <line>`
 /// and a barrier holds every rank until it has (an exit, even a normal
 /// one, ends every rank of the job); on an error the rank prints

@@ -268,13 +268,7 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1000usize);
-    let c = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-atomics: {}", e.report());
-            std::process::exit(1);
-        }
-    };
+    let c = tests::program::init("gex-atomics");
     let r = c
         .attach_segment(SEG)
         .map_err(Into::into)

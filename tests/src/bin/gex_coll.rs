@@ -465,13 +465,7 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1000usize);
-    let c = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-coll: {}", e.report());
-            std::process::exit(1);
-        }
-    };
+    let c = tests::program::init("gex-coll");
     let r = match mode.as_str() {
         "bcast" => bcast(&c),
         "reduce" => reduce(&c),

@@ -233,13 +233,7 @@ fn bad(c: &Client) -> Fallible<String> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
-    let c = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-vis: {}", e.report());
-            std::process::exit(1);
-        }
-    };
+    let c = tests::program::init("gex-vis");
     let r = c.attach_segment(SEG).map_err(Into::into).and_then(|()| {
         c.barrier()?;
         match mode.as_str() {
