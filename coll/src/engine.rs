@@ -199,6 +199,29 @@ impl TeamColl {
         Ok((seq, out))
     }
 
+    /// [`TeamColl::start`] with chunks of at most `max_chunk` bytes for
+    /// this collective (every member must choose the same).
+    pub fn start_chunked(
+        &mut self,
+        op: CollOp,
+        max_chunk: usize,
+    ) -> Result<(u32, Vec<Msg>), Error> {
+        if max_chunk == 0 {
+            return Err(Error::ZeroChunk);
+        }
+        let saved = self.cfg.max_chunk;
+        self.cfg.max_chunk = max_chunk;
+        let r = self.start(op);
+        self.cfg.max_chunk = saved;
+        r
+    }
+
+    /// Whether every collective started here is complete (results may be
+    /// waiting to be taken).
+    pub fn all_done(&self) -> bool {
+        self.active.values().all(Machine::is_done)
+    }
+
     /// The first error a message held for a collective met when the
     /// collective started (its other messages were still returned by
     /// [`TeamColl::start`]).

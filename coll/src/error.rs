@@ -163,4 +163,14 @@ pub enum Error {
         /// The sequence number.
         seq: u32,
     },
+    /// A collective-cache slot claiming more bytes than fit.
+    #[error("a collective cache slot from team rank {from} claims {len} bytes; at most {max} fit")]
+    BadSlot {
+        /// The sending team rank.
+        from: usize,
+        /// Bytes claimed.
+        len: usize,
+        /// Bytes a slot carries.
+        max: usize,
+    },
 }

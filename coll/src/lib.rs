@@ -14,6 +14,8 @@
 //! * [`allreduce`]: reduction to rank 0, then broadcast.
 //! * [`rdb`]: reduction to all by recursive doubling (commutative
 //!   operators, one chunk).
+//! * [`cache`]: the registered collective cache: layout, slot headers
+//!   and credits for one-sided delivery.
 //! * [`engine`]: per-team sequence numbers, concurrent collectives and
 //!   early messages.
 
@@ -22,6 +24,7 @@
 
 pub mod allreduce;
 pub mod bcast;
+pub mod cache;
 pub mod engine;
 mod error;
 pub mod msg;

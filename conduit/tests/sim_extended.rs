@@ -90,7 +90,20 @@ fn vis_packed_and_single_piece_paths() {
 
 #[test]
 fn collectives_and_a_split() {
-    let (_f, ended) = Job::new(5).faults(faults()).run::<Seq, _, _, _>(
+    collectives_and_a_split_with(&[]);
+}
+
+/// The same with every chunk after each team's first collective written
+/// into the members' collective caches by RMA (flags after delivered
+/// chunks, credits back), under the same faults.
+#[test]
+fn collectives_through_the_collective_cache() {
+    collectives_and_a_split_with(&[("GASNET_OFI_COLL_RMA", "on")]);
+}
+
+fn collectives_and_a_split_with(vars: &[(&'static str, &'static str)]) {
+    let by_rma = !vars.is_empty();
+    let (_f, ended) = Job::new(5).faults(faults()).vars(vars).run::<Seq, _, _, _>(
         |_| (),
         |c: &SimClient| {
             let w = c.world().unwrap();
@@ -111,8 +124,20 @@ fn collectives_and_a_split() {
                 let m = m.unwrap();
                 assert!(m.iter().enumerate().all(|(i, &v)| v == (i + n - 1) as u32));
             }
+            for round in 0..20u64 {
+                let s = w.allreduce(CollOp::Sum, &[round + me as u64]).unwrap();
+                assert_eq!(s, [n as u64 * round + (n * (n - 1) / 2) as u64]);
+            }
+            w.flush().unwrap();
+            assert_eq!(
+                c.stats().coll_cache_rma > 0,
+                by_rma,
+                "chunks through the cache"
+            );
             let half = w.split(Some(me as u32 % 2), 0).unwrap().unwrap();
             let hs = half.allreduce(CollOp::Sum, &[1u32]).unwrap();
+            let hs2 = half.allreduce(CollOp::Sum, &[2u32]).unwrap();
+            assert_eq!(hs2[0], 2 * hs[0]);
             hs[0]
         },
     );

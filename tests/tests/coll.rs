@@ -85,3 +85,78 @@ fn a_bad_fan_out_is_refused_by_name() {
         r.stderr
     );
 }
+
+const CACHE_LINE: &str =
+    "gex-coll cache: ok: 22 collectives inside and beyond the collective cache checked, an unwaited event flushed;";
+
+/// The counter values at the end of a `cache` run's line.
+fn cache_counters(r: &JobResult, what: &str) -> (u64, u64) {
+    r.expect_line(what, CACHE_LINE);
+    let num = |key: &str| -> u64 {
+        let at = r
+            .stdout
+            .find(key)
+            .unwrap_or_else(|| panic!("{what}: no {key}: {}", r.stdout));
+        let rest = &r.stdout[at + key.len()..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        rest[..end].parse().expect("a count")
+    };
+    (num("COLL_CACHE_LOCAL="), num("COLL_CACHE_RMA="))
+}
+
+#[test]
+fn collectives_write_into_the_collective_cache_by_rma() {
+    let _g = serial();
+    let on = [("GASNET_OFI_COLL_RMA", "on")];
+    for p in PROVIDERS {
+        let (local, rma) = cache_counters(&run(4, &["cache"], p, &on), &format!("{p} cache"));
+        assert!(
+            local == 0 && rma > 0,
+            "{p}: cache chunks local {local}, rma {rma}"
+        );
+    }
+    for p in ["tcp", "sockets"] {
+        for (mode, line) in LINES {
+            run(4, &[mode], p, &on).expect_line(&format!("{p} rma {mode}"), line);
+        }
+    }
+}
+
+#[test]
+fn the_collective_cache_within_a_supernode_and_switched_off() {
+    let _g = serial();
+    let pshm = [("GASNET_SUPERNODE_MAXSIZE", "0")];
+    let (local, rma) = cache_counters(&run(4, &["cache"], "shm", &pshm), "pshm cache");
+    assert!(
+        local > 0 && rma == 0,
+        "pshm: cache chunks local {local}, rma {rma}"
+    );
+    // No data cache, or auto on a provider whose RMA is software: AMs.
+    let off = [
+        ("GASNET_SUPERNODE_MAXSIZE", "0"),
+        ("GASNET_OFI_COLL_CACHE_PAGES", "0"),
+    ];
+    let r = run(4, &["cache"], "shm", &off);
+    assert_eq!(cache_counters(&r, "no cache"), (0, 0));
+    let r = run(4, &["cache"], "tcp", &[]);
+    assert_eq!(cache_counters(&r, "tcp auto"), (0, 0));
+    // Bad values are refused by name.
+    for (var, val, msg) in [
+        (
+            "GASNET_OFI_COLL_RMA",
+            "sometimes",
+            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on, off",
+        ),
+        (
+            "GASNET_OFI_COLL_CACHE_PAGES",
+            "-1",
+            "GASNET_OFI_COLL_CACHE_PAGES=\"-1\" is not accepted",
+        ),
+    ] {
+        let r = run(2, &["cache"], "shm", &[(var, val)]);
+        assert_eq!(r.code, Some(1), "{var}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(msg), "{var}: {}", r.stderr);
+    }
+}

@@ -61,6 +61,10 @@ pub struct AmStats {
     pub vis_iov_calls: u64,
     /// VIS AMs carrying packed pieces.
     pub vis_packed: u64,
+    /// Collective chunks copied into a supernode peer's collective cache.
+    pub coll_cache_local: u64,
+    /// Collective chunks written into a peer's collective cache by RMA.
+    pub coll_cache_rma: u64,
 }
 
 impl AmStats {
@@ -113,6 +117,10 @@ impl AmStats {
             "ATOMIC_NATIVE {}\nATOMIC_AM {}\nVIS_IOV_CALLS {}\nVIS_PACKED {}\n",
             self.atomic_native, self.atomic_am, self.vis_iov_calls, self.vis_packed
         ));
+        s.push_str(&format!(
+            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\n",
+            self.coll_cache_local, self.coll_cache_rma
+        ));
         s
     }
 }
@@ -142,6 +150,8 @@ pub(crate) struct SetStats<C: Counter> {
     pub atomic_am: C,
     pub vis_iov_calls: C,
     pub vis_packed: C,
+    pub coll_cache_local: C,
+    pub coll_cache_rma: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -167,6 +177,8 @@ impl<C: Counter> SetStats<C> {
         s.atomic_am += self.atomic_am.get();
         s.vis_iov_calls += self.vis_iov_calls.get();
         s.vis_packed += self.vis_packed.get();
+        s.coll_cache_local += self.coll_cache_local.get();
+        s.coll_cache_rma += self.coll_cache_rma.get();
     }
 }
 

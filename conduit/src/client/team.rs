@@ -99,7 +99,8 @@ impl<M: Mode, S, T: Transport> std::fmt::Debug for Team<'_, M, S, T> {
 /// [`Team::reduce_nb`], [`Team::allreduce_nb`]): complete it with
 /// [`CollEvent::wait`] (or poll it with [`CollEvent::test`]). It advances
 /// whenever this rank waits or polls. Dropping it unwaited leaves the
-/// collective to finish in later polls; its result is then lost.
+/// collective to finish in later polls (or in [`Team::flush`]); its result
+/// is then dropped.
 #[must_use = "a collective's result is read by waiting for it"]
 pub struct CollEvent<'t, 'c, M: Mode, S, T: Transport> {
     team: &'t Team<'c, M, S, T>,
@@ -127,7 +128,16 @@ impl<M: Mode, S, T: Transport> CollEvent<'_, '_, M, S, T> {
     /// the ranks other than a reduction's root).
     pub fn wait(self) -> Result<Option<Vec<u8>>, Error> {
         super::engine::not_in_handler("a collective's wait")?;
-        self.team.core.coll_wait(self.team.id, self.seq)
+        let (team, seq) = (self.team, self.seq);
+        // Waited for: not abandoned, whatever the wait returns.
+        std::mem::forget(self);
+        team.core.coll_wait(team.id, seq)
+    }
+}
+
+impl<M: Mode, S, T: Transport> Drop for CollEvent<'_, '_, M, S, T> {
+    fn drop(&mut self) {
+        self.team.core.coll_abandon(self.team.id, self.seq);
     }
 }
 
@@ -291,6 +301,15 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
         src: Vec<u8>,
     ) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
         self.start(Start::ReduceToAll { src, reduction })
+    }
+
+    /// Wait until every collective this rank started on the team is
+    /// complete here and every one-sided write into the members'
+    /// collective caches is over (Open MPI coll/ofi's flush). Events keep
+    /// their results.
+    pub fn flush(&self) -> Result<(), Error> {
+        super::engine::not_in_handler("a team's flush")?;
+        self.core.coll_flush(self.id)
     }
 
     /// A barrier over the team (a reduction of one word).

@@ -1,6 +1,7 @@
 //! The extended API's settings: `GASNET_OFI_ATOMICS` (how atomic domains
-//! perform their operations) and `GASNET_OFI_COLL_FANOUT` (the broadcast
-//! tree of collectives).
+//! perform their operations), `GASNET_OFI_COLL_FANOUT` (the broadcast
+//! tree of collectives) and `GASNET_OFI_COLL_CACHE_PAGES` (the registered
+//! collective cache).
 
 use super::read::count_in;
 use super::ConfigError;
@@ -10,6 +11,17 @@ use gex_env::{EnvError, EnvReader};
 pub const ATOMICS: &str = "GASNET_OFI_ATOMICS";
 /// `GASNET_OFI_COLL_FANOUT` (Open MPI coll/ofi's broadcast fan-out).
 pub const COLL_FANOUT: &str = "GASNET_OFI_COLL_FANOUT";
+
+/// `GASNET_OFI_COLL_CACHE_PAGES` (Open MPI coll/ofi's
+/// `coll_ofi_cache_pages`).
+pub const COLL_CACHE_PAGES: &str = "GASNET_OFI_COLL_CACHE_PAGES";
+/// `GASNET_OFI_COLL_RMA`.
+pub const COLL_RMA: &str = "GASNET_OFI_COLL_RMA";
+
+/// Default data-cache pages per team.
+pub const COLL_CACHE_PAGES_DEFAULT: usize = 32;
+/// Largest accepted data cache (1 GiB of 4 KiB pages).
+pub const COLL_CACHE_PAGES_MAX: usize = 262_144;
 
 /// Default broadcast fan-out.
 pub const COLL_FANOUT_DEFAULT: usize = 2;
@@ -55,6 +67,46 @@ impl std::str::FromStr for AtomicsMode {
     }
 }
 
+/// How collective chunks reach team members outside this rank's
+/// supernode when the team has a collective cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CollRma {
+    /// RMA writes into their caches where the provider's profile says its
+    /// RMA is done by the hardware, else Active Messages.
+    #[default]
+    Auto,
+    /// RMA writes into their caches.
+    On,
+    /// Active Messages.
+    Off,
+}
+
+impl CollRma {
+    /// What `GASNET_OFI_COLL_RMA` accepts.
+    pub const ACCEPTED: &'static str = "one of auto, on, off";
+
+    /// The setting's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CollRma::Auto => "auto",
+            CollRma::On => "on",
+            CollRma::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for CollRma {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(CollRma::Auto),
+            "on" | "yes" | "1" => Ok(CollRma::On),
+            "off" | "no" | "0" => Ok(CollRma::Off),
+            _ => Err(()),
+        }
+    }
+}
+
 /// Atomics and collectives settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtendedConfig {
@@ -63,6 +115,13 @@ pub struct ExtendedConfig {
     /// `GASNET_OFI_COLL_FANOUT`: children per node of the broadcast tree,
     /// 1 (a chain) to 1024, default 2.
     pub coll_fanout: usize,
+    /// `GASNET_OFI_COLL_CACHE_PAGES`: pages of each team's data cache, 0
+    /// (no cache: collectives travel as Active Messages) to 262144,
+    /// default 32.
+    pub coll_cache_pages: usize,
+    /// `GASNET_OFI_COLL_RMA`: how chunks reach members outside the
+    /// supernode.
+    pub coll_rma: CollRma,
 }
 
 impl Default for ExtendedConfig {
@@ -70,6 +129,8 @@ impl Default for ExtendedConfig {
         ExtendedConfig {
             atomics: AtomicsMode::Auto,
             coll_fanout: COLL_FANOUT_DEFAULT,
+            coll_cache_pages: COLL_CACHE_PAGES_DEFAULT,
+            coll_rma: CollRma::Auto,
         }
     }
 }
@@ -81,9 +142,21 @@ impl ExtendedConfig {
         let atomics = text
             .parse::<AtomicsMode>()
             .map_err(|_| EnvError::new(ATOMICS, &text, AtomicsMode::ACCEPTED))?;
+        let text = r.string(COLL_RMA, CollRma::Auto.name());
+        let coll_rma = text
+            .parse::<CollRma>()
+            .map_err(|_| EnvError::new(COLL_RMA, &text, CollRma::ACCEPTED))?;
         Ok(ExtendedConfig {
             atomics,
+            coll_rma,
             coll_fanout: count_in(r, COLL_FANOUT, COLL_FANOUT_DEFAULT, 1, COLL_FANOUT_MAX)?,
+            coll_cache_pages: count_in(
+                r,
+                COLL_CACHE_PAGES,
+                COLL_CACHE_PAGES_DEFAULT,
+                0,
+                COLL_CACHE_PAGES_MAX,
+            )?,
         })
     }
 }
@@ -103,10 +176,14 @@ mod tests {
         let env = MapEnv::from([
             ("GASNET_OFI_ATOMICS", "AM"),
             ("GASNET_OFI_COLL_FANOUT", "7"),
+            ("GASNET_OFI_COLL_CACHE_PAGES", "0"),
+            ("GASNET_OFI_COLL_RMA", "On"),
         ]);
         let c = read(&env).unwrap();
         assert_eq!(c.atomics, AtomicsMode::Am);
         assert_eq!(c.coll_fanout, 7);
+        assert_eq!(c.coll_cache_pages, 0);
+        assert_eq!(c.coll_rma, CollRma::On);
     }
 
     #[test]
@@ -118,5 +195,14 @@ mod tests {
         );
         let env = MapEnv::from([("GASNET_OFI_COLL_FANOUT", "0")]);
         assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_COLL_FANOUT");
+        let env = MapEnv::from([("GASNET_OFI_COLL_RMA", "sometimes")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on, off"
+        );
+        let env = MapEnv::from([("GASNET_OFI_COLL_CACHE_PAGES", "262145")]);
+        let e = read(&env).unwrap_err();
+        assert_eq!(e.var(), "GASNET_OFI_COLL_CACHE_PAGES");
+        assert!(e.to_string().contains("262145"), "{e}");
     }
 }

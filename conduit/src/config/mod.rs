@@ -140,6 +140,8 @@ impl Config {
         pshm::PSHM_RING_SIZE,
         extended::ATOMICS,
         extended::COLL_FANOUT,
+        extended::COLL_CACHE_PAGES,
+        extended::COLL_RMA,
     ];
 
     /// Read the configuration; the `GASNET_OFI_BBUF_SIZE` default is the

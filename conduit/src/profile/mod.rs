@@ -114,6 +114,11 @@ pub struct Profile {
     /// refused with this text); absent: they can where `fi_*atomicvalid`
     /// says so.
     pub no_native_atomics: Option<String>,
+    /// `true`: the provider's RMA is performed by the hardware (no target
+    /// CPU), so collectives write into remote members' collective caches
+    /// by default (`GASNET_OFI_COLL_RMA=auto`); absent: it is emulated in
+    /// software, and chunks to remote members travel as Active Messages.
+    pub rma_offloaded: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

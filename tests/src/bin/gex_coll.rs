@@ -14,6 +14,10 @@
 //!   rank translation checked.
 //! * `bad`: a root outside the team, an operator not valid for the type,
 //!   a rank with no colour: each refused with its message.
+//! * `cache`: collectives inside the registered collective cache (one
+//!   slot, several slots, the whole data cache) and beyond it, blocking
+//!   and non-blocking; an event dropped unwaited, then a flush; prints the
+//!   cache counters (`COLL_CACHE_LOCAL`, `COLL_CACHE_RMA`).
 //! * `lat <n>`: broadcast and allreduce latency at 8 B and 64 KiB (median
 //!   of 5 rounds of n).
 //!
@@ -422,6 +426,60 @@ fn bad(c: &Client) -> Fallible<String> {
     Ok("ok: 4 bad requests refused (root outside, rank outside, band on f64, no colour)".into())
 }
 
+fn cache(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let (n, me) = (w.size(), w.rank());
+    let data = 32 * 4096;
+    let mut checks = 0;
+    for len in [8usize, 1000, 20_000, data, data + 8] {
+        for root in [1 % n, 0] {
+            let mut buf = vec![0u8; len];
+            if me == root {
+                buf = pattern(root, len);
+            }
+            w.broadcast(root, &mut buf)?;
+            if buf != pattern(root, len) {
+                return Err(fail(format!(
+                    "broadcast of {len} B from {root}: wrong data"
+                )));
+            }
+            let v: Vec<u64> = (0..len / 8).map(|i| (i * n + me) as u64).collect();
+            let sum = w.allreduce(CollOp::Sum, &v)?;
+            let want: Vec<u64> = (0..len / 8)
+                .map(|i| (0..n).map(|r| (i * n + r) as u64).sum())
+                .collect();
+            if sum != want {
+                return Err(fail(format!("allreduce of {len} B: wrong sum")));
+            }
+            checks += 2;
+        }
+    }
+    // Non-blocking, with the middle event dropped unwaited, then a flush.
+    let a = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(0, 64)))?;
+    let max = Reduction::Builtin(CollOp::Max, DType::U32);
+    let b = w.allreduce_nb(max, (me as u32).to_ne_bytes().to_vec())?;
+    let sum = Reduction::Builtin(CollOp::Sum, DType::U64);
+    let d = w.reduce_nb(n - 1, sum, 1u64.to_ne_bytes().to_vec())?;
+    drop(b);
+    w.flush()?;
+    if a.wait()? != Some(pattern(0, 64)) {
+        return Err(fail("non-blocking broadcast: wrong data"));
+    }
+    let r = d.wait()?;
+    let want = (me == n - 1).then(|| (n as u64).to_ne_bytes().to_vec());
+    if r != want {
+        return Err(fail(format!(
+            "non-blocking reduce gave {r:?}, expected {want:?}"
+        )));
+    }
+    checks += 2;
+    let st = c.stats();
+    Ok(format!(
+        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={}",
+        st.coll_cache_local, st.coll_cache_rma
+    ))
+}
+
 fn lat(c: &Client, count: usize) -> Fallible<String> {
     let w = c.world()?;
     let mut out = Vec::new();
@@ -472,9 +530,10 @@ fn main() {
         "user" => user(&c),
         "teams" => teams(&c),
         "bad" => bad(&c),
+        "cache" => cache(&c),
         "lat" => lat(&c, count),
         _ => Err(fail(format!(
-            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad or lat <n>"
+            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache or lat <n>"
         ))),
     };
     tests::program::finish(&c, "gex-coll", &mode, r);

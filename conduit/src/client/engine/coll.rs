@@ -1,23 +1,26 @@
 //! Teams and collectives: the glue between the sans-IO `coll` machines and
-//! the AM layer. A collective's chunks travel as AM Mediums to the
-//! conduit's handler [`H_COLL`], tagged with the team id and the
-//! collective's sequence number; the handler only queues them (a handler
-//! cannot send requests), and whoever advances collectives (a collective's
-//! wait or test, a barrier's wait, the application's poll) feeds them to the
-//! team's machines and sends what those emit.
+//! the network. A collective's chunks travel either through the team's
+//! registered collective cache by one-sided writes ([`super::coll_cache`])
+//! or as AM Mediums to the conduit's handler [`H_COLL`], tagged with the
+//! team id and the collective's sequence number; the handler only queues
+//! them (a handler cannot send requests), and whoever advances collectives
+//! (a collective's wait or test, a barrier's wait, the application's poll)
+//! reads the caches, feeds chunks to the team's machines and sends what
+//! those emit.
 //!
 //! Team ids: the world team is 0; a team made by a split takes the largest
 //! id its members proposed (each proposes one more than any id it knows),
 //! so no member has another team with that id. Sibling teams of one split
 //! may share an id: their members are disjoint.
 
+use super::coll_cache::CacheState;
 use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
 use crate::transport::{Side, Transport};
 use am::send::Category;
 use coll::{CollOp, Msg, TeamColl};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -26,9 +29,32 @@ use std::sync::Arc;
 pub(crate) const H_COLL: u8 = 5;
 
 /// A team this rank belongs to, and its collectives.
-pub(crate) struct TeamEntry {
+pub(crate) struct TeamEntry<R> {
     pub team: Arc<coll::Team>,
     pub colls: TeamColl,
+    /// Its collective cache.
+    pub(super) cache: CacheState<R>,
+    /// Collectives (by sequence) whose chunks go through the cache.
+    cached: HashSet<u32>,
+    /// Collectives whose events were dropped unwaited: retired once done.
+    abandoned: HashSet<u32>,
+}
+
+impl<R> TeamEntry<R> {
+    fn new(team: Arc<coll::Team>, colls: TeamColl) -> Self {
+        TeamEntry {
+            team,
+            colls,
+            cache: CacheState::Unset,
+            cached: HashSet::new(),
+            abandoned: HashSet::new(),
+        }
+    }
+
+    /// Whether the cache or abandoned collectives need advancing.
+    fn busy(&self) -> bool {
+        !self.cached.is_empty() || !self.abandoned.is_empty() || !self.cache.idle()
+    }
 }
 
 /// A chunk as it arrived.
@@ -42,8 +68,8 @@ struct InMsg {
 }
 
 /// The engine's teams and collectives.
-pub(crate) struct CollState<M: Mode> {
-    teams: M::Lock<HashMap<u32, TeamEntry>>,
+pub(crate) struct CollState<M: Mode, R: Send> {
+    pub(super) teams: M::Lock<HashMap<u32, TeamEntry<R>>>,
     inbox: M::Lock<Vec<InMsg>>,
     /// The next team id this rank proposes.
     next_id: AtomicU32,
@@ -51,11 +77,14 @@ pub(crate) struct CollState<M: Mode> {
     advancing: AtomicBool,
     /// The inbox may hold chunks (read without the lock by every poll).
     pub queued: AtomicBool,
+    /// Some team's cache or abandoned collectives need advancing.
+    pub busy: AtomicBool,
 }
 
-impl<M: Mode> CollState<M> {
+impl<M: Mode, R: Send> CollState<M, R> {
     pub fn new() -> Self {
         CollState {
+            busy: AtomicBool::new(false),
             teams: M::Lock::new(HashMap::new()),
             inbox: M::Lock::new(Vec::new()),
             next_id: AtomicU32::new(1),
@@ -89,13 +118,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let team = Arc::new(coll::Team::world(self.rank, self.size));
         let colls = TeamColl::new(self.size, self.rank, self.coll_config())?;
-        teams.insert(
-            0,
-            TeamEntry {
-                team: team.clone(),
-                colls,
-            },
-        );
+        teams.insert(0, TeamEntry::new(team.clone(), colls));
         drop(teams);
         self.requeue_parked();
         Ok(team)
@@ -121,13 +144,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if teams.contains_key(&id) {
                 return Err(Error::TeamIdTaken { id });
             }
-            teams.insert(
-                id,
-                TeamEntry {
-                    team: team.clone(),
-                    colls,
-                },
-            );
+            teams.insert(id, TeamEntry::new(team.clone(), colls));
         }
         self.requeue_parked();
         Ok(team)
@@ -139,17 +156,51 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         self.coll.next_id.fetch_add(1, Ordering::AcqRel)
     }
 
-    /// Start a collective on team `id`; its sequence number.
+    /// Start a collective on team `id`; its sequence number. A team's
+    /// first collective also starts the exchange of the members' cache
+    /// records (and travels as AMs); a later one waits for that exchange to
+    /// end, then takes the cache when its payload fits.
     pub fn coll_start(&self, id: u32, op: CollOp) -> Result<u32, Error> {
+        self.cache_settle(id)?;
+        let len = match &op {
+            CollOp::Broadcast { len, .. } => *len,
+            CollOp::ReduceToOne { src, .. } | CollOp::ReduceToAll { src, .. } => src.len(),
+        };
+        let mut first = None;
         let (seq, msgs, team, held_err) = {
             let mut teams = self.coll.teams.lock();
             let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
-            let (seq, msgs) = e.colls.start(op)?;
+            let exchange = if matches!(e.cache, CacheState::Unset) {
+                self.cache_begin(e)?
+            } else {
+                None
+            };
+            let chunk = e.cache.chunk_for(len);
+            let started = match chunk {
+                Some(chunk) => e.colls.start_chunked(op, chunk),
+                None => e.colls.start(op),
+            };
+            if let Some((xseq, xmsgs)) = exchange {
+                // The exchange goes whether or not this rank's arguments
+                // were accepted: the other members take part in it.
+                self.coll_send(id, xseq, &e.team, xmsgs)?;
+            }
+            let (seq, mut msgs) = started?;
+            if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
+                {
+                    e.cached.insert(seq);
+                    self.coll.busy.store(true, Ordering::Release);
+                    match self.cache_send(c, seq, std::mem::take(&mut msgs)) {
+                        Ok(am) => msgs = am,
+                        Err(err) => first = Some(err),
+                    }
+                }
+            }
             (seq, msgs, e.team.clone(), e.colls.take_error())
         };
         self.coll_send(id, seq, &team, msgs)?;
-        if let Some(e) = held_err {
-            return Err(e.into());
+        if let Some(e) = first.or(held_err.map(Error::from)) {
+            return Err(e);
         }
         // Chunks of other collectives may wait for this rank to forward
         // them; their errors are not this collective's.
@@ -212,8 +263,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(())
     }
 
-    /// Feed queued chunks to their teams' machines and send what they
-    /// emit. Chunks for a team this rank has not made yet stay queued.
+    /// Feed queued chunks to their teams' machines, move the teams'
+    /// caches along, and send what the machines emit. Chunks for a team
+    /// this rank has not made yet stay queued.
     pub fn coll_advance(&self) -> Result<(), Error> {
         if self.coll.advancing.swap(true, Ordering::AcqRel) {
             return Ok(());
@@ -221,12 +273,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let _g = Advancing(&self.coll.advancing);
         self.coll.queued.store(false, Ordering::Release);
         let queued = std::mem::take(&mut *self.coll.inbox.lock());
-        if queued.is_empty() {
+        if queued.is_empty() && !self.coll.busy.load(Ordering::Acquire) {
             return Ok(());
         }
         let mut parked = Vec::new();
         let mut sends = Vec::new();
         let mut first_err = None;
+        let mut am = Vec::new();
         {
             let mut teams = self.coll.teams.lock();
             for m in queued {
@@ -243,11 +296,40 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     continue;
                 };
                 match e.colls.on_msg(m.seq, from, m.phase, m.chunk, &m.data) {
-                    Ok(out) if !out.is_empty() => sends.push((m.team, m.seq, e.team.clone(), out)),
+                    Ok(out) if !out.is_empty() => sends.push((m.team, m.seq, out)),
                     Ok(_) => {}
                     Err(err) => {
                         first_err.get_or_insert(err.into());
                     }
+                }
+            }
+            let mut busy = false;
+            for (&id, e) in teams.iter_mut() {
+                if let Err(err) = self.team_advance(id, e, &mut sends) {
+                    first_err.get_or_insert(err);
+                }
+                busy |= e.busy();
+            }
+            self.coll.busy.store(busy, Ordering::Release);
+            // Messages of collectives on the cache go there; the others
+            // are sent as AMs once the lock is released.
+            for (id, seq, out) in sends {
+                let Some(e) = teams.get_mut(&id) else {
+                    continue;
+                };
+                match &mut e.cache {
+                    CacheState::Ready(c) if e.cached.contains(&seq) => {
+                        match self.cache_send(c, seq, out) {
+                            Ok(rest) if !rest.is_empty() => {
+                                am.push((id, seq, e.team.clone(), rest))
+                            }
+                            Ok(_) => {}
+                            Err(err) => {
+                                first_err.get_or_insert(err);
+                            }
+                        }
+                    }
+                    _ => am.push((id, seq, e.team.clone(), out)),
                 }
             }
         }
@@ -257,7 +339,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             *inbox = parked;
             // Parked chunks wait for their team, not for the next poll.
         }
-        for (id, seq, team, out) in sends {
+        for (id, seq, team, out) in am {
             if let Err(e) = self.coll_send(id, seq, &team, out) {
                 first_err.get_or_insert(e);
             }
@@ -265,17 +347,60 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         first_err.map_or(Ok(()), Err)
     }
 
-    /// Whether collective `seq` of team `id` is complete (advancing first).
+    /// One team's part of advancing: finish its record exchange when
+    /// complete, read its cache, retire abandoned collectives.
+    fn team_advance(
+        &self,
+        id: u32,
+        e: &mut TeamEntry<T::Region>,
+        sends: &mut Vec<(u32, u32, Vec<Msg>)>,
+    ) -> Result<(), Error> {
+        let mut first = None;
+        if let CacheState::Exchanging { seq, .. } = e.cache {
+            if e.colls.is_done(seq) {
+                first = self.cache_finish(e, seq).err();
+            }
+        }
+        let work = !e.cached.is_empty() || !e.cache.idle();
+        if let CacheState::Ready(c) = &mut e.cache {
+            if work {
+                match self.cache_poll(c, &mut e.colls) {
+                    Ok(out) => sends.extend(out.into_iter().map(|(seq, m)| (id, seq, m))),
+                    Err(err) => {
+                        first.get_or_insert(err);
+                    }
+                }
+            }
+        }
+        let done: Vec<u32> = e
+            .abandoned
+            .iter()
+            .copied()
+            .filter(|&s| e.colls.is_done(s))
+            .collect();
+        for s in done {
+            e.abandoned.remove(&s);
+            e.cached.remove(&s);
+            let _ = e.colls.take_result(s);
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Whether collective `seq` of team `id` is complete (advancing first):
+    /// its machine is done and none of its chunks still waits for a slot.
     pub fn coll_test(&self, id: u32, seq: u32) -> Result<bool, Error> {
         self.coll_advance()?;
         let teams = self.coll.teams.lock();
-        Ok(teams.get(&id).is_some_and(|e| e.colls.is_done(seq)))
+        Ok(teams
+            .get(&id)
+            .is_some_and(|e| e.colls.is_done(seq) && !e.cache.queued(seq)))
     }
 
     /// Take a complete collective's result.
     pub fn coll_take(&self, id: u32, seq: u32) -> Result<Option<Vec<u8>>, Error> {
         let mut teams = self.coll.teams.lock();
         let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        e.cached.remove(&seq);
         Ok(e.colls.take_result(seq)?)
     }
 
@@ -286,5 +411,38 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.exit_if_requested()?;
         }
         self.coll_take(id, seq)
+    }
+
+    /// An event for collective `seq` was dropped unwaited: it finishes in
+    /// later polls and its result is dropped.
+    pub fn coll_abandon(&self, id: u32, seq: u32) {
+        if let Some(e) = self.coll.teams.lock().get_mut(&id) {
+            e.abandoned.insert(seq);
+            self.coll.busy.store(true, Ordering::Release);
+        }
+    }
+
+    /// Wait until every collective this rank started on team `id` is
+    /// complete here and every write of its cache is over (Open MPI
+    /// coll/ofi's flush). Results stay for their events.
+    pub fn coll_flush(&self, id: u32) -> Result<(), Error> {
+        loop {
+            self.coll_advance()?;
+            {
+                let teams = self.coll.teams.lock();
+                let e = teams.get(&id).ok_or(Error::NoTeam { id })?;
+                if e.colls.all_done() && e.cache.idle() {
+                    return Ok(());
+                }
+            }
+            self.progress_within(0, Progress::Full)?;
+            self.exit_if_requested()?;
+        }
+    }
+
+    /// Whether collectives need advancing by a poll.
+    #[inline]
+    pub fn coll_pending(&self) -> bool {
+        self.coll.queued.load(Ordering::Relaxed) || self.coll.busy.load(Ordering::Relaxed)
     }
 }

@@ -12,6 +12,8 @@
 mod atomic;
 mod barrier;
 mod coll;
+mod coll_cache;
+mod coll_exchange;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;
@@ -169,7 +171,7 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     /// Atomics by AM waiting for replies; whether a native domain exists.
     pub atomics: atomic::AtomicState<M>,
     /// Teams and their collectives.
-    pub coll: coll::CollState<M>,
+    pub coll: coll::CollState<M, T::Region>,
 }
 
 thread_local! {
@@ -400,7 +402,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let r = self.progress(set, Progress::Full);
         self.exit_if_requested()?;
         r?;
-        if self.coll.queued.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.coll_pending() {
             self.coll_advance()?;
         }
         self.deferred.take().map_or(Ok(()), Err)

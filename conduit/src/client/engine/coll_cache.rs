@@ -1,0 +1,410 @@
+//! The registered collective cache (Open MPI coll/ofi's memory cache; the
+//! protocol is in [`coll::cache`]): one block per team, allocated,
+//! registered and published at the team's first collective, through which
+//! the chunks of later collectives travel by one-sided RMA writes. A
+//! member in this rank's supernode is written with memory copies through
+//! its mapped block; any other through the provider (the chunk, then,
+//! once that write is delivered, the slot's flag word).
+//!
+//! A collective takes the cache when its payload fits in the data cache
+//! (`GASNET_OFI_COLL_CACHE_PAGES` pages) and the team's slots are at least
+//! [`coll::cache::MIN_SLOT`] bytes; any other (and the team's first, which
+//! runs while the members exchange their blocks' addresses) travels as
+//! Active Messages. Every member decides the same way from the same facts.
+
+use super::Core;
+use crate::client::error::Error;
+use crate::mem::Mapping;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::{Context, PostError, Transport};
+use ::rma::ops::{Implicit, OpId, TransferError};
+use ::rma::plan::SegmentInfo;
+use coll::cache::{Layout, SlotHeader, Slots, CREDIT_AT, RESERVED, SLOT_HEADER};
+use coll::{Msg, TeamColl};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Words each member publishes about its block: base, key, pid and memory
+/// file, length.
+pub(super) const RECORD_WORDS: usize = 4;
+
+/// A peer's block.
+pub(super) struct Peer {
+    /// Its job rank.
+    pub(super) job: usize,
+    /// Base (for virtual addressing), length and key.
+    pub(super) remote: SegmentInfo,
+    /// Where it is mapped here, for a member of this supernode (this rank:
+    /// its own block).
+    pub(super) mapped: Option<*mut u8>,
+    pub(super) _map: Option<Mapping>,
+    /// Chunks to it go through its cache (else as AMs).
+    pub(super) cached: bool,
+}
+
+/// A chunk waiting for a free slot at its destination.
+pub(super) struct Out {
+    seq: u32,
+    msg: Msg,
+}
+
+/// A transfer the provider may still be reading from, with its source.
+pub(super) enum Pending {
+    /// A chunk; once delivered its flag (message `m` in slot `j`) goes.
+    Chunk {
+        op: OpId,
+        to: usize,
+        j: usize,
+        m: u64,
+        _buf: Vec<u8>,
+    },
+    /// A flag or credit word.
+    Word { op: OpId, _buf: Box<u64> },
+}
+
+/// What a member publishes about its block.
+pub(super) type Record = [u64; RECORD_WORDS];
+
+/// A team's block before its members' records are known.
+pub(crate) struct Block<R> {
+    pub(super) layout: Layout,
+    pub(super) mem: Arc<Mapping>,
+    pub(super) regions: Vec<R>,
+    pub(super) record: Record,
+}
+
+/// A team's cache in use.
+pub(crate) struct Cache<R> {
+    pub(super) layout: Layout,
+    pub(super) mem: Arc<Mapping>,
+    pub(super) _regions: Vec<R>,
+    pub(super) me: usize,
+    pub(super) peers: Vec<Peer>,
+    pub(super) slots: Slots,
+    pub(super) outq: Vec<VecDeque<Out>>,
+    /// Control words to write: (team rank, offset in its block, value).
+    pub(super) words: VecDeque<(usize, usize, u64)>,
+    pub(super) pending: Vec<Pending>,
+}
+
+// SAFETY: the raw pointers address shared mappings owned by the cache (or
+// by the team's block) for its whole life; access goes through atomics and
+// copies into slots the protocol gives to one writer at a time.
+unsafe impl<R: Send> Send for Cache<R> {}
+
+/// The cache state of a team.
+pub(crate) enum CacheState<R> {
+    /// No collective yet.
+    Unset,
+    /// Not used (disabled, too many members for the data cache, or a team
+    /// of one).
+    Off,
+    /// The members' records are being gathered by collective `seq`.
+    Exchanging { seq: u32, block: Option<Block<R>> },
+    /// In use.
+    Ready(Box<Cache<R>>),
+}
+
+impl<R> CacheState<R> {
+    /// The chunk size for a collective of `len` bytes when it takes the
+    /// cache.
+    pub fn chunk_for(&self, len: usize) -> Option<usize> {
+        match self {
+            CacheState::Ready(c) if len <= c.layout.data_bytes() => Some(c.layout.max_chunk()),
+            _ => None,
+        }
+    }
+
+    /// Whether a chunk of collective `seq` waits for a slot.
+    pub fn queued(&self, seq: u32) -> bool {
+        match self {
+            CacheState::Ready(c) => c.outq.iter().any(|q| q.iter().any(|o| o.seq == seq)),
+            _ => false,
+        }
+    }
+
+    /// Whether nothing of the cache is queued or in flight.
+    pub fn idle(&self) -> bool {
+        match self {
+            CacheState::Ready(c) => {
+                c.pending.is_empty() && c.words.is_empty() && c.outq.iter().all(|q| q.is_empty())
+            }
+            _ => true,
+        }
+    }
+}
+
+/// A word of a shared mapping.
+///
+/// # Safety
+/// `p` must be 8-byte aligned and inside a live mapping.
+unsafe fn word<'a>(p: *mut u8) -> &'a AtomicU64 {
+    // SAFETY: caller's contract; AtomicU64 has u64's layout.
+    unsafe { &*p.cast::<AtomicU64>() }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Queue chunks of collective `seq` for members reached through their
+    /// caches and send what slots allow; returns the chunks for the others
+    /// (to send as AMs).
+    pub(super) fn cache_send(
+        &self,
+        c: &mut Cache<T::Region>,
+        seq: u32,
+        msgs: Vec<Msg>,
+    ) -> Result<Vec<Msg>, Error> {
+        let mut am = Vec::new();
+        for msg in msgs {
+            if msg.to >= c.peers.len() || msg.to == c.me {
+                return Err(coll::Error::RankOutsideTeam {
+                    rank: msg.to,
+                    size: c.peers.len(),
+                }
+                .into());
+            }
+            if c.peers[msg.to].cached {
+                c.outq[msg.to].push_back(Out { seq, msg });
+            } else {
+                am.push(msg);
+            }
+        }
+        self.cache_pump(c)?;
+        Ok(am)
+    }
+
+    /// Move the cache along: finished transfers release their flags, queued
+    /// chunks and control words go out, and chunks that arrived are fed to
+    /// `colls`; returns the messages those provoked, by sequence.
+    pub(super) fn cache_poll(
+        &self,
+        c: &mut Cache<T::Region>,
+        colls: &mut TeamColl,
+    ) -> Result<Vec<(u32, Vec<Msg>)>, Error> {
+        let mut first = self.cache_reap(c).err();
+        let mut out = Vec::new();
+        for s in 0..c.peers.len() {
+            if s == c.me {
+                continue;
+            }
+            loop {
+                let (m, j) = c.slots.next_in(s);
+                let at = c.layout.slot(s, j);
+                // SAFETY: `at` is a slot of this rank's block (8-aligned).
+                let flag = unsafe { word(c.mem.as_ptr().add(at)) };
+                if flag.load(Ordering::Acquire) != m {
+                    break;
+                }
+                // SAFETY: the flag says slot (s, j) holds message m, which
+                // nobody writes again until this rank credits it.
+                let slot = unsafe {
+                    std::slice::from_raw_parts(c.mem.as_ptr().add(at), c.layout.slot_bytes())
+                };
+                let r = SlotHeader::decode(&slot[8..SLOT_HEADER], s, c.layout.max_chunk())
+                    .map_err(Error::from)
+                    .and_then(|h| {
+                        let data = &slot[SLOT_HEADER..SLOT_HEADER + h.len as usize];
+                        Ok((h.seq, colls.on_msg(h.seq, s, h.phase, h.chunk, data)?))
+                    });
+                c.slots.read(s);
+                c.words.push_back((s, c.layout.credit(c.me, j), m));
+                match r {
+                    Ok((seq, msgs)) if !msgs.is_empty() => out.push((seq, msgs)),
+                    Ok(_) => {}
+                    Err(e) => {
+                        first.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        if let Err(e) = self.cache_pump(c) {
+            first.get_or_insert(e);
+        }
+        first.map_or(Ok(out), Err)
+    }
+
+    /// Retire finished transfers; a delivered chunk's flag is queued.
+    fn cache_reap(&self, c: &mut Cache<T::Region>) -> Result<(), Error> {
+        if c.pending.is_empty() {
+            return Ok(());
+        }
+        let mut first = None;
+        let mut ops = self.sets[0].ops.lock();
+        c.pending.retain(|p| {
+            let op = match p {
+                Pending::Chunk { op, .. } | Pending::Word { op, .. } => *op,
+            };
+            if ops.running(op) {
+                return true;
+            }
+            match (ops.retire(op).unwrap_or(Ok(())), p) {
+                (Ok(()), Pending::Chunk { to, j, m, .. }) => {
+                    let at = c.layout.slot(c.me, *j);
+                    c.words.push_front((*to, at, *m));
+                }
+                (Ok(()), Pending::Word { .. }) => {}
+                (Err(cause), _) => {
+                    first.get_or_insert(Error::Rma(crate::client::error::RmaError {
+                        op: "a collective's cache write",
+                        dir: "to",
+                        rank: c.me,
+                        cause,
+                    }));
+                }
+            }
+            false
+        });
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Post queued control words, then queued chunks while their slots are
+    /// free. A provider that is busy (-FI_EAGAIN) leaves the rest queued
+    /// for the next poll.
+    fn cache_pump(&self, c: &mut Cache<T::Region>) -> Result<(), Error> {
+        while let Some(&(to, at, v)) = c.words.front() {
+            if !self.cache_word(c, to, at, v)? {
+                return Ok(());
+            }
+            c.words.pop_front();
+        }
+        for to in 0..c.peers.len() {
+            while let Some(o) = c.outq[to].front() {
+                let base = c.mem.as_ptr();
+                // SAFETY: credit words of this rank's block (8-aligned).
+                let credit =
+                    |j| unsafe { word(base.add(c.layout.credit(to, j))) }.load(Ordering::Acquire);
+                let Some((m, j)) = c.slots.next_out(to, credit) else {
+                    break;
+                };
+                let head = SlotHeader {
+                    seq: o.seq,
+                    phase: o.msg.phase,
+                    chunk: o.msg.chunk,
+                    len: o.msg.data.len() as u32,
+                }
+                .encode();
+                let at = c.layout.slot(c.me, j);
+                if let Some(p) = c.peers[to].mapped {
+                    // SAFETY: slot j of this rank in `to`'s mapped block is
+                    // free (credited), and only this rank writes it; the
+                    // chunk fits (it was cut at max_chunk).
+                    unsafe {
+                        let dst = p.add(at);
+                        std::ptr::copy_nonoverlapping(head.as_ptr(), dst.add(8), head.len());
+                        std::ptr::copy_nonoverlapping(
+                            o.msg.data.as_ptr(),
+                            dst.add(SLOT_HEADER),
+                            o.msg.data.len(),
+                        );
+                        word(dst).store(m, Ordering::Release);
+                    }
+                    self.sets[0].stats.coll_cache_local.add(1);
+                } else {
+                    let mut buf = Vec::with_capacity(head.len() + o.msg.data.len());
+                    buf.extend_from_slice(&head);
+                    buf.extend_from_slice(&o.msg.data);
+                    let Some(op) = self.cache_write(c, to, at + 8, &buf)? else {
+                        return Ok(());
+                    };
+                    c.pending.push(Pending::Chunk {
+                        op,
+                        to,
+                        j,
+                        m,
+                        _buf: buf,
+                    });
+                    self.sets[0].stats.coll_cache_rma.add(1);
+                }
+                c.slots.sent(to);
+                c.outq[to].pop_front();
+            }
+        }
+        Ok(())
+    }
+
+    /// Write control word `v` at `at` of `to`'s block; `false` when the
+    /// provider is busy.
+    fn cache_word(
+        &self,
+        c: &mut Cache<T::Region>,
+        to: usize,
+        at: usize,
+        v: u64,
+    ) -> Result<bool, Error> {
+        if let Some(p) = c.peers[to].mapped {
+            // SAFETY: a flag or credit word of `to`'s mapped block, which
+            // the protocol lets only this rank write now.
+            unsafe { word(p.add(at)) }.store(v, Ordering::Release);
+            return Ok(true);
+        }
+        let buf = Box::new(v);
+        let bytes = (&*buf as *const u64).cast::<u8>();
+        // SAFETY: `buf` lives in `pending` until the write is over.
+        let src = unsafe { std::slice::from_raw_parts(bytes, 8) };
+        match self.cache_write(c, to, at, src)? {
+            Some(op) => {
+                c.pending.push(Pending::Word { op, _buf: buf });
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Post a write of `src` to `at` of `to`'s block; `None` when the
+    /// provider is busy. The caller keeps `src` until the operation is
+    /// over.
+    fn cache_write(
+        &self,
+        c: &Cache<T::Region>,
+        to: usize,
+        at: usize,
+        src: &[u8],
+    ) -> Result<Option<OpId>, Error> {
+        let peer = &c.peers[to];
+        let remote = peer
+            .remote
+            .remote(peer.job, at, src.len(), self.virt_addr)?;
+        let op = self.sets[0].ops.lock().start(1, Implicit::No);
+        let inject = src.len() <= self.put_limits.inject;
+        // SAFETY: the caller keeps `src` alive and unchanged until `op` is
+        // over (it holds it in `pending`); the remote range lies in the
+        // peer's published block.
+        let r = unsafe {
+            self.tp.write(
+                0,
+                peer.job,
+                src.as_ptr(),
+                src.len(),
+                None,
+                remote,
+                Context::Rma { slot: op.index },
+                inject,
+            )
+        };
+        match r {
+            Ok(()) => Ok(Some(op)),
+            Err(e) => {
+                let mut ops = self.sets[0].ops.lock();
+                let why = TransferError {
+                    err: 0,
+                    prov_errno: 0,
+                    text: "not posted".into(),
+                };
+                ops.cancel_transfers(op, 1, why);
+                ops.retire(op);
+                match e {
+                    PostError::Again | PostError::NoMemory => {
+                        self.sets[0].stats.eagain_retries.add(1);
+                        Ok(None)
+                    }
+                    PostError::Failed(e) => Err(e.into()),
+                }
+            }
+        }
+    }
+}
+
+// The credit words fit in a directory entry; the reserved region holds
+// the layout's header.
+const _: () =
+    assert!(CREDIT_AT + 8 * coll::cache::DEPTH <= coll::cache::DIR_ENTRY && RESERVED >= 24);
