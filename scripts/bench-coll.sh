@@ -5,7 +5,10 @@
 # MPI_Allreduce from bench/c/coll_lat.c built with mpicc and run with
 # Debian's mpirun), and fetch-and-add latency on 2 ranks, native vs by
 # Active Message (gex-atomics `lat`). Each configuration runs ROUNDS times
-# (default 3), alternating; printed: every run's line, then per figure the
+# (default 3), alternating; the conduit with the collective cache within
+# a supernode (shared), without it (shared-am), over a provider with chunks
+# as AMs (the default there) or written into the caches by RMA (-rma);
+# printed: every run's line, then per figure the
 # median over the runs and its ratio to Open MPI's (collectives) or to the
 # AM figure (native atomics).
 #
@@ -26,9 +29,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mpicc -O2 -o "$out/coll_lat" "$root/bench/c/coll_lat.c"
 export GASNET_QUIET=1
-coll() { # name provider maxsize
+coll() { # name provider maxsize [var=value...]
   dev=lo; [ "$2" = shm ] && dev=shm
-  FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=$3 \
+  env "${@:4}" FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=$3 \
     timeout 600 "$rel/gasnetrun-ofi" -n 4 "$rel/gex-coll" lat 1000 | tail -1 | sed "s/^/$1 /"
 }
 atom() { # name provider mode
@@ -39,8 +42,11 @@ atom() { # name provider mode
 for r in $(seq 1 "$rounds"); do
   echo "ompi $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/coll_lat" 1000)"
   coll conduit-shared shm 0
+  coll conduit-shared-am shm 0 GASNET_OFI_COLL_CACHE_PAGES=0
   coll conduit-shm shm 1
+  coll conduit-shm-rma shm 1 GASNET_OFI_COLL_RMA=on
   coll conduit-tcp tcp 1
+  coll conduit-tcp-rma tcp 1 GASNET_OFI_COLL_RMA=on
   atom atomic-shm-native shm native
   atom atomic-shm-am shm am
   atom atomic-tcp-native tcp native

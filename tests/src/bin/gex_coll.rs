@@ -16,7 +16,8 @@
 //!   a rank with no colour: each refused with its message.
 //! * `cache`: collectives inside the registered collective cache (one
 //!   slot, several slots, the whole data cache) and beyond it, blocking
-//!   and non-blocking; an event dropped unwaited, then a flush; prints the
+//!   and non-blocking, a user type wider than a slot; an event dropped
+//!   unwaited, then a flush; prints the
 //!   cache counters (`COLL_CACHE_LOCAL`, `COLL_CACHE_RMA`).
 //! * `lat <n>`: broadcast and allreduce latency at 8 B and 64 KiB (median
 //!   of 5 rounds of n).
@@ -454,6 +455,33 @@ fn cache(c: &Client) -> Fallible<String> {
             checks += 2;
         }
     }
+    // A user type wider than a slot: its chunks cannot go through slots.
+    let wide = Reduction::User {
+        op: UserOp {
+            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
+                for (a, b) in acc.chunks_exact_mut(8).zip(other.chunks_exact(8)) {
+                    let s = u64::from_ne_bytes(a.try_into().unwrap())
+                        + u64::from_ne_bytes(b.try_into().unwrap());
+                    a.copy_from_slice(&s.to_ne_bytes());
+                }
+            }),
+            commutative: true,
+        },
+        elem_size: 6000,
+    };
+    let src: Vec<u8> = (0..1500u64)
+        .flat_map(|i| (i + me as u64).to_ne_bytes())
+        .collect();
+    let got = w.allreduce_nb(wide, src)?.wait()?.unwrap_or_default();
+    let ok = got.len() == 12_000
+        && got.chunks_exact(8).enumerate().all(|(i, b)| {
+            u64::from_ne_bytes(b.try_into().unwrap())
+                == (0..n as u64).map(|r| i as u64 + r).sum::<u64>()
+        });
+    if !ok {
+        return Err(fail("allreduce of 6000-byte user elements: wrong sum"));
+    }
+    checks += 1;
     // Non-blocking, with the middle event dropped unwaited, then a flush.
     let a = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(0, 64)))?;
     let max = Reduction::Builtin(CollOp::Max, DType::U32);

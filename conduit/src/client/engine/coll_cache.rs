@@ -54,6 +54,7 @@ pub(super) enum Pending {
     /// A chunk; once delivered its flag (message `m` in slot `j`) goes.
     Chunk {
         op: OpId,
+        seq: u32,
         to: usize,
         j: usize,
         m: u64,
@@ -83,8 +84,9 @@ pub(crate) struct Cache<R> {
     pub(super) peers: Vec<Peer>,
     pub(super) slots: Slots,
     pub(super) outq: Vec<VecDeque<Out>>,
-    /// Control words to write: (team rank, offset in its block, value).
-    pub(super) words: VecDeque<(usize, usize, u64)>,
+    /// Control words to write: (team rank, offset in its block, value,
+    /// the collective whose chunk a flag releases).
+    pub(super) words: VecDeque<(usize, usize, u64, Option<u32>)>,
     pub(super) pending: Vec<Pending>,
 }
 
@@ -116,10 +118,18 @@ impl<R> CacheState<R> {
         }
     }
 
-    /// Whether a chunk of collective `seq` waits for a slot.
+    /// Whether a chunk of collective `seq` still needs this rank: it waits
+    /// for a slot, or its flag is not posted yet (its receiver would not
+    /// see it if this rank stopped polling, e.g. to exit).
     pub fn queued(&self, seq: u32) -> bool {
         match self {
-            CacheState::Ready(c) => c.outq.iter().any(|q| q.iter().any(|o| o.seq == seq)),
+            CacheState::Ready(c) => {
+                c.outq.iter().any(|q| q.iter().any(|o| o.seq == seq))
+                    || c.pending
+                        .iter()
+                        .any(|p| matches!(p, Pending::Chunk { seq: s, .. } if *s == seq))
+                    || c.words.iter().any(|w| w.3 == Some(seq))
+            }
             _ => false,
         }
     }
@@ -163,7 +173,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 }
                 .into());
             }
-            if c.peers[msg.to].cached {
+            // A chunk larger than a slot (one element of a user type
+            // wider than the slot) goes as an AM.
+            if c.peers[msg.to].cached && msg.data.len() <= c.layout.max_chunk() {
                 c.outq[msg.to].push_back(Out { seq, msg });
             } else {
                 am.push(msg);
@@ -207,7 +219,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         Ok((h.seq, colls.on_msg(h.seq, s, h.phase, h.chunk, data)?))
                     });
                 c.slots.read(s);
-                c.words.push_back((s, c.layout.credit(c.me, j), m));
+                c.words.push_back((s, c.layout.credit(c.me, j), m, None));
                 match r {
                     Ok((seq, msgs)) if !msgs.is_empty() => out.push((seq, msgs)),
                     Ok(_) => {}
@@ -238,9 +250,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 return true;
             }
             match (ops.retire(op).unwrap_or(Ok(())), p) {
-                (Ok(()), Pending::Chunk { to, j, m, .. }) => {
+                (Ok(()), Pending::Chunk { to, j, m, seq, .. }) => {
                     let at = c.layout.slot(c.me, *j);
-                    c.words.push_front((*to, at, *m));
+                    c.words.push_front((*to, at, *m, Some(*seq)));
                 }
                 (Ok(()), Pending::Word { .. }) => {}
                 (Err(cause), _) => {
@@ -261,7 +273,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// free. A provider that is busy (-FI_EAGAIN) leaves the rest queued
     /// for the next poll.
     fn cache_pump(&self, c: &mut Cache<T::Region>) -> Result<(), Error> {
-        while let Some(&(to, at, v)) = c.words.front() {
+        while let Some(&(to, at, v, _)) = c.words.front() {
             if !self.cache_word(c, to, at, v)? {
                 return Ok(());
             }
@@ -308,6 +320,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     };
                     c.pending.push(Pending::Chunk {
                         op,
+                        seq: o.seq,
                         to,
                         j,
                         m,
