@@ -142,21 +142,23 @@ impl ExtendedConfig {
         let atomics = text
             .parse::<AtomicsMode>()
             .map_err(|_| EnvError::new(ATOMICS, &text, AtomicsMode::ACCEPTED))?;
+        let coll_fanout = count_in(r, COLL_FANOUT, COLL_FANOUT_DEFAULT, 1, COLL_FANOUT_MAX)?;
+        let coll_cache_pages = count_in(
+            r,
+            COLL_CACHE_PAGES,
+            COLL_CACHE_PAGES_DEFAULT,
+            0,
+            COLL_CACHE_PAGES_MAX,
+        )?;
         let text = r.string(COLL_RMA, CollRma::Auto.name());
         let coll_rma = text
             .parse::<CollRma>()
             .map_err(|_| EnvError::new(COLL_RMA, &text, CollRma::ACCEPTED))?;
         Ok(ExtendedConfig {
             atomics,
+            coll_fanout,
+            coll_cache_pages,
             coll_rma,
-            coll_fanout: count_in(r, COLL_FANOUT, COLL_FANOUT_DEFAULT, 1, COLL_FANOUT_MAX)?,
-            coll_cache_pages: count_in(
-                r,
-                COLL_CACHE_PAGES,
-                COLL_CACHE_PAGES_DEFAULT,
-                0,
-                COLL_CACHE_PAGES_MAX,
-            )?,
         })
     }
 }
