@@ -78,6 +78,9 @@ int main(int argc, char **argv) {
             gex_Event_Wait(e);
             gex_Event_Wait(e);
         } else if (!strcmp(mode, "wrong-nargs")) {
+            /* Only once rank 1 polls (it says so), so that the error meets
+             * it in gasnet_AMPoll and not while it leaves the barrier. */
+            GASNET_BLOCKUNTIL(saved != NULL);
             gex_AM_RequestShort1(tm, (me + 1) % n, 201, 0, 7);
         } else if (!strcmp(mode, "other-thread")) {
             pthread_t th;
@@ -93,7 +96,10 @@ int main(int argc, char **argv) {
         }
     }
     /* The receiver of the malformed AM polls until it reports it. */
-    if (me == 1 && !strcmp(mode, "wrong-nargs")) for (;;) gasnet_AMPoll();
+    if (me == 1 && !strcmp(mode, "wrong-nargs")) {
+        gex_AM_RequestShort0(tm, 0, 200, 0);
+        for (;;) gasnet_AMPoll();
+    }
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     gasnet_exit(0);
     return 0;
