@@ -154,7 +154,7 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
         (
             "GASNET_OFI_COLL_CACHE_PAGES",
             "-1",
-            "GASNET_OFI_COLL_CACHE_PAGES=\"-1\" is not accepted",
+            "GASNET_OFI_COLL_CACHE_PAGES=\"-1\" is not accepted: expected a whole number from 0 to 262144",
         ),
     ] {
         let r = run(2, &["cache"], "shm", &[(var, val)]);
