@@ -8,9 +8,12 @@
 # (default 3), alternating; the conduit with the collective cache within
 # a supernode (shared), without it (shared-am), over a provider with chunks
 # as AMs (the default there) or written into the caches by RMA (-rma);
-# printed: every run's line, then per figure the
-# median over the runs and its ratio to Open MPI's (collectives) or to the
-# AM figure (native atomics).
+# `-pinned` rows (both Open MPI and the conduit) bind rank r to CPU
+# r % CPUs with taskset, so the scheduler's placement (which moves
+# oversubscribed ranks between CPUs and makes runs bimodal) is the same
+# for both; printed: every run's line, then per figure the median over the
+# runs and its ratio to Open MPI's (collectives; `-pinned` rows to Open
+# MPI's pinned run) or to the AM figure (native atomics).
 #
 #   bash scripts/bench-coll.sh [ROUNDS]
 #
@@ -28,11 +31,16 @@ command -v mpicc >/dev/null || { echo "bench-coll: mpicc not found: apt-get inst
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mpicc -O2 -o "$out/coll_lat" "$root/bench/c/coll_lat.c"
+# Bind a rank (Open MPI's or the conduit's rank variable) to one CPU.
+printf '%s\n' '#!/bin/sh' \
+  'r=${OMPI_COMM_WORLD_RANK:-${GASNET_OFI_RANK:?no rank variable}}' \
+  'exec taskset -c $((r % $(nproc))) "$@"' > "$out/pin"
+chmod +x "$out/pin"
 export GASNET_QUIET=1
-coll() { # name provider maxsize [var=value...]
+coll() { # name provider maxsize [var=value...]; PIN=1 binds the ranks
   dev=lo; [ "$2" = shm ] && dev=shm
   env "${@:4}" FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=$3 \
-    timeout 600 "$rel/gasnetrun-ofi" -n 4 "$rel/gex-coll" lat 1000 | tail -1 | sed "s/^/$1 /"
+    timeout 600 "$rel/gasnetrun-ofi" -n 4 ${PIN:+"$out/pin"} "$rel/gex-coll" lat 1000 | tail -1 | sed "s/^/$1 /"
 }
 atom() { # name provider mode
   dev=lo; [ "$2" = shm ] && dev=shm
@@ -41,7 +49,9 @@ atom() { # name provider mode
 }
 for r in $(seq 1 "$rounds"); do
   echo "ompi $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/coll_lat" 1000)"
+  echo "ompi-pinned $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/pin" "$out/coll_lat" 1000)"
   coll conduit-shared shm 0
+  PIN=1 coll conduit-shared-pinned shm 0
   coll conduit-shared-am shm 0 GASNET_OFI_COLL_CACHE_PAGES=0
   coll conduit-shm shm 1
   coll conduit-shm-rma shm 1 GASNET_OFI_COLL_RMA=on
@@ -87,7 +97,7 @@ awk '
         b = m[base SUBSEP "8" SUBSEP "fadd"]
         printf "%-22s %-9s %6s B %10.3f us  (/ am %.2f)\n", p[1], p[3], p[2], m[k], b ? m[k] / b : 0
       } else {
-        b = m["ompi" SUBSEP p[2] SUBSEP p[3]]
+        b = m[(p[1] ~ /-pinned$/ ? "ompi-pinned" : "ompi") SUBSEP p[2] SUBSEP p[3]]
         printf "%-22s %-9s %6s B %10.3f us  (/ Open MPI %.2f)\n", p[1], p[3], p[2], m[k], b ? m[k] / b : 0
       }
     }

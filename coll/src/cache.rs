@@ -14,7 +14,11 @@
 //!   read;
 //! * **data** (`GASNET_OFI_COLL_CACHE_PAGES` pages): [`DEPTH`] slots per
 //!   sending member, each a [`SLOT_HEADER`] and up to
-//!   [`Layout::max_chunk`] bytes of one chunk.
+//!   [`Layout::max_chunk`] bytes of one chunk;
+//! * **board** (two [`BOARD_BUF`]-byte buffers): where a member of a team
+//!   that shares memory posts its contribution to a small reduction to
+//!   all ([`crate::flat`]) for every other member to read in place
+//!   ([`Board`]).
 //!
 //! Protocol for one message from `s` to `r` (message numbers count from 1
 //! per ordered pair; message `m` uses slot `(m - 1) % DEPTH`):
@@ -41,6 +45,13 @@ pub const RESERVED: usize = 64;
 pub const DIR_ENTRY: usize = 128;
 /// Offset of the credit words within a directory entry.
 pub const CREDIT_AT: usize = 32;
+/// Offset of the board acknowledgements within a directory entry (one
+/// word per board buffer, after the credit words).
+pub const BOARD_ACK_AT: usize = CREDIT_AT + 8 * DEPTH;
+/// Bytes of a board buffer's header: the flag word, then the length word.
+pub const BOARD_HEADER: usize = 64;
+/// Bytes of one board buffer: header and the largest contribution.
+pub const BOARD_BUF: usize = BOARD_HEADER + crate::flat::FLAT_MAX_BYTES;
 /// Bytes of a slot's header (flag word, then the message's fields).
 pub const SLOT_HEADER: usize = 32;
 /// Smallest useful slot: below this a team's cache is not used.
@@ -111,9 +122,20 @@ impl Layout {
         self.data_at() + (sender * DEPTH + j) * self.slot
     }
 
+    /// Offset of board buffer `b` (0 or 1).
+    pub fn board(&self, b: usize) -> usize {
+        self.data_at() + self.members * DEPTH * self.slot + b * BOARD_BUF
+    }
+
+    /// Offset of the word where member `reader` reports the last post it
+    /// read from board buffer `b` of this rank.
+    pub fn board_ack(&self, reader: usize, b: usize) -> usize {
+        self.dir_entry(reader) + BOARD_ACK_AT + 8 * b
+    }
+
     /// Bytes of the whole block (before rounding to pages).
     pub fn total(&self) -> usize {
-        self.data_at() + self.members * DEPTH * self.slot
+        self.board(2)
     }
 
     /// The reserved region's contents: magic, members, slot size.
@@ -224,10 +246,99 @@ impl Slots {
     }
 }
 
+/// A member's board: the contributions of reductions to all by direct
+/// exchange, posted in its own block and read in place by the others.
+///
+/// Collective `seq` uses buffer `seq % 2`; its flag word says `seq + 1`
+/// once the contribution is there. Every reader then stores `seq + 1` in
+/// its acknowledgement word for that buffer (in the poster's directory),
+/// and the buffer is posted again only once every reader has acknowledged
+/// the post it holds. A member finishes collective `seq` only after
+/// reading every post of `seq`, so in a loop of blocking collectives the
+/// buffer of `seq + 2` is always free.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    /// The collective each buffer last held.
+    posted: [Option<u32>; 2],
+}
+
+impl Board {
+    /// The buffer of collective `seq`.
+    pub fn buffer(seq: u32) -> usize {
+        (seq % 2) as usize
+    }
+
+    /// The flag (and acknowledgement) value of collective `seq`.
+    pub fn flag(seq: u32) -> u64 {
+        seq as u64 + 1
+    }
+
+    /// Whether collective `seq` may be posted now: `ack(reader)` reads
+    /// the acknowledgement word of each other member for its buffer.
+    pub fn may_post(&self, seq: u32, readers: impl Iterator<Item = u64>) -> bool {
+        let mut readers = readers;
+        match self.posted[Board::buffer(seq)] {
+            None => true,
+            Some(prev) => readers.all(|a| a == Board::flag(prev)),
+        }
+    }
+
+    /// Collective `seq` was posted.
+    pub fn posted(&mut self, seq: u32) {
+        self.posted[Board::buffer(seq)] = Some(seq);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::VecDeque;
+
+    /// A poster and two readers on a board, posts running ahead of the
+    /// readers (non-blocking collectives): a buffer is never posted over
+    /// before both have read it, and each reads every post once.
+    #[test]
+    fn a_board_buffer_is_not_posted_over_before_every_reader_read_it() {
+        let mut board = Board::default();
+        let mut flag = [0u64; 2];
+        let mut acks = [[0u64; 2]; 2];
+        let mut next_post = 0u32;
+        let mut next_read = [0u32; 2];
+        let mut reads = [Vec::new(), Vec::new()];
+        for step in 0..400u32 {
+            if next_post < 100
+                && board.may_post(next_post, acks.iter().map(|a| a[Board::buffer(next_post)]))
+            {
+                let b = Board::buffer(next_post);
+                for (r, a) in acks.iter().enumerate() {
+                    if flag[b] != 0 {
+                        assert_eq!(
+                            a[b], flag[b],
+                            "buffer {b} posted over before reader {r} read it"
+                        );
+                    }
+                }
+                flag[b] = Board::flag(next_post);
+                board.posted(next_post);
+                next_post += 1;
+            }
+            // Reader r reads every (r + 2)-th step, in collective order.
+            for r in 0..2 {
+                if step % (r as u32 + 2) == 0 {
+                    let s = next_read[r];
+                    let b = Board::buffer(s);
+                    if flag[b] == Board::flag(s) {
+                        reads[r].push(s);
+                        acks[r][b] = Board::flag(s);
+                        next_read[r] += 1;
+                    }
+                }
+            }
+        }
+        for r in reads {
+            assert_eq!(r, (0..100).collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn layout_offsets() {
@@ -239,7 +350,11 @@ mod tests {
         assert_eq!(l.credit(2, 1), 64 + 2 * 128 + 32 + 8);
         assert_eq!(l.data_at(), 64 + 4 * 128);
         assert_eq!(l.slot(3, 1), l.data_at() + 25 * 4096);
-        assert_eq!(l.total(), l.data_at() + 32 * 4096);
+        assert_eq!(l.board(0), l.data_at() + 32 * 4096);
+        assert_eq!(l.board(1), l.board(0) + BOARD_BUF);
+        assert_eq!(l.board_ack(2, 1), l.dir_entry(2) + 96 + 8);
+        assert_eq!(l.total(), l.board(0) + 2 * BOARD_BUF);
+        const { assert!(BOARD_ACK_AT + 16 <= DIR_ENTRY) };
         // Too many members for the data cache, or none.
         assert_eq!(Layout::new(256, 32 * 4096), None);
         assert_eq!(Layout::new(4, 0), None);

@@ -10,10 +10,11 @@
 //! Sequences within 2³¹ after the next one to be assigned count as not yet
 //! started; those before it as started (and, if no longer held, retired).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::allreduce::Allreduce;
 use crate::bcast::Broadcast;
+use crate::flat::{self, FlatAllreduce};
 use crate::msg::{Config, Msg};
 use crate::op::Reduction;
 use crate::rdb::RecursiveDoubling;
@@ -58,6 +59,7 @@ enum Machine {
     Reduce(Reduce),
     Allreduce(Allreduce),
     Doubling(RecursiveDoubling),
+    Flat(FlatAllreduce),
 }
 
 impl Machine {
@@ -71,6 +73,7 @@ impl Machine {
         match self {
             Machine::Allreduce(a) => a.on_msg(from, phase, chunk, data),
             Machine::Doubling(d) => d.on_msg(from, phase, chunk, data),
+            Machine::Flat(f) => f.on_msg(from, phase, chunk, data),
             _ if phase != 0 => Err(Error::BadPhase { phase, phases: 1 }),
             Machine::Broadcast(b) => b.on_msg(from, chunk, data),
             Machine::Reduce(r) => r.on_msg(from, chunk, data),
@@ -83,6 +86,7 @@ impl Machine {
             Machine::Reduce(r) => r.is_done(),
             Machine::Allreduce(a) => a.is_done(),
             Machine::Doubling(d) => d.is_done(),
+            Machine::Flat(f) => f.is_done(),
         }
     }
 
@@ -92,6 +96,7 @@ impl Machine {
             Machine::Reduce(r) => r.into_result(),
             Machine::Allreduce(a) => a.into_result(),
             Machine::Doubling(d) => d.into_result(),
+            Machine::Flat(f) => f.into_result(),
         }
     }
 }
@@ -139,8 +144,8 @@ impl TeamColl {
             me,
             cfg,
             next_seq: 0,
-            active: HashMap::new(),
-            early: HashMap::new(),
+            active: HashMap::default(),
+            early: HashMap::default(),
             held_error: None,
         })
     }
@@ -171,6 +176,14 @@ impl TeamColl {
             } => {
                 let (r, out) = Reduce::new(n, me, root, &src, reduction, cfg.max_chunk)?;
                 (Machine::Reduce(r), out)
+            }
+            // Small payloads on small teams, any operator: one direct
+            // exchange.
+            CollOp::ReduceToAll { src, reduction }
+                if flat::applies(n, src.len()) && src.len() <= cfg.max_chunk =>
+            {
+                let (f, out) = FlatAllreduce::new(n, me, &src, reduction)?;
+                (Machine::Flat(f), out)
             }
             // Commutative operators on one chunk: recursive doubling
             // (log2 n exchanges instead of a tree up and down).
@@ -270,6 +283,12 @@ impl TeamColl {
     /// Whether collective `seq` is in progress here and complete.
     pub fn is_done(&self, seq: u32) -> bool {
         self.active.get(&seq).is_some_and(Machine::is_done)
+    }
+
+    /// Whether collective `seq` is in progress here as a reduction to all
+    /// by direct exchange ([`crate::flat`]).
+    pub fn is_flat(&self, seq: u32) -> bool {
+        matches!(self.active.get(&seq), Some(Machine::Flat(_)))
     }
 
     /// Number of collectives started and not yet retired.

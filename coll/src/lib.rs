@@ -14,6 +14,8 @@
 //! * [`allreduce`]: reduction to rank 0, then broadcast.
 //! * [`rdb`]: reduction to all by recursive doubling (commutative
 //!   operators, one chunk).
+//! * [`flat`]: reduction to all by direct exchange (small payloads on
+//!   small teams, any operator).
 //! * [`cache`]: the registered collective cache: layout, slot headers
 //!   and credits for one-sided delivery.
 //! * [`engine`]: per-team sequence numbers, concurrent collectives and
@@ -27,6 +29,7 @@ pub mod bcast;
 pub mod cache;
 pub mod engine;
 mod error;
+pub mod flat;
 pub mod msg;
 pub mod op;
 pub mod rdb;

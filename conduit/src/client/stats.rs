@@ -65,6 +65,9 @@ pub struct AmStats {
     pub coll_cache_local: u64,
     /// Collective chunks written into a peer's collective cache by RMA.
     pub coll_cache_rma: u64,
+    /// Contributions to small reductions to all posted on this rank's
+    /// board (a team that shares memory), where the others read them.
+    pub coll_board: u64,
 }
 
 impl AmStats {
@@ -118,8 +121,8 @@ impl AmStats {
             self.atomic_native, self.atomic_am, self.vis_iov_calls, self.vis_packed
         ));
         s.push_str(&format!(
-            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\n",
-            self.coll_cache_local, self.coll_cache_rma
+            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\n",
+            self.coll_cache_local, self.coll_cache_rma, self.coll_board
         ));
         s
     }
@@ -152,6 +155,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub vis_packed: C,
     pub coll_cache_local: C,
     pub coll_cache_rma: C,
+    pub coll_board: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -179,6 +183,7 @@ impl<C: Counter> SetStats<C> {
         s.vis_packed += self.vis_packed.get();
         s.coll_cache_local += self.coll_cache_local.get();
         s.coll_cache_rma += self.coll_cache_rma.get();
+        s.coll_board += self.coll_board.get();
     }
 }
 

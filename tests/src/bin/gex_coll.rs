@@ -8,7 +8,8 @@
 //!   against a fold computed locally.
 //! * `user`: a non-commutative user operator (2x2 u64 matrix product) whose
 //!   result depends on the order, checked against the serial product in
-//!   rank order; a commutative user operator (sum).
+//!   rank order (on 4 matrices, one small exchange, and on 600, several
+//!   chunks); a commutative user operator (sum).
 //! * `teams`: split into odd and even ranks; both teams run broadcasts and
 //!   reductions at the same time, with world collectives in flight too;
 //!   rank translation checked.
@@ -17,8 +18,9 @@
 //! * `cache`: collectives inside the registered collective cache (one
 //!   slot, several slots, the whole data cache) and beyond it, blocking
 //!   and non-blocking, a user type wider than a slot; an event dropped
-//!   unwaited, then a flush; prints the
-//!   cache counters (`COLL_CACHE_LOCAL`, `COLL_CACHE_RMA`).
+//!   unwaited, then a flush; six small reductions to all in flight at
+//!   once; prints the cache counters (`COLL_CACHE_LOCAL`,
+//!   `COLL_CACHE_RMA`, `COLL_BOARD`).
 //! * `lat <n>`: broadcast and allreduce latency at 8 B and 64 KiB (median
 //!   of 5 rounds of n).
 //!
@@ -248,10 +250,9 @@ fn mats(b: &[u8]) -> Vec<Mat> {
         .collect()
 }
 
-fn user(c: &Client) -> Fallible<String> {
-    let w = c.world()?;
-    let (me, n) = (w.rank(), w.size());
-    let product = Reduction::User {
+/// The product of 2x2 u64 matrices (32-byte elements), not commutative.
+fn product_op() -> Reduction {
+    Reduction::User {
         op: UserOp {
             // Called on whole chunks: every element of `acc` and `other`.
             f: Arc::new(|acc: &mut [u8], other: &[u8]| {
@@ -269,15 +270,37 @@ fn user(c: &Client) -> Fallible<String> {
             commutative: false,
         },
         elem_size: 32,
-    };
-    // 600 matrices: several chunks.
-    let count = 600;
-    let mine: Vec<u8> = (0..count)
+    }
+}
+
+/// This rank's `count` matrices.
+fn my_matrices(me: usize, count: usize) -> Vec<u8> {
+    (0..count)
         .flat_map(|k| mat_of(me, k).into_iter().flat_map(u64::to_ne_bytes))
-        .collect();
-    let want: Vec<Mat> = (0..count)
+        .collect()
+}
+
+/// The `count` products in rank order, computed locally.
+fn rank_order_product(n: usize, count: usize) -> Vec<Mat> {
+    (0..count)
         .map(|k| (1..n).fold(mat_of(0, k), |acc, r| mat_mul(acc, mat_of(r, k))))
-        .collect();
+        .collect()
+}
+
+/// An allreduce of the product of every rank's `count` matrices.
+fn ordered_product(w: &T, count: usize) -> Fallible<Vec<Mat>> {
+    let all = w
+        .allreduce_nb(product_op(), my_matrices(w.rank(), count))?
+        .wait()?
+        .unwrap_or_default();
+    Ok(mats(&all))
+}
+
+fn user(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let (me, n) = (w.rank(), w.size());
+    let count = 600;
+    let want = rank_order_product(n, count);
     let reverse: Vec<Mat> = (0..count)
         .map(|k| {
             (0..n - 1)
@@ -290,17 +313,17 @@ fn user(c: &Client) -> Fallible<String> {
             "the test's matrices commute: the order would not show",
         ));
     }
-    let all = w
-        .allreduce_nb(product.clone(), mine.clone())?
-        .wait()?
-        .unwrap_or_default();
-    if mats(&all) != want {
-        return Err(fail(
-            "non-commutative allreduce: not the product in rank order",
-        ));
+    // 4 matrices (one small exchange) and 600 (several chunks).
+    for count in [4, count] {
+        if ordered_product(&w, count)? != rank_order_product(n, count) {
+            return Err(fail(format!(
+                "non-commutative allreduce of {count} matrices: not the product in rank order"
+            )));
+        }
     }
+    let mine = my_matrices(me, count);
     let root = n - 1;
-    let got = w.reduce_nb(root, product, mine)?.wait()?;
+    let got = w.reduce_nb(root, product_op(), mine)?.wait()?;
     if me == root && got.as_deref().map(mats) != Some(want) {
         return Err(fail(
             "non-commutative reduce: not the product in rank order",
@@ -482,6 +505,33 @@ fn cache(c: &Client) -> Fallible<String> {
         return Err(fail("allreduce of 6000-byte user elements: wrong sum"));
     }
     checks += 1;
+    // Small reductions to all in flight at once (more than the two board
+    // buffers), a non-commutative one among them, waited in reverse order.
+    let mut evs = Vec::new();
+    for k in 0..6u64 {
+        let ev = if k == 3 {
+            w.allreduce_nb(product_op(), my_matrices(me, 2))?
+        } else {
+            let sum = Reduction::Builtin(CollOp::Sum, DType::U64);
+            w.allreduce_nb(sum, (k * 100 + me as u64).to_ne_bytes().to_vec())?
+        };
+        evs.push((k, ev));
+    }
+    while let Some((k, ev)) = evs.pop() {
+        let got = ev.wait()?.unwrap_or_default();
+        let ok = if k == 3 {
+            mats(&got) == rank_order_product(n, 2)
+        } else {
+            let want: u64 = (0..n as u64).map(|r| k * 100 + r).sum();
+            got == want.to_ne_bytes()
+        };
+        if !ok {
+            return Err(fail(format!(
+                "reduction to all {k} of 6 in flight: wrong result"
+            )));
+        }
+        checks += 1;
+    }
     // Non-blocking, with the middle event dropped unwaited, then a flush.
     let a = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(0, 64)))?;
     let max = Reduction::Builtin(CollOp::Max, DType::U32);
@@ -503,8 +553,8 @@ fn cache(c: &Client) -> Fallible<String> {
     checks += 2;
     let st = c.stats();
     Ok(format!(
-        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={}",
-        st.coll_cache_local, st.coll_cache_rma
+        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={}",
+        st.coll_cache_local, st.coll_cache_rma, st.coll_board
     ))
 }
 

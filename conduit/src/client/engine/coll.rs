@@ -20,7 +20,9 @@ use crate::sync::{Lock, Mode};
 use crate::transport::{Side, Transport};
 use am::send::Category;
 use coll::{CollOp, Msg, TeamColl};
-use std::collections::{HashMap, HashSet};
+// Sequence numbers and team ids are small integers chosen by the
+// conduit: FxHash spares the wait loops SipHash's cost.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -46,8 +48,8 @@ impl<R> TeamEntry<R> {
             team,
             colls,
             cache: CacheState::Unset,
-            cached: HashSet::new(),
-            abandoned: HashSet::new(),
+            cached: HashSet::default(),
+            abandoned: HashSet::default(),
         }
     }
 
@@ -85,7 +87,7 @@ impl<M: Mode, R: Send> CollState<M, R> {
     pub fn new() -> Self {
         CollState {
             busy: AtomicBool::new(false),
-            teams: M::Lock::new(HashMap::new()),
+            teams: M::Lock::new(HashMap::default()),
             inbox: M::Lock::new(Vec::new()),
             next_id: AtomicU32::new(1),
             advancing: AtomicBool::new(false),
@@ -187,13 +189,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             let (seq, mut msgs) = started?;
             if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
-                {
-                    e.cached.insert(seq);
-                    self.coll.busy.store(true, Ordering::Release);
-                    match self.cache_send(c, seq, std::mem::take(&mut msgs)) {
-                        Ok(am) => msgs = am,
-                        Err(err) => first = Some(err),
-                    }
+                e.cached.insert(seq);
+                self.coll.busy.store(true, Ordering::Release);
+                let r = if c.board.is_some() && e.colls.is_flat(seq) {
+                    // Every message carries this rank's contribution.
+                    let src = msgs.pop().map(|m| m.data).unwrap_or_default();
+                    msgs.clear();
+                    self.board_start(c, seq, src).map(|()| Vec::new())
+                } else {
+                    self.cache_send(c, seq, std::mem::take(&mut msgs))
+                };
+                match r {
+                    Ok(am) => msgs = am,
+                    Err(err) => first = Some(err),
                 }
             }
             (seq, msgs, e.team.clone(), e.colls.take_error())

@@ -12,6 +12,7 @@
 //! runs while the members exchange their blocks' addresses) travels as
 //! Active Messages. Every member decides the same way from the same facts.
 
+use super::coll_board::BoardState;
 use super::Core;
 use crate::client::error::Error;
 use crate::mem::Mapping;
@@ -88,6 +89,9 @@ pub(crate) struct Cache<R> {
     /// the collective whose chunk a flag releases).
     pub(super) words: VecDeque<(usize, usize, u64, Option<u32>)>,
     pub(super) pending: Vec<Pending>,
+    /// The board, on a team whose members all share memory with this rank
+    /// and small enough for the direct exchange.
+    pub(super) board: Option<BoardState>,
 }
 
 // SAFETY: the raw pointers address shared mappings owned by the cache (or
@@ -129,6 +133,7 @@ impl<R> CacheState<R> {
                         .iter()
                         .any(|p| matches!(p, Pending::Chunk { seq: s, .. } if *s == seq))
                     || c.words.iter().any(|w| w.3 == Some(seq))
+                    || c.board.as_ref().is_some_and(|b| b.queued(seq))
             }
             _ => false,
         }
@@ -138,7 +143,10 @@ impl<R> CacheState<R> {
     pub fn idle(&self) -> bool {
         match self {
             CacheState::Ready(c) => {
-                c.pending.is_empty() && c.words.is_empty() && c.outq.iter().all(|q| q.is_empty())
+                c.pending.is_empty()
+                    && c.words.is_empty()
+                    && c.outq.iter().all(|q| q.is_empty())
+                    && c.board.as_ref().is_none_or(BoardState::idle)
             }
             _ => true,
         }
@@ -194,6 +202,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         colls: &mut TeamColl,
     ) -> Result<Vec<(u32, Vec<Msg>)>, Error> {
         let mut first = self.cache_reap(c).err();
+        if let Err(e) = self.board_poll(c, colls) {
+            first = Some(e);
+        }
         let mut out = Vec::new();
         for s in 0..c.peers.len() {
             if s == c.me {

@@ -210,7 +210,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 _map: map,
             });
         }
+        // The board: every member shares memory with this rank (the same
+        // fact on every member), and the team is small enough for the
+        // direct exchange.
+        let shared = peers.iter().enumerate().all(|(r, p)| {
+            r == team.me || self.pshm.as_ref().and_then(|sh| sh.peer(p.job)).is_some()
+        });
+        let board = (shared && n <= coll::flat::FLAT_MAX_MEMBERS).then(Default::default);
         Ok(Cache {
+            board,
             layout: block.layout,
             mem: block.mem,
             _regions: block.regions,

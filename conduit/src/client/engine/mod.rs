@@ -12,6 +12,7 @@
 mod atomic;
 mod barrier;
 mod coll;
+mod coll_board;
 mod coll_cache;
 mod coll_exchange;
 mod deferred;
