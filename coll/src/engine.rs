@@ -121,6 +121,8 @@ pub struct TeamColl {
     early: HashMap<u32, Vec<Early>>,
     /// The first error a held message met when its collective started.
     held_error: Option<Error>,
+    /// Small reductions to all may take the direct exchange.
+    direct: bool,
 }
 
 impl TeamColl {
@@ -147,7 +149,17 @@ impl TeamColl {
             active: HashMap::default(),
             early: HashMap::default(),
             held_error: None,
+            direct: false,
         })
+    }
+
+    /// Let small reductions to all take the direct exchange
+    /// ([`crate::flat`]); every member must say the same. The engine does
+    /// so for a team whose members share memory, where a step costs a
+    /// store and a load; over a network, recursive doubling's fewer
+    /// messages win.
+    pub fn set_direct_exchange(&mut self, on: bool) {
+        self.direct = on;
     }
 
     /// The sequence number the next [`TeamColl::start`] will assign.
@@ -180,7 +192,7 @@ impl TeamColl {
             // Small payloads on small teams, any operator: one direct
             // exchange.
             CollOp::ReduceToAll { src, reduction }
-                if flat::applies(n, src.len()) && src.len() <= cfg.max_chunk =>
+                if self.direct && flat::applies(n, src.len()) && src.len() <= cfg.max_chunk =>
             {
                 let (f, out) = FlatAllreduce::new(n, me, &src, reduction)?;
                 (Machine::Flat(f), out)

@@ -9,7 +9,10 @@
 //! fold, so all hold the same bits, and the result is the serial
 //! canonical-order one for non-commutative operators too. It costs `n - 1`
 //! messages per rank, hence the limits [`FLAT_MAX_MEMBERS`] and
-//! [`FLAT_MAX_BYTES`].
+//! [`FLAT_MAX_BYTES`], and it is used only where a team says so
+//! ([`crate::TeamColl::set_direct_exchange`]: the engine does for teams
+//! whose members share memory; over a network recursive doubling's fewer
+//! messages measured faster).
 
 use crate::msg::Msg;
 use crate::op::Reduction;

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use coll::{CollOp, Config, DType, Op, Reduction, UserOp};
-use common::{run, seed, Rng, FANOUTS};
+use common::{run, run_teams, seed, Rng, FANOUTS};
 
 type Mat = [u64; 4];
 
@@ -94,9 +94,15 @@ fn non_commutative_matches_serial_left_fold() {
                         ]
                     })
                     .collect();
-                // 8 rounds up to one matrix per chunk; 70 down to two.
-                let max_chunk = if fanout % 2 == 0 { 8 } else { 70 };
-                let o = run(Config { fanout, max_chunk }, ops, s);
+                // 8 rounds up to one matrix per chunk; 70 down to two;
+                // 4096 holds the whole payload, so on a team that shares
+                // memory the reduction to all takes the direct exchange.
+                let (max_chunk, direct) = match fanout % 3 {
+                    0 => (8, false),
+                    1 => (70, false),
+                    _ => (4096, true),
+                };
+                let o = run_teams(Config { fanout, max_chunk }, direct, ops, s);
                 for (r, res) in o.results.iter().enumerate() {
                     let one = (r == root).then_some(&want);
                     assert_eq!(
@@ -196,14 +202,10 @@ fn concurrent_collectives_and_early_messages() {
                         ]
                     })
                     .collect();
-                let o = run(
-                    Config {
-                        fanout,
-                        max_chunk: 8,
-                    },
-                    ops,
-                    s,
-                );
+                // The last trial as on a team that shares memory: the
+                // reduction to all by direct exchange.
+                let (max_chunk, direct) = if trial == 3 { (64, true) } else { (8, false) };
+                let o = run_teams(Config { fanout, max_chunk }, direct, ops, s);
                 early += o.early;
                 let want: Vec<u8> = [sum, sum * 2]
                     .iter()

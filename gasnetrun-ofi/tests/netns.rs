@@ -59,7 +59,8 @@ fn six_ranks_on_three_namespace_hosts_over_ssh_with_the_tcp_provider() {
 }
 
 /// The client itself across the three hosts: `gex-am core` and `flood`,
-/// `gex-rma all` and the examples (am_ring, gups, stencil), 6 ranks, over
+/// `gex-rma all`, the examples (am_ring, gups, stencil) and the extended
+/// API's programs (`gex-coll`, `gex-atomics`, `gex-vis`), 6 ranks, over
 /// tcp;ofi_rxm (named in full: with libfabric 2.x `FI_PROVIDER=tcp` is the
 /// native tcp provider) on the veth links. One lab for all of them.
 ///
@@ -77,7 +78,10 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
     let _g = serial();
     let lab = Lab::new();
     for (maxsize, paths) in [("1", Paths::Provider), ("0", Paths::Mixed)] {
-        for p in client_programs(6, paths) {
+        let programs = client_programs(6, paths)
+            .into_iter()
+            .chain(extended_programs(6, paths));
+        for p in programs {
             let runs = if p.args[0] == "flood" && maxsize == "1" {
                 3
             } else {

@@ -57,9 +57,21 @@ pub struct Outcome {
 /// of `ops.len()` ranks, starting and delivering in an order drawn from
 /// `seed`. Panics on any error or on a collective left incomplete.
 pub fn run(cfg: Config, ops: Vec<Vec<CollOp>>, seed: u64) -> Outcome {
+    run_teams(cfg, false, ops, seed)
+}
+
+/// [`run`], with small reductions to all by direct exchange when `direct`
+/// (as on a team whose members share memory).
+pub fn run_teams(cfg: Config, direct: bool, ops: Vec<Vec<CollOp>>, seed: u64) -> Outcome {
     let n = ops.len();
     let mut rng = Rng::new(seed);
-    let mut ranks: Vec<TeamColl> = (0..n).map(|r| TeamColl::new(n, r, cfg).unwrap()).collect();
+    let mut ranks: Vec<TeamColl> = (0..n)
+        .map(|r| {
+            let mut t = TeamColl::new(n, r, cfg).unwrap();
+            t.set_direct_exchange(direct);
+            t
+        })
+        .collect();
     let mut todo: Vec<VecDeque<CollOp>> = ops.into_iter().map(VecDeque::from).collect();
     let mut started: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut flight: Vec<Flight> = Vec::new();

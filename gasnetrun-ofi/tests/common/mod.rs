@@ -476,6 +476,94 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
     ]
 }
 
+/// The extended-API programs over `n` ranks on a provider without native
+/// atomics (tcp;ofi_rxm): `gex-coll reduce`, `user`, `teams` and `cache`,
+/// `gex-atomics all` and `fadd`, `gex-vis all`, with the summary lines of
+/// `tests/tests/coll.rs`, `atomics.rs` and `vis.rs` for `n` ranks. The
+/// collective cache counters must show `paths`: chunks copied to the
+/// ranks of this host, none written by RMA (`auto` on tcp), and board
+/// posts only when the whole team shares memory.
+pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
+    let run = |program, args: &[&str], want: String| ClientRun {
+        program,
+        args: args.iter().map(|a| a.to_string()).collect(),
+        want,
+        also: Vec::new(),
+        not: Vec::new(),
+    };
+    let cache = run(
+        "gex-coll",
+        &["cache"],
+        "gex-coll cache: ok: 29 collectives inside and beyond the collective cache checked, \
+         an unwaited event flushed;"
+            .into(),
+    );
+    let cache = match paths {
+        Paths::Provider => ClientRun {
+            also: vec!["COLL_CACHE_LOCAL=0 COLL_CACHE_RMA=0 COLL_BOARD=0".into()],
+            ..cache
+        },
+        Paths::Shared => ClientRun {
+            also: vec![" COLL_CACHE_RMA=0 ".into()],
+            not: vec!["COLL_CACHE_LOCAL=0 ", "COLL_BOARD=0"],
+            ..cache
+        },
+        Paths::Mixed => ClientRun {
+            also: vec![" COLL_CACHE_RMA=0 COLL_BOARD=0".into()],
+            not: vec!["COLL_CACHE_LOCAL=0 "],
+            ..cache
+        },
+    };
+    vec![
+        run(
+            "gex-coll",
+            &["reduce"],
+            "gex-coll reduce: ok: 88 reduce-to-one + reduce-to-all checks over 44 operator x \
+             type pairs exact"
+                .into(),
+        ),
+        run(
+            "gex-coll",
+            &["user"],
+            format!(
+                "gex-coll user: ok: non-commutative user reduction of 600 2x2 matrices equals \
+                 the product in rank order (not the reverse); commutative user sum {}",
+                n * (n + 1) / 2
+            ),
+        ),
+        run(
+            "gex-coll",
+            &["teams"],
+            "gex-coll teams: ok: odd and even teams ran 20 rounds of broadcast + allreduce \
+             concurrently with world allreduces; rank translation checked"
+                .into(),
+        ),
+        cache,
+        run(
+            "gex-atomics",
+            &["all"],
+            "gex-atomics all: ok: 150 operation x type checks per rank (i32 u32 i64 u64 f32 \
+             f64 by am am am am am am)"
+                .into(),
+        ),
+        run(
+            "gex-atomics",
+            &["fadd", "2000"],
+            format!(
+                "gex-atomics fadd: ok: {n} ranks x 2000 fetch-and-adds summed to {} (am)",
+                2000 * n
+            ),
+        ),
+        run(
+            "gex-vis",
+            &["all"],
+            "gex-vis all: ok: 6 VIS put/get pairs per rank (vector, indexed with few large and \
+             many small pieces; strided 3-D sub-block) checked"
+                .into(),
+        ),
+    ]
+}
+
 impl ClientRun {
     /// `<program> <args> <token>` for the launcher's command line.
     pub fn command(&self, token: &str) -> Vec<String> {

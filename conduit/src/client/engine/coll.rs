@@ -112,6 +112,22 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
+    /// Whether every member of `team` shares memory with this rank (the
+    /// same answer on every member: supernodes are the job's).
+    pub(super) fn team_shares_memory(&self, team: &coll::Team) -> bool {
+        team.members.iter().all(|&job| {
+            job == self.rank || self.pshm.as_ref().and_then(|sh| sh.peer(job)).is_some()
+        })
+    }
+
+    /// A team's collectives: the direct exchange for small reductions to
+    /// all when its members share memory.
+    fn team_colls(&self, team: &coll::Team) -> Result<TeamColl, Error> {
+        let mut colls = TeamColl::new(team.size(), team.me, self.coll_config())?;
+        colls.set_direct_exchange(self.team_shares_memory(team));
+        Ok(colls)
+    }
+
     /// The world team (created on first use).
     pub fn world_team(&self) -> Result<Arc<coll::Team>, Error> {
         let mut teams = self.coll.teams.lock();
@@ -119,7 +135,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(e.team.clone());
         }
         let team = Arc::new(coll::Team::world(self.rank, self.size));
-        let colls = TeamColl::new(self.size, self.rank, self.coll_config())?;
+        let colls = self.team_colls(&team)?;
         teams.insert(0, TeamEntry::new(team.clone(), colls));
         drop(teams);
         self.requeue_parked();
@@ -137,7 +153,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Add a team made by a split with the id its members agreed on.
     pub fn add_team(&self, id: u32, team: coll::Team) -> Result<Arc<coll::Team>, Error> {
         let team = Arc::new(team);
-        let colls = TeamColl::new(team.size(), team.me, self.coll_config())?;
+        let colls = self.team_colls(&team)?;
         self.coll
             .next_id
             .fetch_max(id.saturating_add(1), Ordering::AcqRel);

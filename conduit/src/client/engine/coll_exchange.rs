@@ -213,9 +213,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // The board: every member shares memory with this rank (the same
         // fact on every member), and the team is small enough for the
         // direct exchange.
-        let shared = peers.iter().enumerate().all(|(r, p)| {
-            r == team.me || self.pshm.as_ref().and_then(|sh| sh.peer(p.job)).is_some()
-        });
+        let shared = self.team_shares_memory(team);
         let board = (shared && n <= coll::flat::FLAT_MAX_MEMBERS).then(Default::default);
         Ok(Cache {
             board,
