@@ -28,82 +28,74 @@ pub const COLL_FANOUT_DEFAULT: usize = 2;
 /// Largest accepted fan-out.
 pub const COLL_FANOUT_MAX: usize = 1024;
 
-/// How atomic domains perform their operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AtomicsMode {
-    /// The provider's atomics (`fi_atomic`) when it performs every (type,
-    /// operation) of the domain, else Active Messages at the target.
-    #[default]
-    Auto,
-    /// The provider's atomics; a domain they cannot serve is refused.
-    Native,
-    /// Active Messages at the target (CPU atomics), always.
-    Am,
+/// A setting read as one of a few words: the enum (its first variant the
+/// default), what the variable accepts, the name each value prints as and
+/// the spellings each is read from (case and surrounding blanks ignored).
+macro_rules! word_setting {
+    (
+        $(#[$meta:meta])*
+        $name:ident, accepts $accepted:literal {
+            $( $(#[$vmeta:meta])* $variant:ident = $word:literal $(| $alias:literal)* ,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// What the variable accepts.
+            pub const ACCEPTED: &'static str = $accepted;
+
+            /// The setting's name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $word, )+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = ();
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $( $word $(| $alias)* => Ok($name::$variant), )+
+                    _ => Err(()),
+                }
+            }
+        }
+    };
 }
 
-impl AtomicsMode {
-    /// What `GASNET_OFI_ATOMICS` accepts.
-    pub const ACCEPTED: &'static str = "one of auto, native, am";
-
-    /// The setting's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            AtomicsMode::Auto => "auto",
-            AtomicsMode::Native => "native",
-            AtomicsMode::Am => "am",
-        }
+word_setting! {
+    /// How atomic domains perform their operations (`GASNET_OFI_ATOMICS`).
+    AtomicsMode, accepts "one of auto, native, am" {
+        /// The provider's atomics (`fi_atomic`) when it performs every
+        /// (type, operation) of the domain, else Active Messages at the
+        /// target.
+        #[default]
+        Auto = "auto",
+        /// The provider's atomics; a domain they cannot serve is refused.
+        Native = "native",
+        /// Active Messages at the target (CPU atomics), always.
+        Am = "am",
     }
 }
 
-impl std::str::FromStr for AtomicsMode {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(AtomicsMode::Auto),
-            "native" => Ok(AtomicsMode::Native),
-            "am" => Ok(AtomicsMode::Am),
-            _ => Err(()),
-        }
-    }
-}
-
-/// How collective chunks reach team members outside this rank's
-/// supernode when the team has a collective cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CollRma {
-    /// RMA writes into their caches where the provider's profile says its
-    /// RMA is done by the hardware, else Active Messages.
-    #[default]
-    Auto,
-    /// RMA writes into their caches.
-    On,
-    /// Active Messages.
-    Off,
-}
-
-impl CollRma {
-    /// What `GASNET_OFI_COLL_RMA` accepts.
-    pub const ACCEPTED: &'static str = "one of auto, on, off";
-
-    /// The setting's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CollRma::Auto => "auto",
-            CollRma::On => "on",
-            CollRma::Off => "off",
-        }
-    }
-}
-
-impl std::str::FromStr for CollRma {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(CollRma::Auto),
-            "on" | "yes" | "1" => Ok(CollRma::On),
-            "off" | "no" | "0" => Ok(CollRma::Off),
-            _ => Err(()),
-        }
+word_setting! {
+    /// How collective chunks reach team members outside this rank's
+    /// supernode when the team has a collective cache
+    /// (`GASNET_OFI_COLL_RMA`).
+    CollRma, accepts "one of auto, on, off" {
+        /// RMA writes into their caches where the provider's profile says
+        /// its RMA is done by the hardware, else Active Messages.
+        #[default]
+        Auto = "auto",
+        /// RMA writes into their caches.
+        On = "on" | "yes" | "1",
+        /// Active Messages.
+        Off = "off" | "no" | "0",
     }
 }
 
