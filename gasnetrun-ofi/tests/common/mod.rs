@@ -476,8 +476,9 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
     ]
 }
 
-/// The extended-API programs over `n` ranks on a provider without native
-/// atomics (tcp;ofi_rxm): `gex-coll reduce`, `user`, `teams` and `cache`,
+/// The extended-API programs over `n` ranks on tcp;ofi_rxm named in full
+/// (whose endpoints then offer FI_ATOMIC, so atomic domains are native):
+/// `gex-coll reduce`, `user`, `teams` and `cache`,
 /// `gex-atomics all` and `fadd`, `gex-vis all`, with the summary lines of
 /// `tests/tests/coll.rs`, `atomics.rs` and `vis.rs` for `n` ranks. The
 /// collective cache counters must show `paths`: chunks copied to the
@@ -543,14 +544,14 @@ pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
             "gex-atomics",
             &["all"],
             "gex-atomics all: ok: 150 operation x type checks per rank (i32 u32 i64 u64 f32 \
-             f64 by am am am am am am)"
+             f64 by native native native native native native)"
                 .into(),
         ),
         run(
             "gex-atomics",
             &["fadd", "2000"],
             format!(
-                "gex-atomics fadd: ok: {n} ranks x 2000 fetch-and-adds summed to {} (am)",
+                "gex-atomics fadd: ok: {n} ranks x 2000 fetch-and-adds summed to {} (native)",
                 2000 * n
             ),
         ),
