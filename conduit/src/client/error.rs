@@ -112,6 +112,17 @@ pub enum Error {
         /// The setting.
         setting: String,
     },
+    /// A supernode member's collective cache could not be mapped here,
+    /// and a collective needs to read it in place.
+    #[error(
+        "the collective cache of rank {rank} could not be mapped here, and a small reduction \
+         to all on a team whose members share memory reads every member's cache in place; \
+         set GASNET_SUPERNODE_MAXSIZE=1 to go without the shared-memory path"
+    )]
+    CollCacheUnmapped {
+        /// The member.
+        rank: usize,
+    },
     /// A rank published a malformed record during start-up or attach.
     #[error("rank {rank} published a malformed {what}")]
     Published {

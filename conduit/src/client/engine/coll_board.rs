@@ -60,11 +60,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         src: Vec<u8>,
     ) -> Result<(), Error> {
         if let Some(p) = c.peers.iter().find(|p| p.mapped.is_none()) {
-            return Err(Error::Published {
-                rank: p.job,
-                what: "collective cache (its block could not be mapped here, and the members \
-                       of a team that shares memory read each other's in place)",
-            });
+            return Err(Error::CollCacheUnmapped { rank: p.job });
         }
         let me = c.me;
         let Some(b) = c.board.as_mut() else {
