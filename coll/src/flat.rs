@@ -53,20 +53,7 @@ impl FlatAllreduce {
         src: &[u8],
         reduction: Reduction,
     ) -> Result<(Self, Vec<Msg>), Error> {
-        if n == 0 {
-            return Err(Error::EmptyTeam);
-        }
-        if me >= n {
-            return Err(Error::RankOutsideTeam { rank: me, size: n });
-        }
-        reduction.validate()?;
-        let es = reduction.elem_size();
-        if src.len() % es != 0 {
-            return Err(Error::NotElementMultiple {
-                len: src.len(),
-                elem_size: es,
-            });
-        }
+        reduction.check_start(n, me, src.len())?;
         let out = (0..n)
             .filter(|&to| to != me)
             .map(|to| Msg {

@@ -239,6 +239,24 @@ impl Reduction {
         }
     }
 
+    /// What a reduction machine checks at its start: a non-empty team of
+    /// `n` with `me` in it, a usable reduction, and a contribution of
+    /// `len` bytes in whole elements.
+    pub fn check_start(&self, n: usize, me: usize, len: usize) -> Result<(), Error> {
+        if n == 0 {
+            return Err(Error::EmptyTeam);
+        }
+        if me >= n {
+            return Err(Error::RankOutsideTeam { rank: me, size: n });
+        }
+        self.validate()?;
+        let elem_size = self.elem_size();
+        if len % elem_size != 0 {
+            return Err(Error::NotElementMultiple { len, elem_size });
+        }
+        Ok(())
+    }
+
     /// Bytes per element.
     pub fn elem_size(&self) -> usize {
         match self {

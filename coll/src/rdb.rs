@@ -50,20 +50,7 @@ impl RecursiveDoubling {
         src: &[u8],
         reduction: Reduction,
     ) -> Result<(Self, Vec<Msg>), Error> {
-        if n == 0 {
-            return Err(Error::EmptyTeam);
-        }
-        if me >= n {
-            return Err(Error::RankOutsideTeam { rank: me, size: n });
-        }
-        reduction.validate()?;
-        let es = reduction.elem_size();
-        if src.len() % es != 0 {
-            return Err(Error::NotElementMultiple {
-                len: src.len(),
-                elem_size: es,
-            });
-        }
+        reduction.check_start(n, me, src.len())?;
         let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
         let rounds = p.trailing_zeros() as u8;
         let mut m = RecursiveDoubling {

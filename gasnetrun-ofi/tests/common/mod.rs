@@ -384,13 +384,7 @@ pub enum Paths {
 /// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks; the path counters
 /// rank 0 prints must show `paths`.
 pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
-    let run = |program, args: &[&str], want: String| ClientRun {
-        program,
-        args: args.iter().map(|a| a.to_string()).collect(),
-        want,
-        also: Vec::new(),
-        not: Vec::new(),
-    };
+    let run = ClientRun::new;
     let core = run(
         "gex-am",
         &["core"],
@@ -485,13 +479,7 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
 /// ranks of this host, none written by RMA (`auto` on tcp), and board
 /// posts only when the whole team shares memory.
 pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
-    let run = |program, args: &[&str], want: String| ClientRun {
-        program,
-        args: args.iter().map(|a| a.to_string()).collect(),
-        want,
-        also: Vec::new(),
-        not: Vec::new(),
-    };
+    let run = ClientRun::new;
     let cache = run(
         "gex-coll",
         &["cache"],
@@ -566,6 +554,17 @@ pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
 }
 
 impl ClientRun {
+    /// `program args` whose rank 0 prints a line starting with `want`.
+    pub fn new(program: &'static str, args: &[&str], want: String) -> ClientRun {
+        ClientRun {
+            program,
+            args: args.iter().map(|a| a.to_string()).collect(),
+            want,
+            also: Vec::new(),
+            not: Vec::new(),
+        }
+    }
+
     /// `<program> <args> <token>` for the launcher's command line.
     pub fn command(&self, token: &str) -> Vec<String> {
         let mut v = vec![example_arg(self.program)];

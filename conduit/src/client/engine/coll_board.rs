@@ -8,7 +8,7 @@
 //! the team, the operation and its length decide, and all are the same
 //! everywhere.
 
-use super::coll_cache::Cache;
+use super::coll_cache::{word, Cache};
 use super::Core;
 use crate::client::error::Error;
 use crate::sync::{Counter, Mode};
@@ -16,7 +16,7 @@ use crate::transport::Transport;
 use coll::cache::{Board, BOARD_HEADER};
 use coll::TeamColl;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// This rank's side of a team's board.
 #[derive(Default)]
@@ -39,15 +39,6 @@ impl BoardState {
     pub(super) fn idle(&self) -> bool {
         self.waiting.is_empty()
     }
-}
-
-/// A word of a shared mapping.
-///
-/// # Safety
-/// `p` must be 8-byte aligned and inside a live mapping.
-unsafe fn word<'a>(p: *mut u8) -> &'a AtomicU64 {
-    // SAFETY: caller's contract; AtomicU64 has u64's layout.
-    unsafe { &*p.cast::<AtomicU64>() }
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {

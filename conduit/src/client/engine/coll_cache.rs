@@ -157,7 +157,7 @@ impl<R> CacheState<R> {
 ///
 /// # Safety
 /// `p` must be 8-byte aligned and inside a live mapping.
-unsafe fn word<'a>(p: *mut u8) -> &'a AtomicU64 {
+pub(super) unsafe fn word<'a>(p: *mut u8) -> &'a AtomicU64 {
     // SAFETY: caller's contract; AtomicU64 has u64's layout.
     unsafe { &*p.cast::<AtomicU64>() }
 }
