@@ -57,11 +57,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let Some(b) = c.board.as_mut() else {
             return Ok(());
         };
-        let all = if c.peers.len() >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << c.peers.len()) - 1
-        };
+        // A board exists only on teams of at most FLAT_MAX_MEMBERS (8).
+        let all = (1u64 << c.peers.len()) - 1;
         b.open.push((seq, all & !(1 << me)));
         b.waiting.push_back((seq, src));
         self.board_post(c);
