@@ -362,6 +362,14 @@ fn nbi(call: &str, mask: gex_EC_t, wait: bool) -> bool {
         }
         all &= left.is_empty();
         list.borrow_mut().extend(left);
+        if bit == EC_PUT {
+            match a.client.raw_nbi_puts(wait) {
+                Ok(done) => all &= done,
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
         if let Some(e) = first {
             failed(call, &e)
         }

@@ -106,6 +106,86 @@ fn every_path_under_eagain_delay_and_reordering() {
     }
 }
 
+/// Small NBI puts, aggregated per target (the default limit) or not
+/// (limit 0), under EAGAIN, delays and reordering: every rank writes
+/// 3,000 puts of 1..=48 bytes into each rank's segment (itself included)
+/// and syncs, the data is exact everywhere, and the counters say which
+/// path the puts took.
+#[test]
+fn small_nbi_puts_aggregated_or_not_under_faults() {
+    for limit in ["256", "0"] {
+        let (_f, ended) = Job::new(3)
+            .faults(Faults {
+                eagain_one_in: 5,
+                max_delay: 3,
+                reorder: true,
+                ..Faults::default()
+            })
+            .vars(&[("GASNET_OFI_PUT_AGGREGATE_LIMIT", limit)])
+            .run::<Seq, _, _, _>(
+                |_| (),
+                |c: &SimClient| {
+                    c.attach_segment(SEG).unwrap();
+                    let (me, n) = (c.rank(), c.size());
+                    let slice = SEG / n;
+                    let len = |i: usize| 1 + (i * 7) % 48;
+                    c.rma_scope(|s| {
+                        for d in 0..n {
+                            let mut at = me * slice;
+                            for i in 0..3000 {
+                                s.put_nbi(d, at, &pattern(me * 7 + i, len(i)))?;
+                                at += len(i);
+                            }
+                        }
+                        s.sync_nbi(NbiSync::Puts)
+                    })
+                    .unwrap();
+                    // Synced: in place at every target now (read back
+                    // before any other message could have pushed them).
+                    for d in 0..n {
+                        let mut back = vec![0u8; 3000 * 48];
+                        c.get(d, me * slice, &mut back).unwrap();
+                        let mut at = 0;
+                        for i in 0..3000 {
+                            assert_eq!(
+                                back[at..at + len(i)],
+                                pattern(me * 7 + i, len(i))[..],
+                                "rank {me}: put {i} to rank {d}, read back after the sync"
+                            );
+                            at += len(i);
+                        }
+                    }
+                    c.barrier().unwrap();
+                    let mut mine = vec![0u8; SEG];
+                    c.segment_read(0, &mut mine).unwrap();
+                    for src in 0..n {
+                        let mut at = src * slice;
+                        for i in 0..3000 {
+                            assert_eq!(
+                                mine[at..at + len(i)],
+                                pattern(src * 7 + i, len(i))[..],
+                                "rank {me}: put {i} of rank {src}"
+                            );
+                            at += len(i);
+                        }
+                    }
+                    (c.put_counts(), c.stats().put_batches)
+                },
+            );
+        for e in ended {
+            let (pc, batches) = e.value();
+            if limit == "0" {
+                assert_eq!((pc.aggregate, batches), (0, 0), "{pc:?}");
+                assert_eq!(pc.inject + pc.bounce + pc.block, 9000, "{pc:?}");
+            } else {
+                assert_eq!(pc.aggregate, 9000, "{pc:?}");
+                // Several batches per target: a batch holds one Medium.
+                assert!(batches > 3 && batches < 100, "{batches} batches");
+            }
+        }
+    }
+}
+
 #[test]
 fn rma_error_completions_keep_their_numbers() {
     let (_f, ended) = Job::new(2).run::<Seq, _, _, _>(

@@ -2,6 +2,8 @@
 //!
 //! * [`plan`]: chunks at `max_msg_size`, remote ranges checked against the
 //!   target's segment.
+//! * [`aggregate`]: small implicit puts gathered into one message per
+//!   target.
 //! * [`put_path`]: which path a put whose source must be reusable at return
 //!   ("now" local completion) takes, and the `NB_PUT_*` counters.
 //! * [`ops`]: in-flight operations indexed by completion context, explicit
@@ -12,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod aggregate;
 pub mod atomic;
 pub mod ops;
 pub mod plan;

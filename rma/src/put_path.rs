@@ -8,7 +8,11 @@
 //! 3. beyond the threshold, or when not enough bounce buffers are free: a
 //!    blocking put that waits for remote completion.
 //!
-//! `NB_PUT_INJECT`, `NB_PUT_BOUNCE` and `NB_PUT_BLOCK` count each path.
+//! Implicit (NBI) puts of at most the aggregation limit take none of these:
+//! they are gathered into one message per target ([`crate::aggregate`]).
+//!
+//! `NB_PUT_INJECT`, `NB_PUT_BOUNCE`, `NB_PUT_BLOCK` and `NB_PUT_AGGREGATE`
+//! count each path.
 
 /// The path a "now" put takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +23,8 @@ pub enum PutPath {
     Bounce(usize),
     /// Block until remote completion.
     Block,
+    /// Gathered with other implicit puts into one message to the target.
+    Aggregate,
 }
 
 /// The limits that decide the path.
@@ -30,6 +36,8 @@ pub struct PutLimits {
     pub bbuf_threshold: usize,
     /// `GASNET_OFI_BBUF_SIZE`.
     pub bbuf_size: usize,
+    /// `GASNET_OFI_PUT_AGGREGATE_LIMIT` in effect (0: off).
+    pub aggregate: usize,
 }
 
 impl PutLimits {
@@ -41,6 +49,17 @@ impl PutLimits {
             PutPath::Inject
         } else {
             PutPath::Block
+        }
+    }
+
+    /// The path of an implicit put of `nbytes`: aggregated up to the
+    /// aggregation limit, else as [`choose`](Self::choose).
+    #[inline]
+    pub fn choose_implicit(&self, nbytes: usize, bbufs_free: usize) -> PutPath {
+        if nbytes > 0 && nbytes <= self.aggregate {
+            PutPath::Aggregate
+        } else {
+            self.choose(nbytes, bbufs_free)
         }
     }
 
@@ -71,6 +90,8 @@ pub struct PutCounts {
     pub bounce: u64,
     /// `NB_PUT_BLOCK`.
     pub block: u64,
+    /// `NB_PUT_AGGREGATE`.
+    pub aggregate: u64,
 }
 
 impl PutCounts {
@@ -81,6 +102,7 @@ impl PutCounts {
             PutPath::Inject => self.inject += 1,
             PutPath::Bounce(_) => self.bounce += 1,
             PutPath::Block => self.block += 1,
+            PutPath::Aggregate => self.aggregate += 1,
         }
     }
 }
@@ -93,6 +115,7 @@ mod tests {
         inject: 64,
         bbuf_threshold: 16384,
         bbuf_size: 4096,
+        aggregate: 256,
     };
 
     #[test]
@@ -107,6 +130,16 @@ mod tests {
         // Not enough free buffers: block rather than wait for buffers.
         assert_eq!(L.choose(16384, 3), PutPath::Block);
         assert_eq!(L.choose(100, 0), PutPath::Block);
+    }
+
+    #[test]
+    fn implicit_puts_up_to_the_limit_are_aggregated() {
+        assert_eq!(L.choose_implicit(0, 64), PutPath::Inject);
+        assert_eq!(L.choose_implicit(1, 64), PutPath::Aggregate);
+        assert_eq!(L.choose_implicit(256, 64), PutPath::Aggregate);
+        assert_eq!(L.choose_implicit(257, 64), PutPath::Bounce(1));
+        let off = PutLimits { aggregate: 0, ..L };
+        assert_eq!(off.choose_implicit(8, 64), PutPath::Inject);
     }
 
     #[test]
@@ -127,6 +160,7 @@ mod tests {
             PutPath::Bounce(2),
             PutPath::Block,
             PutPath::Block,
+            PutPath::Aggregate,
         ] {
             c.count(p);
         }
@@ -137,7 +171,8 @@ mod tests {
             PutCounts {
                 inject: 1,
                 bounce: 1,
-                block: 2
+                block: 2,
+                aggregate: 1,
             }
         );
     }

@@ -17,11 +17,17 @@ fn every_form_and_size_with_every_put_path() {
         let r = run(4, &["all"], p, &[], 300);
         assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
         assert!(
-            r.stdout.contains("gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, 500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="),
+            r.stdout.contains("gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, 500 NB puts and 1000 NBI operations synced in one call, 20000 small NBI puts (1..256 bytes) checked at their target; NB_PUT_INJECT="),
             "{p}: {}",
             r.stdout
         );
-        for zero in ["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"] {
+        for zero in [
+            "NB_PUT_INJECT=0 ",
+            "NB_PUT_BOUNCE=0 ",
+            "NB_PUT_BLOCK=0 ",
+            "NB_PUT_AGGREGATE=0 ",
+            "PUT_BATCHES=0 ",
+        ] {
             assert!(
                 !r.stdout.contains(zero),
                 "{p}: a put path was never taken: {}",
@@ -36,6 +42,41 @@ fn every_form_and_size_with_every_put_path() {
 /// place (a get issued after the sync reads old bytes) in about one 4-rank
 /// run in three, and 2-rank runs sometimes hang; the provider matrix
 /// records it (known-issues.md, "udp;ofi_rxd completes RMA writes early").
+/// Small NBI puts without aggregation (`GASNET_OFI_PUT_AGGREGATE_LIMIT=0`)
+/// take the put hierarchy, and a limit above the largest accepted one is a
+/// configuration error naming the variable.
+#[test]
+fn aggregation_off_and_a_bad_limit() {
+    let _g = serial();
+    let r = run(
+        2,
+        &["all"],
+        "tcp",
+        &[("GASNET_OFI_PUT_AGGREGATE_LIMIT", "0")],
+        300,
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("NB_PUT_AGGREGATE=0 PUT_BATCHES=0 "),
+        "{}",
+        r.stdout
+    );
+    let r = run(
+        2,
+        &["all"],
+        "shm",
+        &[("GASNET_OFI_PUT_AGGREGATE_LIMIT", "4K")],
+        60,
+    );
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("GASNET_OFI_PUT_AGGREGATE_LIMIT")
+            && r.stderr.contains("a size from 0 (off) to 256 bytes"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn usable_provider_sockets() {
     let _g = serial();

@@ -288,5 +288,8 @@ fn put_path(before: &PutCounts, after: &PutCounts) -> String {
     if after.block > before.block {
         path.push("block");
     }
+    if after.aggregate > before.aggregate {
+        path.push("aggregate");
+    }
     path.join("+")
 }

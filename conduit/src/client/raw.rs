@@ -150,6 +150,18 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         Ok(!self.core.sets[0].ops.lock().running(op.op))
     }
 
+    /// The implicit puts that took no operation (aggregated ones): with
+    /// `wait`, sync them (`Ok(true)` once they are in their targets'
+    /// segments); without, send what is gathered, poll once, and say
+    /// whether they are.
+    pub fn raw_nbi_puts(&self, wait: bool) -> Result<bool, Error> {
+        if wait {
+            self.core.sync_aggregated(0).map(|()| true)
+        } else {
+            self.core.test_aggregated(0)
+        }
+    }
+
     /// Wait for `op` and release it; returns its failure, if it failed.
     pub fn raw_wait(&self, op: RawOp) -> Result<(), Error> {
         self.core

@@ -15,6 +15,10 @@
 //!   `GASNET_OFI_BBUF_THRESHOLD`, otherwise the call blocks until remote
 //!   completion, counted as NB_PUT_INJECT / NB_PUT_BOUNCE / NB_PUT_BLOCK);
 //!   the `*_deferred` forms borrow the source until the scope ends.
+//!   Implicit puts of at most `GASNET_OFI_PUT_AGGREGATE_LIMIT` bytes to
+//!   ranks outside the supernode are copied into one message per target
+//!   instead (NB_PUT_AGGREGATE), sent when full and at the NBI sync of
+//!   puts, which returns once the targets acknowledged them.
 //!
 //! Remote ranges are checked against the target's segment on the initiator:
 //! an out-of-range or overflowing request is an error and sends nothing.
@@ -372,6 +376,11 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
             k += usize::from(done);
             !done
         });
+        if which != NbiSync::Gets {
+            if let Err(e) = self.core.sync_aggregated(self.set) {
+                first.get_or_insert(e);
+            }
+        }
         first.map_or(Ok(()), Err)
     }
 
@@ -394,6 +403,11 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
             }
         }
         self.started.clear();
+        // Aggregated implicit puts: copied already, so nothing borrows;
+        // complete them as the scope promises.
+        if let Err(e) = self.core.sync_aggregated(self.set) {
+            first.get_or_insert(e);
+        }
         first.map_or(Ok(()), Err)
     }
 }

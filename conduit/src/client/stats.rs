@@ -61,6 +61,9 @@ pub struct AmStats {
     pub vis_iov_calls: u64,
     /// VIS AMs carrying packed pieces.
     pub vis_packed: u64,
+    /// AMs carrying aggregated implicit puts (`NB_PUT_AGGREGATE` counts
+    /// the puts).
+    pub put_batches: u64,
     /// Collective chunks copied into a supernode peer's collective cache.
     pub coll_cache_local: u64,
     /// Collective chunks written into a peer's collective cache by RMA.
@@ -120,6 +123,7 @@ impl AmStats {
             "ATOMIC_NATIVE {}\nATOMIC_AM {}\nVIS_IOV_CALLS {}\nVIS_PACKED {}\n",
             self.atomic_native, self.atomic_am, self.vis_iov_calls, self.vis_packed
         ));
+        s.push_str(&format!("PUT_BATCHES {}\n", self.put_batches));
         s.push_str(&format!(
             "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\n",
             self.coll_cache_local, self.coll_cache_rma, self.coll_board
@@ -147,6 +151,8 @@ pub(crate) struct SetStats<C: Counter> {
     pub put_inject: C,
     pub put_bounce: C,
     pub put_block: C,
+    pub put_aggregate: C,
+    pub put_batches: C,
     pub shared_sent: C,
     pub shared_rma: C,
     pub atomic_native: C,
@@ -181,6 +187,7 @@ impl<C: Counter> SetStats<C> {
         s.atomic_am += self.atomic_am.get();
         s.vis_iov_calls += self.vis_iov_calls.get();
         s.vis_packed += self.vis_packed.get();
+        s.put_batches += self.put_batches.get();
         s.coll_cache_local += self.coll_cache_local.get();
         s.coll_cache_rma += self.coll_cache_rma.get();
         s.coll_board += self.coll_board.get();

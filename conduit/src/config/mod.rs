@@ -121,6 +121,7 @@ impl Config {
         rma::NUM_BBUFS,
         rma::BBUF_THRESHOLD,
         rma::RMA_POLL_FREQ,
+        rma::PUT_AGGREGATE_LIMIT,
         cq::TX_CQ_SIZE,
         cq::RX_CQ_SIZE,
         cq::NUM_COMPLETIONS,

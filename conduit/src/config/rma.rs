@@ -16,6 +16,17 @@ pub const NUM_BBUFS: &str = "GASNET_OFI_NUM_BBUFS";
 pub const BBUF_THRESHOLD: &str = "GASNET_OFI_BBUF_THRESHOLD";
 /// `GASNET_OFI_RMA_POLL_FREQ`.
 pub const RMA_POLL_FREQ: &str = "GASNET_OFI_RMA_POLL_FREQ";
+/// `GASNET_OFI_PUT_AGGREGATE_LIMIT`.
+pub const PUT_AGGREGATE_LIMIT: &str = "GASNET_OFI_PUT_AGGREGATE_LIMIT";
+
+/// Largest `GASNET_OFI_PUT_AGGREGATE_LIMIT`: one such put, with its piece
+/// encoding, fits the smallest AM Medium (`GASNET_OFI_MAX_MEDIUM`'s
+/// minimum).
+pub const PUT_AGGREGATE_LIMIT_MAX: usize = 256;
+/// `GASNET_OFI_PUT_AGGREGATE_LIMIT` on providers whose RMA is emulated in
+/// software (the profile's `rma_offloaded` absent); 0 where the hardware
+/// performs it.
+pub const PUT_AGGREGATE_LIMIT_DEFAULT: usize = 256;
 
 /// Default of `GASNET_OFI_NUM_BBUFS`.
 pub const NUM_BBUFS_DEFAULT: usize = 64;
@@ -47,6 +58,11 @@ pub struct RmaConfig {
     /// `GASNET_OFI_RMA_POLL_FREQ`: poll the transmit CQ once every this many
     /// RMA injections. At least 1.
     pub rma_poll_freq: usize,
+    /// `GASNET_OFI_PUT_AGGREGATE_LIMIT`: implicit (NBI) puts of at most
+    /// this many bytes to ranks outside the supernode are gathered into
+    /// one AM per target (0: none). `None`: the provider profile's default
+    /// (see [`RmaConfig::resolve_put_aggregate`]).
+    pub put_aggregate: Option<usize>,
 }
 
 impl RmaConfig {
@@ -86,12 +102,27 @@ impl RmaConfig {
             )));
         }
         let rma_poll_freq = count(r, RMA_POLL_FREQ, RMA_POLL_FREQ_DEFAULT, 1)?;
+        let put_aggregate = match opt_size(r, PUT_AGGREGATE_LIMIT)? {
+            Some(n) if n > PUT_AGGREGATE_LIMIT_MAX => {
+                return Err(EnvError::new(
+                    PUT_AGGREGATE_LIMIT,
+                    &value_text(r, PUT_AGGREGATE_LIMIT, n),
+                    format!(
+                        "a size from 0 (off) to {PUT_AGGREGATE_LIMIT_MAX} bytes \
+(unset: {PUT_AGGREGATE_LIMIT_DEFAULT} on providers that emulate RMA in software, 0 on others)"
+                    ),
+                )
+                .into())
+            }
+            n => n,
+        };
         Ok(RmaConfig {
             inject_limit,
             bbuf_size,
             num_bbufs,
             bbuf_threshold,
             rma_poll_freq,
+            put_aggregate,
         })
     }
 
@@ -100,6 +131,17 @@ impl RmaConfig {
     /// [`resolve_inject_limit`]).
     pub fn resolve_inject_limit(&self, provider_max: usize) -> (usize, Option<String>) {
         resolve_inject_limit(self.inject_limit, provider_max, RMA_INJECT_LIMIT)
+    }
+
+    /// The aggregation limit in effect: the variable's value, else the
+    /// default for a provider whose RMA is (`rma_offloaded`) or is not
+    /// performed by the hardware.
+    pub fn resolve_put_aggregate(&self, rma_offloaded: bool) -> usize {
+        self.put_aggregate.unwrap_or(if rma_offloaded {
+            0
+        } else {
+            PUT_AGGREGATE_LIMIT_DEFAULT
+        })
     }
 
     /// Bounce buffers one put of `bbuf_threshold` bytes needs.
@@ -140,6 +182,28 @@ mod tests {
         assert_eq!(c.bbufs_per_put(), 4);
         let c = RmaConfig::from_env(&EnvReader::quiet(&MapEnv::new()), 65536).unwrap();
         assert_eq!((c.bbuf_size, c.bbuf_threshold), (65536, 262144));
+    }
+
+    #[test]
+    fn put_aggregate_limit() {
+        let c = read(&MapEnv::new()).unwrap();
+        assert_eq!(c.put_aggregate, None);
+        assert_eq!(c.resolve_put_aggregate(false), 256);
+        assert_eq!(c.resolve_put_aggregate(true), 0);
+        for (v, want) in [("0", 0), ("8", 8), ("256", 256)] {
+            let c = read(&MapEnv::from([("GASNET_OFI_PUT_AGGREGATE_LIMIT", v)])).unwrap();
+            assert_eq!(c.put_aggregate, Some(want));
+            assert_eq!(c.resolve_put_aggregate(true), want);
+        }
+        let e = err(&[("GASNET_OFI_PUT_AGGREGATE_LIMIT", "1K")]);
+        assert!(
+            e.contains("GASNET_OFI_PUT_AGGREGATE_LIMIT")
+                && e.contains("1K")
+                && e.contains("a size from 0 (off) to 256 bytes"),
+            "{e}"
+        );
+        let e = err(&[("GASNET_OFI_PUT_AGGREGATE_LIMIT", "lots")]);
+        assert!(e.contains("GASNET_OFI_PUT_AGGREGATE_LIMIT"), "{e}");
     }
 
     #[test]

@@ -208,14 +208,15 @@ impl Endpoint {
         check("fi_writemsg", rc as i64).map(|_| ())
     }
 
-    /// `fi_read`: RMA read of `len` bytes from `remote_addr` into `buf`.
+    /// `fi_readmsg`: RMA read of `len` bytes from `remote_addr` into `buf`
+    /// with `flags` (which replace the endpoint's default operation flags).
     ///
     /// # Safety
     /// `buf` must stay valid and untouched, and `context` valid, until
     /// completion. Threading as for [`Endpoint::inject`].
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn read(
+    pub unsafe fn read_msg(
         &self,
         buf: *mut u8,
         len: usize,
@@ -224,21 +225,31 @@ impl Endpoint {
         remote_addr: u64,
         key: u64,
         context: *mut libc::c_void,
+        flags: u64,
     ) -> Result<(), OfiError> {
-        // SAFETY: per the caller's contract.
-        let rc = unsafe {
-            sys::fi_read(
-                self.inner.raw,
-                buf.cast(),
-                len,
-                desc,
-                src,
-                remote_addr,
-                key,
-                context,
-            )
+        let iov = libc::iovec {
+            iov_base: buf.cast(),
+            iov_len: len,
         };
-        check("fi_read", rc as i64).map(|_| ())
+        let rma = sys::fi_rma_iov {
+            addr: remote_addr,
+            len,
+            key,
+        };
+        let mut desc = desc;
+        let msg = sys::fi_msg_rma {
+            msg_iov: (&iov as *const libc::iovec).cast(),
+            desc: &mut desc,
+            iov_count: 1,
+            addr: src,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            context,
+            data: 0,
+        };
+        // SAFETY: descriptors valid for the call; the buffer per the caller.
+        let rc = unsafe { sys::fi_readmsg(self.inner.raw, &msg, flags) };
+        check("fi_readmsg", rc as i64).map(|_| ())
     }
 
     /// `fi_cancel` of the operation posted with `context`.

@@ -411,19 +411,30 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
         "gex-rma",
         &["all"],
         "gex-rma all: ok: 189 put/get steps of sizes 1 B..4 MiB checked on both sides, \
-         500 NB puts and 1000 NBI operations synced in one call; NB_PUT_INJECT="
+         500 NB puts and 1000 NBI operations synced in one call, 20000 small NBI puts \
+         (1..256 bytes) checked at their target; NB_PUT_INJECT="
             .into(),
     );
     let rma = match paths {
-        // Every put path (inject, bounce buffer, blocking) taken.
+        // Every put path (inject, bounce buffer, blocking, aggregated)
+        // taken.
         Paths::Provider => ClientRun {
-            not: vec!["NB_PUT_INJECT=0 ", "NB_PUT_BOUNCE=0 ", "NB_PUT_BLOCK=0"],
+            not: vec![
+                "NB_PUT_INJECT=0 ",
+                "NB_PUT_BOUNCE=0 ",
+                "NB_PUT_BLOCK=0 ",
+                "NB_PUT_AGGREGATE=0 ",
+            ],
             also: vec!["RMA_SHARED=0".into()],
             ..rma
         },
         // Rank 1 is reached by copies: no provider put path.
         Paths::Shared | Paths::Mixed => ClientRun {
-            also: vec!["NB_PUT_INJECT=0 NB_PUT_BOUNCE=0 NB_PUT_BLOCK=0 RMA_SHARED=".into()],
+            also: vec![
+                "NB_PUT_INJECT=0 NB_PUT_BOUNCE=0 NB_PUT_BLOCK=0 NB_PUT_AGGREGATE=0 PUT_BATCHES=0 \
+                 RMA_SHARED="
+                    .into(),
+            ],
             not: vec!["RMA_SHARED=0"],
             ..rma
         },

@@ -58,7 +58,7 @@ mod strided_tests;
 mod tests;
 mod vector;
 
-pub use pack::{decode, encode, pack, unpack};
+pub use pack::{decode, encode, pack, unpack, Encoder};
 pub use strided::{plan_strided, Strided};
 pub use vector::{plan_indexed, plan_vector, Indexed};
 

@@ -68,17 +68,75 @@ pub fn unpack(packed: &[u8], pieces: &[Piece], side: Side, buf: &mut [u8]) -> Re
 /// it for any pieces whose ends (`offset + len`) fit in `usize`, as every
 /// planned piece's do.
 pub fn encode(pieces: &[Piece]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 + pieces.len() * 4);
-    put_varint(&mut out, pieces.len() as u128);
-    let (mut local_end, mut remote_end) = (0i128, 0i128);
+    let mut e = Encoder::default();
     for p in pieces {
-        put_varint(&mut out, zigzag(p.local as i128 - local_end));
-        put_varint(&mut out, zigzag(p.remote as i128 - remote_end));
-        put_varint(&mut out, p.len as u128);
-        local_end = p.local as i128 + p.len as i128;
-        remote_end = p.remote as i128 + p.len as i128;
+        e.push(p);
     }
-    out
+    e.finish()
+}
+
+/// [`encode`] one piece at a time, with the encoded length known after
+/// each (for filling a message of bounded size).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Encoder {
+    body: Vec<u8>,
+    n: usize,
+    local_end: i128,
+    remote_end: i128,
+}
+
+impl Encoder {
+    /// The three varints of `p` after the pieces pushed so far.
+    fn codes(&self, p: &Piece) -> [u128; 3] {
+        [
+            zigzag(p.local as i128 - self.local_end),
+            zigzag(p.remote as i128 - self.remote_end),
+            p.len as u128,
+        ]
+    }
+
+    /// Bytes the encoding grows by when `p` is pushed.
+    pub fn cost(&self, p: &Piece) -> usize {
+        let grow = varint_len((self.n + 1) as u128) - varint_len(self.n as u128);
+        grow + self.codes(p).iter().map(|&v| varint_len(v)).sum::<usize>()
+    }
+
+    /// Append `p`.
+    pub fn push(&mut self, p: &Piece) {
+        for v in self.codes(p) {
+            put_varint(&mut self.body, v);
+        }
+        self.n += 1;
+        self.local_end = p.local as i128 + p.len as i128;
+        self.remote_end = p.remote as i128 + p.len as i128;
+    }
+
+    /// Pieces pushed.
+    pub fn pieces(&self) -> usize {
+        self.n
+    }
+
+    /// Length of the encoding so far.
+    pub fn len(&self) -> usize {
+        varint_len(self.n as u128) + self.body.len()
+    }
+
+    /// Whether no piece was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The encoding, as [`encode`] gives it for the pieces pushed.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        put_varint(&mut out, self.n as u128);
+        out.extend_from_slice(&self.body);
+        out
+    }
+}
+
+fn varint_len(v: u128) -> usize {
+    (128 - v.leading_zeros() as usize).div_ceil(7).max(1)
 }
 
 /// Parse a piece list made by [`encode`], rejecting (never panicking on)

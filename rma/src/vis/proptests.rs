@@ -322,4 +322,19 @@ proptest! {
         }).collect();
         prop_assert_eq!(decode(&encode(&pieces)).unwrap(), pieces);
     }
+
+    #[test]
+    fn encoder_cost_is_exact(pieces in prop::collection::vec((0usize..1 << 40, 0usize..1 << 40, 1usize..1 << 20), 0..300)) {
+        let pieces: Vec<Piece> = pieces.into_iter().map(|(local, remote, len)| Piece { local, remote, len }).collect();
+        let mut e = Encoder::default();
+        for p in &pieces {
+            let (before, cost) = (e.len(), e.cost(p));
+            e.push(p);
+            prop_assert_eq!(e.len(), before + cost);
+        }
+        prop_assert_eq!(e.pieces(), pieces.len());
+        let wire = e.finish();
+        prop_assert_eq!(wire.len(), encode(&pieces).len());
+        prop_assert_eq!(decode(&wire).unwrap(), pieces);
+    }
 }

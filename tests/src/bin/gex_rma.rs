@@ -6,7 +6,9 @@
 //!   data checked at the target (in its segment) and at the initiator (got
 //!   back); every put path (inject, bounce, block) taken, proved by the
 //!   counters; hundreds of outstanding NB and NBI operations synced in one
-//!   call.
+//!   call; a storm of 20,000 small NBI puts (aggregated where
+//!   `GASNET_OFI_PUT_AGGREGATE_LIMIT` allows, proved by NB_PUT_AGGREGATE)
+//!   checked at their target.
 //! * `bad`: out-of-segment, overflowing and negative (wrapped) offsets are
 //!   refused and nothing is written.
 //! * `attach <bytes>`: attach a segment of that size and report.
@@ -221,6 +223,7 @@ fn all(c: &Client) -> Fallible<String> {
             zero
         )));
     }
+    let storm = small_put_storm(c)?;
     let mut back = vec![0u8; 200];
     for i in [0, many / 2, many - 1] {
         c.get(peer, AREA + 256 * many + 256 * i, &mut back)?;
@@ -233,20 +236,91 @@ fn all(c: &Client) -> Fallible<String> {
     let shared = c.stats().shared_rma;
     if c.is_shared(peer) {
         // Every put and get with the peer is a copy through shared memory.
-        if pc.inject + pc.bounce + pc.block != 0 || shared == 0 {
+        if pc.inject + pc.bounce + pc.block + pc.aggregate != 0 || shared == 0 {
             return Err(fail(format!(
                 "the peer is in this supernode, yet puts took provider paths ({pc:?}) or none was copied (RMA_SHARED {shared})"
             )));
         }
     } else if pc.inject == 0 || pc.bounce == 0 || pc.block == 0 {
         return Err(fail(format!("not every put path was taken: {pc:?}")));
+    } else if c.put_limits().aggregate > 0 && pc.aggregate < STORM_PUTS as u64 {
+        return Err(fail(format!(
+            "small NBI puts were not aggregated (limit {}): {pc:?}",
+            c.put_limits().aggregate
+        )));
+    } else if c.put_limits().aggregate == 0 && pc.aggregate != 0 {
+        return Err(fail(format!(
+            "puts were aggregated with aggregation off: {pc:?}"
+        )));
     }
     Ok(format!(
-        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={} RMA_SHARED={shared}",
+        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call, {storm}; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={} NB_PUT_AGGREGATE={} PUT_BATCHES={} RMA_SHARED={shared}",
         2 * many,
         pc.inject,
         pc.bounce,
-        pc.block
+        pc.block,
+        pc.aggregate,
+        c.stats().put_batches
+    ))
+}
+
+/// Small NBI puts in the storm.
+const STORM_PUTS: usize = 20_000;
+/// Where the storm writes (above the 1,000 blocks of 256 bytes).
+const STORM_AT: usize = AREA + (1 << 20);
+
+/// Size of the storm's put `i` (1 .. 256 bytes, most of them small).
+fn storm_len(i: usize) -> usize {
+    [8, 1, 24, 8, 200, 8, 3, 256][i % 8]
+}
+
+/// Every rank puts `STORM_PUTS` small NBI puts of 1 .. 256 bytes to
+/// disjoint places of the next rank's segment, and a few to its own, in one
+/// scope with one sync; after a barrier each checks what its predecessor
+/// (and itself) wrote there.
+fn small_put_storm(c: &Client) -> Fallible<String> {
+    let (me, n) = (c.rank(), c.size());
+    let (peer, pred) = ((me + 1) % n, (me + n - 1) % n);
+    let mut offsets = Vec::with_capacity(STORM_PUTS);
+    let mut at = STORM_AT;
+    for i in 0..STORM_PUTS {
+        offsets.push(at);
+        at += storm_len(i);
+    }
+    let own = at + 64;
+    assert!(own + 64 < SEG);
+    c.rma_scope(|s| {
+        for (i, &off) in offsets.iter().enumerate() {
+            s.put_nbi(peer, off, &pattern(me * STORM_PUTS + i, storm_len(i)))?;
+            if i % 5000 == 0 {
+                s.put_nbi(me, own + i / 5000 * 8, &pattern(i, 8))?;
+            }
+        }
+        s.sync_nbi(NbiSync::Puts)
+    })?;
+    c.barrier()?;
+    let mut got = vec![0u8; at - STORM_AT];
+    c.segment_read(STORM_AT, &mut got)?;
+    for (i, &off) in offsets.iter().enumerate() {
+        let at = off - STORM_AT;
+        if got[at..at + storm_len(i)] != pattern(pred * STORM_PUTS + i, storm_len(i))[..] {
+            return Err(fail(format!(
+                "small NBI put {i} of {STORM_PUTS} from rank {pred} ({} bytes at {off}) differs",
+                storm_len(i)
+            )));
+        }
+    }
+    let mut mine = vec![0u8; 8];
+    for k in 0..STORM_PUTS.div_ceil(5000) {
+        c.segment_read(own + k * 8, &mut mine)?;
+        if mine != pattern(k * 5000, 8) {
+            return Err(fail(format!(
+                "small NBI put {k} to this rank itself differs"
+            )));
+        }
+    }
+    Ok(format!(
+        "{STORM_PUTS} small NBI puts (1..256 bytes) checked at their target"
     ))
 }
 

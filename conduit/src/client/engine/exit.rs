@@ -175,8 +175,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut s = self.stats().report(self.rank);
         let pc = self.put_counts();
         s.push_str(&format!(
-            "NB_PUT_INJECT {}\nNB_PUT_BOUNCE {}\nNB_PUT_BLOCK {}\n",
-            pc.inject, pc.bounce, pc.block
+            "NB_PUT_INJECT {}\nNB_PUT_BOUNCE {}\nNB_PUT_BLOCK {}\nNB_PUT_AGGREGATE {}\n",
+            pc.inject, pc.bounce, pc.block, pc.aggregate
         ));
         crate::client::statsfile::write(path, self.rank, &s);
     }
@@ -189,6 +189,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             c.inject += s.stats.put_inject.get();
             c.bounce += s.stats.put_bounce.get();
             c.block += s.stats.put_block.get();
+            c.aggregate += s.stats.put_aggregate.get();
         }
         c
     }

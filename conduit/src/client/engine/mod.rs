@@ -9,6 +9,7 @@
 //! engine; completion queues are polled under a try-lock, so a thread that
 //! finds one busy moves on.
 
+mod aggregate;
 mod atomic;
 mod barrier;
 mod coll;
@@ -79,6 +80,8 @@ pub(crate) struct EpSet<M: Mode> {
     pub send_bytes: usize,
     pub pools: [M::Lock<Pool>; 2],
     pub ops: M::Lock<Ops>,
+    /// Small implicit puts gathered per target.
+    pub agg: M::Lock<aggregate::Aggregation>,
     /// Messages waiting for their handler, per side: AMs to self, and
     /// what a panicking handler left of its batch.
     pub queue: [M::Lock<VecDeque<receive::Queued>>; 2],
@@ -211,6 +214,7 @@ fn new_set<M: Mode, T: Transport>(
     cfg: &Config,
     recv_size: usize,
     send_bytes: usize,
+    batches: ::rma::aggregate::Aggregator,
 ) -> Result<EpSet<M>, Error> {
     let nbuf = cfg.am.num_receive_buffs.max(2);
     let nreq = nbuf.div_ceil(2);
@@ -255,6 +259,7 @@ fn new_set<M: Mode, T: Transport>(
             M::Lock::new(Pool::new(cfg.am.num_initial_reply_buffs, max[1])),
         ],
         ops: M::Lock::new(Ops::new()),
+        agg: M::Lock::new(aggregate::Aggregation::new(batches)),
         queue: [M::Lock::new(VecDeque::new()), M::Lock::new(VecDeque::new())],
         cq: [M::Lock::new(()), M::Lock::new(()), M::Lock::new(())],
         stats: SetStats::default(),
@@ -288,9 +293,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         drop(all);
         let facts = tp.facts().clone();
         let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
+        let offloaded = crate::profile::lookup(&facts.provider).rma_offloaded == Some(true);
+        let aggregate = cfg.rma.resolve_put_aggregate(offloaded);
+        let batches =
+            ::rma::aggregate::Aggregator::new(size, aggregate, max_medium).map_err(|e| {
+                crate::config::ConfigError::Conflict(gex_env::EnvError::new(
+                    crate::config::rma::PUT_AGGREGATE_LIMIT,
+                    &aggregate.to_string(),
+                    format!("a size that fits GASNET_OFI_MAX_MEDIUM ({e})"),
+                ))
+            })?;
         let mut set_vec = Vec::with_capacity(sets);
         for i in 0..sets {
-            set_vec.push(new_set::<M, T>(&mut tp, i, &cfg, recv_size, largest_am)?);
+            let b = batches.clone();
+            set_vec.push(new_set::<M, T>(&mut tp, i, &cfg, recv_size, largest_am, b)?);
         }
         let bounce = if cfg.rma.num_bbufs > 0 {
             let pool = bbuf::Pool::new(cfg.rma.num_bbufs, cfg.rma.bbuf_size, page_size())?;
@@ -315,6 +331,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 inject: p.rma_inject_limit,
                 bbuf_threshold: cfg.rma.bbuf_threshold,
                 bbuf_size: cfg.rma.bbuf_size,
+                aggregate,
             },
             batch: cfg
                 .cq

@@ -320,6 +320,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             PutPath::Inject => st.put_inject.add(1),
             PutPath::Bounce(_) => st.put_bounce.add(1),
             PutPath::Block => st.put_block.add(1),
+            PutPath::Aggregate => st.put_aggregate.add(1),
         }
     }
 
@@ -361,7 +362,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// A put whose source may be reused when this returns (`lc_opt` now):
-    /// inject, bounce buffers, or a blocking write. Returns the operation
+    /// aggregated (implicit puts only), inject, bounce buffers, or a
+    /// blocking write. Returns the operation
     /// still running (inject, bounce) or `None` (finished, or nothing).
     pub fn put_now(
         &self,
@@ -376,7 +378,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return r.map(|()| None);
         }
         let free = self.bounce.as_ref().map_or(0, |b| b.pool.available());
-        let mut path = self.put_limits.choose(src.len(), free);
+        let mut path = match implicit {
+            Implicit::Put => self.put_limits.choose_implicit(src.len(), free),
+            _ => self.put_limits.choose(src.len(), free),
+        };
+        if path == PutPath::Aggregate {
+            self.put_aggregate(set, rank, offset, src)?;
+            self.count_put(set, path);
+            return Ok(None);
+        }
         if let PutPath::Bounce(n) = path {
             match self.put_bounce(set, rank, offset, src, implicit, n)? {
                 Some(op) => {

@@ -406,7 +406,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         // SAFETY: destination lifetime per this function's contract;
         // threading as in inject.
         unsafe {
-            self.ep(set, Ep::Rma).read(
+            self.ep(set, Ep::Rma).read_msg(
                 dst,
                 len,
                 desc,
@@ -414,6 +414,12 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
                 remote.addr,
                 remote.key,
                 ctx.encode() as *mut libc::c_void,
+                // A read's completion means its data is here; asking for
+                // FI_DELIVERY_COMPLETE as well (the endpoint's default
+                // for writes) makes shm route the read through the
+                // target's command queue instead of reading by CMA in
+                // the call (1 MiB: 91 instead of 168 us).
+                sys::FI_COMPLETION as u64,
             )
         }
         .map_err(post_error)
