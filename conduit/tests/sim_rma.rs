@@ -129,6 +129,16 @@ fn small_nbi_puts_aggregated_or_not_under_faults() {
                     let (me, n) = (c.rank(), c.size());
                     let slice = SEG / n;
                     let len = |i: usize| 1 + (i * 7) % 48;
+                    // Rank `src`'s 3,000 puts, laid end to end from the
+                    // start of `b`, are all there.
+                    let check = |b: &[u8], src: usize, what: &str| {
+                        let mut at = 0;
+                        for i in 0..3000 {
+                            let want = pattern(src * 7 + i, len(i));
+                            assert_eq!(b[at..at + len(i)], want[..], "rank {me}: put {i} {what}");
+                            at += len(i);
+                        }
+                    };
                     c.rma_scope(|s| {
                         for d in 0..n {
                             let mut at = me * slice;
@@ -145,29 +155,13 @@ fn small_nbi_puts_aggregated_or_not_under_faults() {
                     for d in 0..n {
                         let mut back = vec![0u8; 3000 * 48];
                         c.get(d, me * slice, &mut back).unwrap();
-                        let mut at = 0;
-                        for i in 0..3000 {
-                            assert_eq!(
-                                back[at..at + len(i)],
-                                pattern(me * 7 + i, len(i))[..],
-                                "rank {me}: put {i} to rank {d}, read back after the sync"
-                            );
-                            at += len(i);
-                        }
+                        check(&back, me, &format!("to rank {d}, read back after the sync"));
                     }
                     c.barrier().unwrap();
                     let mut mine = vec![0u8; SEG];
                     c.segment_read(0, &mut mine).unwrap();
                     for src in 0..n {
-                        let mut at = src * slice;
-                        for i in 0..3000 {
-                            assert_eq!(
-                                mine[at..at + len(i)],
-                                pattern(src * 7 + i, len(i))[..],
-                                "rank {me}: put {i} of rank {src}"
-                            );
-                            at += len(i);
-                        }
+                        check(&mine[src * slice..], src, &format!("of rank {src}"));
                     }
                     (c.put_counts(), c.stats().put_batches)
                 },

@@ -183,28 +183,19 @@ impl Endpoint {
         data: u64,
         flags: u64,
     ) -> Result<(), OfiError> {
-        let iov = libc::iovec {
-            iov_base: buf as *mut libc::c_void,
-            iov_len: len,
-        };
-        let rma = sys::fi_rma_iov {
-            addr: remote_addr,
+        let one = OneRma {
+            buf: buf.cast_mut(),
             len,
+            desc,
+            peer: dest,
+            remote_addr,
             key,
-        };
-        let mut desc = desc;
-        let msg = sys::fi_msg_rma {
-            msg_iov: (&iov as *const libc::iovec).cast(),
-            desc: &mut desc,
-            iov_count: 1,
-            addr: dest,
-            rma_iov: &rma,
-            rma_iov_count: 1,
             context,
             data,
         };
-        // SAFETY: descriptors valid for the call; buffers per the caller.
-        let rc = unsafe { sys::fi_writemsg(self.inner.raw, &msg, flags) };
+        // SAFETY: the message's pointers are valid for the call; buffers
+        // per the caller.
+        let rc = one.with_msg(|msg| unsafe { sys::fi_writemsg(self.inner.raw, msg, flags) });
         check("fi_writemsg", rc as i64).map(|_| ())
     }
 
@@ -227,28 +218,19 @@ impl Endpoint {
         context: *mut libc::c_void,
         flags: u64,
     ) -> Result<(), OfiError> {
-        let iov = libc::iovec {
-            iov_base: buf.cast(),
-            iov_len: len,
-        };
-        let rma = sys::fi_rma_iov {
-            addr: remote_addr,
+        let one = OneRma {
+            buf,
             len,
+            desc,
+            peer: src,
+            remote_addr,
             key,
-        };
-        let mut desc = desc;
-        let msg = sys::fi_msg_rma {
-            msg_iov: (&iov as *const libc::iovec).cast(),
-            desc: &mut desc,
-            iov_count: 1,
-            addr: src,
-            rma_iov: &rma,
-            rma_iov_count: 1,
             context,
             data: 0,
         };
-        // SAFETY: descriptors valid for the call; the buffer per the caller.
-        let rc = unsafe { sys::fi_readmsg(self.inner.raw, &msg, flags) };
+        // SAFETY: the message's pointers are valid for the call; the
+        // buffer per the caller.
+        let rc = one.with_msg(|msg| unsafe { sys::fi_readmsg(self.inner.raw, msg, flags) });
         check("fi_readmsg", rc as i64).map(|_| ())
     }
 
@@ -260,5 +242,45 @@ impl Endpoint {
         // SAFETY: per the caller's contract.
         let rc = unsafe { sys::fi_cancel(&mut (*self.inner.raw).fid, context) };
         check("fi_cancel", rc as i64).map(|_| ())
+    }
+}
+
+/// One local and one remote range of an RMA call.
+struct OneRma {
+    buf: *mut u8,
+    len: usize,
+    desc: *mut libc::c_void,
+    peer: FiAddr,
+    remote_addr: u64,
+    key: u64,
+    context: *mut libc::c_void,
+    data: u64,
+}
+
+impl OneRma {
+    /// Run `call` with the `fi_msg_rma` describing these ranges (its
+    /// pointers are valid during the call only).
+    fn with_msg(self, call: impl FnOnce(&sys::fi_msg_rma) -> isize) -> isize {
+        let iov = libc::iovec {
+            iov_base: self.buf.cast(),
+            iov_len: self.len,
+        };
+        let rma = sys::fi_rma_iov {
+            addr: self.remote_addr,
+            len: self.len,
+            key: self.key,
+        };
+        let mut desc = self.desc;
+        let msg = sys::fi_msg_rma {
+            msg_iov: (&iov as *const libc::iovec).cast(),
+            desc: &mut desc,
+            iov_count: 1,
+            addr: self.peer,
+            rma_iov: &rma,
+            rma_iov_count: 1,
+            context: self.context,
+            data: self.data,
+        };
+        call(&msg)
     }
 }
