@@ -551,6 +551,26 @@ fn cache(c: &Client) -> Fallible<String> {
         )));
     }
     checks += 2;
+    // On a team whose members share memory (at most 8), broadcasts of at
+    // most 1 KiB go by the AM rings, not through the cache: the root's
+    // copies into mapped caches do not grow.
+    if n <= 8 && (0..n).all(|r| c.is_shared(r)) {
+        for len in [8usize, 1024] {
+            let before = c.stats().coll_cache_local;
+            let mut buf = if me == 0 {
+                pattern(7, len)
+            } else {
+                vec![0u8; len]
+            };
+            w.broadcast(0, &mut buf)?;
+            let copies = c.stats().coll_cache_local - before;
+            if buf != pattern(7, len) || copies != 0 {
+                return Err(fail(format!(
+                    "small broadcast of {len} B on a team that shares memory: wrong data or {copies} copies into caches"
+                )));
+            }
+        }
+    }
     let st = c.stats();
     Ok(format!(
         "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={}",

@@ -193,7 +193,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             } else {
                 None
             };
-            let chunk = e.cache.chunk_for(len);
+            let bcast = matches!(op, CollOp::Broadcast { .. });
+            let chunk = e.cache.chunk_for(len, bcast);
             let started = match chunk {
                 Some(chunk) => e.colls.start_chunked(op, chunk),
                 None => e.colls.start(op),

@@ -112,11 +112,20 @@ pub(crate) enum CacheState<R> {
     Ready(Box<Cache<R>>),
 }
 
+/// Largest broadcast that a team whose members share memory sends by the AM
+/// rings rather than through its collective cache: measured 3 to 4 times
+/// faster that way at 8 bytes on 4 ranks (docs/PERFORMANCE.md), where
+/// 64 KiB is faster through the cache.
+pub(super) const RING_BCAST_MAX: usize = coll::flat::FLAT_MAX_BYTES;
+
 impl<R> CacheState<R> {
-    /// The chunk size for a collective of `len` bytes when it takes the
-    /// cache.
-    pub fn chunk_for(&self, len: usize) -> Option<usize> {
+    /// The chunk size for a collective of `len` bytes (a broadcast when
+    /// `bcast`) when it takes the cache. Broadcasts of at most
+    /// [`RING_BCAST_MAX`] on a team with a board (its members share memory)
+    /// do not: they go by the AM rings, every member deciding alike.
+    pub fn chunk_for(&self, len: usize, bcast: bool) -> Option<usize> {
         match self {
+            CacheState::Ready(c) if bcast && len <= RING_BCAST_MAX && c.board.is_some() => None,
             CacheState::Ready(c) if len <= c.layout.data_bytes() => Some(c.layout.max_chunk()),
             _ => None,
         }
