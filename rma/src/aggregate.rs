@@ -55,11 +55,6 @@ impl Batch {
         self.code.is_empty()
     }
 
-    /// Puts it holds.
-    pub fn puts(&self) -> usize {
-        self.code.pieces()
-    }
-
     /// The message payload (the encoded piece list, then the bytes) and
     /// the length of the piece list.
     pub fn into_payload(self) -> (Vec<u8>, usize) {
@@ -127,23 +122,13 @@ impl Aggregator {
         })
     }
 
-    /// The aggregation limit (0: off).
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
-
-    /// Whether a put of `len` bytes is aggregated.
-    #[inline]
-    pub fn takes(&self, len: usize) -> bool {
-        len > 0 && len <= self.limit
-    }
-
-    /// Add a put of `bytes` to `offset` of `rank`'s segment (a put
-    /// [`takes`](Self::takes); the range checked by the caller). When it
+    /// Add a put of `bytes` to `offset` of `rank`'s segment (1 to `limit`
+    /// bytes, as `PutLimits::choose_implicit` decides; the range checked
+    /// by the caller). When it
     /// does not fit `rank`'s open batch, that batch is returned, to be sent
     /// before anything else to `rank`, and the put opens the next one.
     pub fn add(&mut self, rank: usize, offset: usize, bytes: &[u8]) -> Option<Batch> {
-        debug_assert!(self.takes(bytes.len()));
+        debug_assert!(!bytes.is_empty() && bytes.len() <= self.limit);
         let b = &mut self.open[rank];
         let mut full = None;
         if b.is_empty() {
@@ -192,8 +177,7 @@ mod tests {
     #[test]
     fn limits() {
         assert!(Aggregator::new(4, 0, 0).is_ok());
-        let a = Aggregator::new(4, 256, 512).unwrap();
-        assert!(!a.takes(0) && a.takes(1) && a.takes(256) && !a.takes(257));
+        assert!(Aggregator::new(4, 256, 512).is_ok());
         let e = Aggregator::new(4, 256, 290).unwrap_err();
         assert_eq!(e.needed, 297);
         assert!(e.to_string().contains("at least 297 bytes"), "{e}");

@@ -173,9 +173,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
+    /// Whether no batch is open, in flight or failed unreported (one lock:
+    /// every scope's end asks).
+    fn aggregation_idle(&self, set: usize) -> bool {
+        let agg = self.sets[set].agg.lock();
+        agg.batches.is_idle() && agg.sent.is_empty() && agg.failed.is_none()
+    }
+
     /// An NBI sync of puts: send the open batches and wait until every
     /// batch sent so far is acknowledged; the first failure among them.
     pub fn sync_aggregated(&self, set: usize) -> Result<(), Error> {
+        if self.aggregation_idle(set) {
+            return Ok(());
+        }
         let flushed = self.flush_batches(set);
         let seq = self.sets[set].agg.lock().next_seq;
         while self.harvest(set, seq) {
