@@ -60,6 +60,35 @@ pub enum StartupError {
     Ofi(#[from] OfiError),
 }
 
+/// AM flow control from a provider's profile (`am_send_window`): each part
+/// applies only where the user set none of its variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AmWindow {
+    /// AM sends complete only once delivered (`FI_DELIVERY_COMPLETE`).
+    pub delivery_complete: bool,
+    /// Most Request send buffers (and at most as many at start-up).
+    pub request_buffs: Option<usize>,
+    /// Most Reply send buffers (and at most as many at start-up).
+    pub reply_buffs: Option<usize>,
+}
+
+impl AmWindow {
+    /// Apply to an AM configuration.
+    pub fn apply(&self, am: &mut crate::config::AmConfig) {
+        if self.delivery_complete {
+            am.use_delivery_complete = true;
+        }
+        if let Some(n) = self.request_buffs {
+            am.max_request_buffs = n;
+            am.num_initial_request_buffs = am.num_initial_request_buffs.min(n);
+        }
+        if let Some(n) = self.reply_buffs {
+            am.max_reply_buffs = n;
+            am.num_initial_reply_buffs = am.num_initial_reply_buffs.min(n);
+        }
+    }
+}
+
 /// The outcome of start-up.
 #[derive(Debug)]
 pub struct Prepared {
@@ -73,6 +102,9 @@ pub struct Prepared {
     /// user did not set `GASNET_OFI_RECEIVE_BUFF_SIZE` (with the buffer count
     /// to use when `GASNET_OFI_NUM_RECEIVE_BUFFS` is unset too).
     pub receive_override: Option<(crate::config::RecvBuffSize, Option<usize>)>,
+    /// The AM flow control the provider's profile imposes where the user
+    /// did not choose (`am_send_window`).
+    pub am_window: Option<AmWindow>,
     /// Notes worth a log line (profile differences, clamps, env actions).
     pub notes: Vec<String>,
     /// Lines printed to stdout (device listing) and stderr (warnings), kept
@@ -247,6 +279,20 @@ pub fn prepare(
             caps.provider
         ));
     }
+    let am_window = chosen.am_send_window.map(|w| {
+        let unset = |vars: &[&str]| vars.iter().all(|v| env.peek(v).is_none());
+        use crate::config::am as v;
+        let win = AmWindow {
+            delivery_complete: unset(&[v::AM_USE_DELIVERY_COMPLETE]),
+            request_buffs: unset(&[v::MAX_REQUEST_BUFFS, v::NUM_INITIAL_REQUEST_BUFFS]).then_some(w),
+            reply_buffs: unset(&[v::MAX_REPLY_BUFFS, v::NUM_INITIAL_REPLY_BUFFS]).then_some(w),
+        };
+        notes.push(format!(
+            "{}: AM sends wait for delivery, at most {w} per send pool (profile default: {}; set GASNET_OFI_AM_USE_DELIVERY_COMPLETE and GASNET_OFI_MAX_{{REQUEST,REPLY}}_BUFFS to override)",
+            caps.provider, chosen.notes
+        ));
+        win
+    });
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
     notes.extend(n);
     for n in &notes {
@@ -263,6 +309,7 @@ pub fn prepare(
         am_inject_limit,
         rma_inject_limit,
         receive_override,
+        am_window,
         notes,
         printed,
     })
@@ -271,6 +318,24 @@ pub fn prepare(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_am_window_caps_the_pools_it_owns() {
+        use crate::config::AmConfig;
+        use gex_env::MapEnv;
+        let env = MapEnv::from([("GASNET_OFI_MAX_REPLY_BUFFS", "8")]);
+        let mut am = AmConfig::from_env(&EnvReader::quiet(&env)).unwrap();
+        let w = AmWindow {
+            delivery_complete: true,
+            request_buffs: Some(2),
+            reply_buffs: None,
+        };
+        w.apply(&mut am);
+        assert!(am.use_delivery_complete);
+        assert_eq!((am.max_request_buffs, am.num_initial_request_buffs), (2, 2));
+        assert_eq!((am.max_reply_buffs, am.num_initial_reply_buffs), (8, 8));
+        assert_eq!(profile::lookup("sockets").am_send_window, Some(2));
+    }
 
     #[test]
     fn requested_profile_from_fi_provider() {

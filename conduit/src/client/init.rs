@@ -121,6 +121,9 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
             cfg.am.num_receive_buffs = n;
         }
     }
+    if let Some(w) = prepared.am_window {
+        w.apply(&mut cfg.am);
+    }
     if let Some(f) = &cfg.general.stats_file {
         super::statsfile::prepare(f, boot.hosts().local_index() == 0);
     }

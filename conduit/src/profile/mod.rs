@@ -97,6 +97,12 @@ pub struct Profile {
     /// `GASNET_OFI_AM_INJECT_LIMIT` says otherwise), for providers that lose
     /// injected messages.
     pub am_inject: Option<bool>,
+    /// AM flow control for providers whose connections can deadlock once a
+    /// peer's socket fills: AM sends complete only when delivered
+    /// (`FI_DELIVERY_COMPLETE`) and each send pool holds at most this many
+    /// buffers, unless the user set `GASNET_OFI_AM_USE_DELIVERY_COMPLETE`
+    /// or the pool's variables.
+    pub am_send_window: Option<usize>,
     /// `false`: the provider accepts tagged receives past its `rx_attr`
     /// size (posted until it refuses one); `true`/absent: it refuses them
     /// there, so the conduit keeps a reserve for its own receives.
@@ -245,6 +251,8 @@ mod tests {
         assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
         assert_eq!(lookup("sockets").am_inject, Some(false));
         assert_eq!(lookup("tcp;ofi_rxm").am_inject, None);
+        assert_eq!(lookup("sockets").am_send_window, Some(2));
+        assert_eq!(lookup("tcp;ofi_rxm").am_send_window, None);
     }
 
     #[test]
