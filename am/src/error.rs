@@ -198,4 +198,22 @@ pub enum Error {
         /// Segment size.
         size: usize,
     },
+    /// Remote CQ data that names no landing slot of this conduit.
+    #[error("an AM Long landing with CQ data {data:#018x} cannot be handled: {why}")]
+    BadLanding {
+        /// The CQ data.
+        data: u64,
+        /// Why.
+        why: String,
+    },
+    /// A landing-slot credit report that does not add up.
+    #[error("rank {src} reported its landing slots free up to {upto}, which cannot be: {why}")]
+    BadCredit {
+        /// The reporting rank.
+        src: u32,
+        /// The count reported.
+        upto: u32,
+        /// Why.
+        why: String,
+    },
 }

@@ -9,6 +9,8 @@
 //! * [`handlers`]: the 256-entry handler table and its checks.
 //! * [`recv`]: receive-buffer accounting (multi-receive release and
 //!   recycling).
+//! * [`landing`]: AM Long in one message (landing slots and their
+//!   credits).
 //! * [`pool`]: outbound buffer indices that grow on demand.
 //! * [`barrier`]: the split-phase dissemination barrier with mismatch
 //!   detection.
@@ -22,6 +24,7 @@ pub mod dispatch;
 mod error;
 pub mod exit;
 pub mod handlers;
+pub mod landing;
 pub mod pool;
 pub mod recv;
 pub mod send;

@@ -6,7 +6,8 @@ use clap::{Parser, ValueEnum};
 /// A selectable group of measurements (`--tests am,rma,barrier`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TestKind {
-    /// AM Short round trip; AM Medium and Long flood throughput by size.
+    /// AM Short round trip; AM Medium and Long flood throughput and AM
+    /// Long round trip by size.
     Am,
     /// Blocking put and get latency and NBI put and get bandwidth by size,
     /// with the put path taken.

@@ -8,7 +8,8 @@ use std::fmt::Write;
 /// One figure: ours, the raw fabric's at the same size, and their ratio.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    /// `am_short_rtt`, `am_medium_flood`, `am_long_flood`, `barrier`.
+    /// `am_short_rtt`, `am_medium_flood`, `am_long_flood`, `am_long_rtt`,
+    /// `barrier`.
     pub test: String,
     /// Payload bytes (`None` for the barrier).
     pub size: Option<usize>,

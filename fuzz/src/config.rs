@@ -160,6 +160,7 @@ pub fn seeds() -> crate::Seeds {
             "GASNET_VERBOSEENV" | "GASNET_QUIET" | "GASNET_OFI_LIST_DEVICES" => "1",
             "GASNET_OFI_SET_UNIVERSE_SIZE" | "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER" => "yes",
             "GASNET_OFI_AM_USE_DELIVERY_COMPLETE" => "off",
+            "GASNET_OFI_LONG_AM_WRITEDATA" => "on",
             "FI_PROVIDER" => "tcp;ofi_rxm",
             "GASNET_STATSFILE" => "/tmp/stats.%",
             "GASNET_WAIT_MODE" => "yield",

@@ -33,6 +33,8 @@ const H_PONG: u8 = 132;
 const H_MED: u8 = 133;
 /// Flood Long (1 arg: the flood's message count).
 const H_LONG: u8 = 134;
+/// Long ping (Long request, 2 args), answered by a pong.
+const H_LONG_PING: u8 = 137;
 /// Flood acknowledgement (Short reply).
 const H_ACK: u8 = 135;
 /// End-of-run report of a server rank (Medium request: VmRSS after start-up
@@ -126,7 +128,7 @@ impl Bench<'_> {
                                 continue;
                             }
                             match f.test {
-                                "am_short_rtt" | "put_latency" | "get_latency" => {
+                                "am_short_rtt" | "am_long_rtt" | "put_latency" | "get_latency" => {
                                     f.raw.push(2.0 * r.one_way_us);
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
@@ -206,6 +208,12 @@ fn register(c: &Client, sh: &Arc<Shared>) -> Fallible<()> {
         Handler::request_short(2, |t, a| {
             // A reply to a live requester cannot fail short of a fabric
             // error, which the next poll reports.
+            let _ = t.reply_short(H_PONG, a);
+        }),
+    )?;
+    c.register(
+        H_LONG_PING,
+        Handler::request_long(2, |t, a, _p| {
             let _ = t.reply_short(H_PONG, a);
         }),
     )?;
@@ -317,6 +325,8 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
                     b.am_floods(false)?;
                     b.progress(&format!("rep {}/{}: AM Long flood", rep + 1, o.reps));
                     b.am_floods(true)?;
+                    b.progress(&format!("rep {}/{}: AM Long round trip", rep + 1, o.reps));
+                    b.am_long_rtt()?;
                 }
                 TestKind::Rma => {
                     b.progress(&format!("rep {}/{}: put/get latency", rep + 1, o.reps));

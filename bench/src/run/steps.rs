@@ -1,7 +1,7 @@
 //! The measured steps: AM round trips and floods, RMA latency and
 //! bandwidth, barriers. Every rank runs each step; rank 0 times it.
 
-use super::{Bench, Fallible, H_LONG, H_MED, H_PING};
+use super::{Bench, Fallible, H_LONG, H_LONG_PING, H_MED, H_PING};
 use conduit::client::{AmStats, PutCounts};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -34,6 +34,43 @@ impl Bench<'_> {
             self.progress(&format!("  {us:.3} us per round trip"));
         }
         self.step_end(false)
+    }
+
+    /// AM Long round trips by size: a Long request whose handler answers
+    /// with a Short reply, each waited for (put-then-send pays a write's
+    /// round trip before the header leaves; one message does not).
+    pub(super) fn am_long_rtt(&mut self) -> Fallible<()> {
+        let sizes = self.o.sizes.clone();
+        let payload: Vec<u8> = (0..sizes.iter().copied().max().unwrap_or(0))
+            .map(|i| (i * 5) as u8)
+            .collect();
+        let sh = self.sh.clone();
+        for &size in &sizes {
+            self.c.barrier()?;
+            if self.rank0() {
+                let n = self.o.flood_count(size).min(self.o.iters);
+                let one = |n: usize| -> Fallible<f64> {
+                    let t = Instant::now();
+                    for i in 0..n {
+                        let want = sh.pongs.load(Ordering::Relaxed) + 1;
+                        self.c
+                            .request_long(1, H_LONG_PING, &[i as u32, 0], &payload[..size], 0)?;
+                        self.c
+                            .block_until(|| sh.pongs.load(Ordering::Relaxed) >= want)?;
+                    }
+                    Ok(t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
+                };
+                one((n / 10).max(4))?;
+                let before = self.c.stats();
+                let us = one(n)?;
+                let path = path_of(&before, &self.c.stats());
+                let f = self.figs.get("am_long_rtt", Some(size), "us");
+                f.ours.push(us);
+                f.path = Some(path);
+            }
+            self.step_end(false)?;
+        }
+        Ok(())
     }
 
     /// One flood of `n` messages of `size` bytes, acknowledged by the last
@@ -260,6 +297,10 @@ fn path_of(before: &AmStats, after: &AmStats) -> String {
     if after.shared_sent > before.shared_sent {
         // Through the receiver's ring (a Long's payload copied first).
         return "shared".into();
+    }
+    if after.long_landed > before.long_landed {
+        // Payload and header in one write with remote CQ data.
+        return "writedata".into();
     }
     if after.long_rma > before.long_rma {
         // The payload went by a blocking RMA write; the header after it.

@@ -23,6 +23,16 @@ pub struct AmStats {
     pub long_rma: u64,
     /// Long payloads carried inside the message.
     pub long_inline: u64,
+    /// Longs sent in one message (payload and header in one write with
+    /// remote CQ data, `am::landing`).
+    pub long_landed: u64,
+    /// Longs that would have gone in one message but found no free
+    /// landing slot at the destination (sent put-then-send).
+    pub long_landing_waits: u64,
+    /// Longs received in one message (landings handled).
+    pub landings_received: u64,
+    /// Landing-slot credit reports sent back to senders.
+    pub landing_credits_sent: u64,
     /// Request buffers allocated (initial plus grown).
     pub request_buffers: u64,
     /// Reply buffers allocated.
@@ -102,6 +112,10 @@ impl AmStats {
             self.long_rma, self.long_inline
         ));
         s.push_str(&format!(
+            "AM_LONG_LANDED {}\nAM_LONG_LANDING_WAITS {}\nAM_LANDINGS_RECEIVED {}\nAM_LANDING_CREDITS_SENT {}\n",
+            self.long_landed, self.long_landing_waits, self.landings_received, self.landing_credits_sent
+        ));
+        s.push_str(&format!(
             "ALLOC_REQ_BUFF {}\nALLOC_REP_BUFF {}\n",
             self.request_buffers, self.reply_buffers
         ));
@@ -144,6 +158,10 @@ pub(crate) struct SetStats<C: Counter> {
     pub sent_from_buffer: C,
     pub long_rma: C,
     pub long_inline: C,
+    pub long_landed: C,
+    pub long_landing_waits: C,
+    pub landings_received: C,
+    pub landing_credits_sent: C,
     pub cq_reads: C,
     pub completions: C,
     pub eagain_retries: C,
@@ -177,6 +195,10 @@ impl<C: Counter> SetStats<C> {
         s.sent_from_buffer += self.sent_from_buffer.get();
         s.long_rma += self.long_rma.get();
         s.long_inline += self.long_inline.get();
+        s.long_landed += self.long_landed.get();
+        s.long_landing_waits += self.long_landing_waits.get();
+        s.landings_received += self.landings_received.get();
+        s.landing_credits_sent += self.landing_credits_sent.get();
         s.cq_reads += self.cq_reads.get();
         s.completions += self.completions.get();
         s.eagain_retries += self.eagain_retries.get();

@@ -30,6 +30,47 @@ pub const INJECT_LIMIT_ALIAS: &str = "GASNET_OFI_INJECT_LIMIT";
 pub const LONG_AM_RMA_THRESH: &str = "GASNET_OFI_LONG_AM_RMA_THRESH";
 /// `GASNET_OFI_AM_USE_DELIVERY_COMPLETE`.
 pub const AM_USE_DELIVERY_COMPLETE: &str = "GASNET_OFI_AM_USE_DELIVERY_COMPLETE";
+/// `GASNET_OFI_LONG_AM_WRITEDATA`.
+pub const LONG_AM_WRITEDATA: &str = "GASNET_OFI_LONG_AM_WRITEDATA";
+
+/// How an AM Long above the packing threshold travels
+/// (`GASNET_OFI_LONG_AM_WRITEDATA`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LongWritedata {
+    /// As the provider's profile says (one message where the provider
+    /// has remote CQ data and its profile does not say otherwise).
+    #[default]
+    Auto,
+    /// One message (payload and header in one `fi_writemsg` with remote
+    /// CQ data) wherever the provider has remote CQ data.
+    On,
+    /// Put-then-send: the payload's write, its completion, then the
+    /// header.
+    Off,
+}
+
+impl LongWritedata {
+    /// What the variable accepts.
+    pub const ACCEPTED: &'static str = "one of auto, on, off";
+
+    /// The setting's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            LongWritedata::Auto => "auto",
+            LongWritedata::On => "on",
+            LongWritedata::Off => "off",
+        }
+    }
+
+    fn parse(s: &str) -> Option<LongWritedata> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(LongWritedata::Auto),
+            "on" | "yes" | "1" => Some(LongWritedata::On),
+            "off" | "no" | "0" => Some(LongWritedata::Off),
+            _ => None,
+        }
+    }
+}
 
 /// Default of `GASNET_OFI_MAX_MEDIUM` (configure `--with-ofi-max-medium`).
 pub const MAX_MEDIUM_DEFAULT: usize = 8192;
@@ -171,6 +212,8 @@ pub struct AmConfig {
     /// `GASNET_OFI_AM_USE_DELIVERY_COMPLETE`: use `FI_DELIVERY_COMPLETE`
     /// instead of `FI_INJECT_COMPLETE` on the AM endpoints.
     pub use_delivery_complete: bool,
+    /// `GASNET_OFI_LONG_AM_WRITEDATA`: `auto` (default), `on` or `off`.
+    pub long_writedata: LongWritedata,
 }
 
 impl AmConfig {
@@ -225,6 +268,9 @@ impl AmConfig {
         };
         let long_am_rma_thresh = opt_size(r, LONG_AM_RMA_THRESH)?;
         let use_delivery_complete = r.bool(AM_USE_DELIVERY_COMPLETE, false)?;
+        let text = r.string(LONG_AM_WRITEDATA, LongWritedata::Auto.name());
+        let long_writedata = LongWritedata::parse(&text)
+            .ok_or_else(|| EnvError::new(LONG_AM_WRITEDATA, &text, LongWritedata::ACCEPTED))?;
 
         Ok(AmConfig {
             max_medium,
@@ -239,6 +285,7 @@ impl AmConfig {
             inject_limit_var,
             long_am_rma_thresh,
             use_delivery_complete,
+            long_writedata,
         })
     }
 

@@ -116,6 +116,7 @@ impl Config {
         am::INJECT_LIMIT_ALIAS,
         am::LONG_AM_RMA_THRESH,
         am::AM_USE_DELIVERY_COMPLETE,
+        am::LONG_AM_WRITEDATA,
         rma::RMA_INJECT_LIMIT,
         rma::BBUF_SIZE,
         rma::NUM_BBUFS,

@@ -15,6 +15,8 @@ pub struct RmaVec {
     iov: Vec<libc::iovec>,
     rma: Vec<sys::fi_rma_iov>,
     desc: Vec<*mut libc::c_void>,
+    /// Remote CQ data (sent when the flags carry FI_REMOTE_CQ_DATA).
+    data: u64,
 }
 
 // SAFETY: the pointers are addresses the provider is given; the value is
@@ -35,6 +37,11 @@ impl RmaVec {
         });
         self.rma.push(sys::fi_rma_iov { addr, len, key });
         self.desc.push(ptr::null_mut());
+    }
+
+    /// Set the remote CQ data a write carries (with FI_REMOTE_CQ_DATA).
+    pub fn set_data(&mut self, data: u64) {
+        self.data = data;
     }
 
     /// Pieces.
@@ -73,7 +80,7 @@ impl Endpoint {
             rma_iov: v.rma.as_ptr(),
             rma_iov_count: v.rma.len(),
             context,
-            data: 0,
+            data: v.data,
         };
         // SAFETY: `msg` points into `v`, which the caller keeps in place;
         // the buffers per the caller's contract.

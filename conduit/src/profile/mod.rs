@@ -125,6 +125,10 @@ pub struct Profile {
     /// by default (`GASNET_OFI_COLL_RMA=auto`); absent: it is emulated in
     /// software, and chunks to remote members travel as Active Messages.
     pub rma_offloaded: Option<bool>,
+    /// `false`: AM Longs go put-then-send by default
+    /// (`GASNET_OFI_LONG_AM_WRITEDATA=auto`) even though the provider has
+    /// remote CQ data; absent: in one message where it has.
+    pub long_am_writedata: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

@@ -94,6 +94,10 @@ pub enum Context {
         /// Operation slot.
         slot: u32,
     },
+    /// A remote write with CQ data landed here (an AM Long in one
+    /// message, `am::landing`): reported by receive queues, never posted;
+    /// the data is in [`Completion::data`].
+    Landed,
 }
 
 const TAG_BITS: u32 = 3;
@@ -101,6 +105,7 @@ const TAG_RECV: usize = 1;
 const TAG_SEND_REQ: usize = 2;
 const TAG_SEND_REP: usize = 3;
 const TAG_RMA: usize = 4;
+const TAG_LANDED: usize = 5;
 
 impl Context {
     /// The pointer-sized value (never 0).
@@ -117,6 +122,7 @@ impl Context {
                 buf,
             } => (TAG_SEND_REP, buf),
             Context::Rma { slot } => (TAG_RMA, slot),
+            Context::Landed => (TAG_LANDED, 0),
         };
         ((v as usize) << TAG_BITS) | tag
     }
@@ -137,6 +143,7 @@ impl Context {
                 buf: v,
             }),
             TAG_RMA => Some(Context::Rma { slot: v }),
+            TAG_LANDED => Some(Context::Landed),
             _ => None,
         }
     }
@@ -153,6 +160,8 @@ pub struct Completion {
     pub buf: *const u8,
     /// `FI_MULTI_RECV`: the provider released the receive buffer.
     pub released: bool,
+    /// Remote CQ data ([`Context::Landed`]), else 0.
+    pub data: u64,
 }
 
 /// A failed operation (`fi_cq_readerr`).
@@ -220,6 +229,9 @@ pub struct Facts {
     /// Most pieces one RMA call moves (`iov_limit` and `rma_iov_limit`;
     /// at least 1).
     pub rma_iov_limit: usize,
+    /// Writes can carry 8 bytes of remote CQ data (`cq_data_size` >= 8),
+    /// reported in the target endpoint's receive queue.
+    pub remote_cq_data: bool,
 }
 
 /// What the engine asks for when it opens the network.
@@ -433,6 +445,30 @@ pub unsafe trait Transport: Send + 'static {
             call: "fi_writemsg",
             code: -(ofi_sys::FI_ENOSYS as i64),
             text: "this transport moves one piece per call".into(),
+        }))
+    }
+
+    /// One write of the pieces of `v` from endpoint `ep` of set `set` to
+    /// the same endpoint of `dest`, carrying `data` as remote CQ data: the
+    /// target's receive queue of that endpoint reports it as
+    /// [`Context::Landed`] once every piece is in place. Completes locally
+    /// as the endpoint's AM sends do.
+    ///
+    /// # Safety
+    /// As for [`Transport::rma_vec`].
+    unsafe fn write_landing(
+        &self,
+        _set: usize,
+        _ep: Ep,
+        _dest: usize,
+        _v: &mut crate::ofi::RmaVec,
+        _data: u64,
+        _ctx: Context,
+    ) -> Result<(), PostError> {
+        Err(PostError::Failed(OfiError {
+            call: "fi_writemsg",
+            code: -(ofi_sys::FI_ENOSYS as i64),
+            text: "this transport has no remote CQ data".into(),
         }))
     }
 

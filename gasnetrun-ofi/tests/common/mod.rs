@@ -378,7 +378,8 @@ pub enum Paths {
     Mixed,
 }
 
-/// The client programs, each over `n` ranks: `gex-am core` and `flood`,
+/// The client programs, each over `n` ranks: `gex-am core`, `flood` and
+/// `longs`,
 /// `gex-rma all` and the examples `am_ring`, `gups` and `stencil`, with the
 /// summary lines of the `tests` and `gex-examples` tests (`tests/tests/am.rs`,
 /// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks; the path counters
@@ -448,6 +449,17 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
                 "gex-am flood: ok: {} shorts and {} mediums of 8192 bytes from {n} ranks arrived exactly once",
                 20000 * n,
                 2000 * n
+            ),
+        ),
+        // Longs above the packing threshold to every rank at once: in one
+        // message where the provider's profile says so (tcp;ofi_rxm),
+        // copies within a supernode.
+        run(
+            "gex-am",
+            &["longs", "40"],
+            format!(
+                "gex-am longs: ok: {} Long requests of 8296 bytes and their Long replies arrived exactly once per rank",
+                40 * (n - 1)
             ),
         ),
         rma,

@@ -8,6 +8,9 @@
 //! * `flood <shorts> <mediums>`: every rank sends that many AM Shorts and
 //!   max-size Mediums to rank 0; rank 0 checks every message arrived exactly
 //!   once (per-sender sequence bitmaps and checksums).
+//! * `longs <count>`: every rank sends `count` Long requests to every
+//!   other rank without waiting; each is checked in place and answered by
+//!   a Long reply that is checked too (credits of Longs in one message).
 //! * `exit <how> <code>`: `rank0`, `rank1`, `handler` (rank 0's handler
 //!   exits), `after-barrier` (every rank exits), `return` (every rank drops
 //!   the client after a barrier).
@@ -27,6 +30,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tests::{fail, report, Fallible};
 
+#[path = "gex_am/longs.rs"]
+mod longs;
 #[path = "gex_am/modes.rs"]
 mod modes;
 use modes::{bad, barrier, exit_mode, unregistered};
@@ -232,9 +237,11 @@ fn core(c: &Client) -> Fallible<String> {
         )));
     }
     let s = c.stats();
+    // long_rma: payloads moved by RMA, put-then-send or in one message
+    // (long_landed of them).
     Ok(format!(
-        "ok: {expected} request/reply pairs checked (medium max {max}, long inline threshold {t}); long_inline={} long_rma={} injected={} buffered={} shared={}",
-        s.long_inline, s.long_rma, s.injected, s.sent_from_buffer, s.shared_sent
+        "ok: {expected} request/reply pairs checked (medium max {max}, long inline threshold {t}); long_inline={} long_rma={} long_landed={} injected={} buffered={} shared={}",
+        s.long_inline, s.long_rma + s.long_landed, s.long_landed, s.injected, s.sent_from_buffer, s.shared_sent
     ))
 }
 
@@ -394,8 +401,9 @@ fn main() {
         "bad" => bad(&c),
         "unregistered" => unregistered(&c),
         "barrier" => barrier(&c),
+        "longs" => longs::longs(&c, num(2, 500) as usize),
         _ => Err(fail(format!(
-            "usage: gex-am core|flood [shorts mediums]|exit how code|bad|unregistered|barrier (got {mode:?})"
+            "usage: gex-am core|flood [shorts mediums]|longs [count]|exit how code|bad|unregistered|barrier (got {mode:?})"
         ))),
     };
     match r {

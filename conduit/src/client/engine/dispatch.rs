@@ -3,6 +3,7 @@
 
 use super::atomic::{H_ATOMIC, H_ATOMIC_REPLY};
 use super::coll::H_COLL;
+use super::landing::H_LANDING;
 use super::vis::{H_VIS, H_VIS_ACK};
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
@@ -150,6 +151,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             H_VIS_ACK if h.kind == Kind::Short && h.nargs == 2 && !h.is_request => {
                 self.on_vis_ack(h.src as usize, [msg.arg(0), msg.arg(1)])
+            }
+            H_LANDING if h.kind == Kind::Short && h.nargs == 2 && !h.is_request => {
+                self.on_landing_credit(set, h.src as usize, [msg.arg(0), msg.arg(1)])
             }
             _ => Err(am::Error::Unregistered {
                 src: h.src,

@@ -19,6 +19,7 @@ mod coll_exchange;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;
+mod landing;
 mod progress;
 mod receive;
 mod replies;
@@ -155,6 +156,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub max_rma: usize,
     pub virt_addr: bool,
     pub segment: OnceLock<SegmentState<T::Region>>,
+    /// The AM Long landing area (set with the segment, where used).
+    pub landing: OnceLock<landing::Landing<M, T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
     pub barrier: M::Lock<Barrier>,
     /// Errors met inside operations, for the next poll.
@@ -346,6 +349,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             rank,
             size,
             segment: OnceLock::new(),
+            landing: OnceLock::new(),
             bounce,
             barrier: M::Lock::new(Barrier::new(rank, size)),
             deferred: deferred::Deferred::new(),

@@ -107,6 +107,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         keep(&mut first, self.poll_rx(s, Side::Reply, &mut seen));
         keep(&mut first, self.repost(s, Side::Request));
         keep(&mut first, self.repost(s, Side::Reply));
+        if self.landing.get().is_some_and(|l| l.unsent(set)) {
+            self.flush_credits(set);
+        }
         self.idle.after_poll(seen > 0);
         first.map_or(Ok(()), Err)
     }
@@ -219,7 +222,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.give_bbufs(rel.bbufs);
                 Ok(())
             }
-            Context::Recv { .. } => Err(Error::UnknownContext {
+            Context::Recv { .. } | Context::Landed => Err(Error::UnknownContext {
                 value: ctx.encode(),
             }),
         }

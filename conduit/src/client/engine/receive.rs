@@ -30,6 +30,26 @@ pub(crate) enum Queued {
     /// A received message, accounted to receive buffer `buf` (which stays
     /// posted-or-held until the message is consumed).
     Received { buf: u32, a: Arrival },
+    /// An AM Long that landed in one message (its remote CQ data).
+    Landed(u64),
+}
+
+/// What a receive completion brought.
+#[derive(Clone, Copy)]
+enum Got {
+    /// A message in receive buffer `.0`.
+    Msg(u32, Arrival),
+    /// A landing (remote CQ data).
+    Landed(u64),
+}
+
+impl Got {
+    fn queued(self) -> Queued {
+        match self {
+            Got::Msg(buf, a) => Queued::Received { buf, a },
+            Got::Landed(d) => Queued::Landed(d),
+        }
+    }
 }
 
 /// Marks a delivered message consumed when dropped (also if its handler
@@ -76,7 +96,7 @@ impl<M: Mode, I: Iterator<Item = Queued>> Drop for Requeue<'_, M, I> {
 struct Undelivered<'a, M: Mode> {
     set: &'a EpSet<M>,
     side: Side,
-    items: &'a [(u32, Arrival)],
+    items: &'a [Got],
     next: usize,
 }
 
@@ -84,8 +104,8 @@ impl<M: Mode> Drop for Undelivered<'_, M> {
     fn drop(&mut self) {
         if let Some(rest) = self.items.get(self.next..).filter(|r| !r.is_empty()) {
             let mut q = self.set.queue[self.side.index()].lock();
-            for &(buf, a) in rest.iter().rev() {
-                q.push_front(Queued::Received { buf, a });
+            for g in rest.iter().rev() {
+                q.push_front(g.queued());
             }
         }
     }
@@ -223,15 +243,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let m = self.account(s, side, &mut s.rx[side.index()].lock(), c);
             drop(guard);
             match m {
-                Ok(Some((buf, a))) => {
-                    keep(first, self.deliver(s, side, Queued::Received { buf, a }))
-                }
+                Ok(Some(g)) => keep(first, self.deliver(s, side, g.queued())),
                 Ok(None) => {}
                 Err(e) => keep(first, Err(e)),
             }
             return;
         }
-        let mut batch = ArrayVec::<(u32, Arrival), MAX_BATCH>::new();
+        let mut batch = ArrayVec::<Got, MAX_BATCH>::new();
         {
             let mut rx = s.rx[side.index()].lock();
             // SAFETY: this function's contract.
@@ -250,9 +268,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             items: &batch,
             next: 0,
         };
-        while let Some(&(buf, a)) = u.items.get(u.next) {
+        while let Some(&g) = u.items.get(u.next) {
             u.next += 1;
-            keep(first, self.deliver(s, side, Queued::Received { buf, a }));
+            keep(first, self.deliver(s, side, g.queued()));
         }
     }
 
@@ -264,11 +282,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         side: Side,
         rx: &mut RecvAccounting,
         c: Completion,
-    ) -> Result<Option<(u32, Arrival)>, Error> {
-        let Context::Recv { buf } = c.ctx else {
-            return Err(Error::UnknownContext {
-                value: c.ctx.encode(),
-            });
+    ) -> Result<Option<Got>, Error> {
+        let buf = match c.ctx {
+            Context::Recv { buf } => buf,
+            Context::Landed => return Ok(Some(Got::Landed(c.data))),
+            _ => {
+                return Err(Error::UnknownContext {
+                    value: c.ctx.encode(),
+                })
+            }
         };
         let Some(base) = s.recv_ptr(side, buf) else {
             return Err(am::Error::UnknownReceiveBuffer { index: buf }.into());
@@ -276,7 +298,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let offset = (!c.buf.is_null()).then(|| (c.buf as usize).wrapping_sub(base as usize));
         Ok(rx
             .arrived(buf, offset, c.len, c.released)?
-            .map(|a| (buf, a)))
+            .map(|a| Got::Msg(buf, a)))
     }
 
     /// Run one queued message's handler.
@@ -286,6 +308,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 s.stats.completions.add(1);
                 self.dispatch(s.index, side, &bytes)
             }
+            Queued::Landed(data) => self.deliver_landed(s.index, side, data),
             Queued::Received { buf, a } => {
                 let consume = Consume {
                     set: s,

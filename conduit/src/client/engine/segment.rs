@@ -114,12 +114,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             };
             mine.extend_from_slice(&info.to_bytes());
         }
+        // The AM Long landing area, where this rank keeps one.
+        let area = self.open_landing()?;
+        mine.extend_from_slice(&Self::landing_record(&area));
         // The memory file for the supernode's peers to map.
         mine.extend_from_slice(&Shared::<M>::segment_record(&mem));
         let all = self.boot.allgather(&mine)?;
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
         let mut shared_records = Vec::with_capacity(self.size);
+        let mut landing_records = Vec::with_capacity(self.size);
         for (rank, b) in all.iter().enumerate() {
             let Some((b, shared)) = b.len().checked_sub(SEGMENT_RECORD).map(|at| b.split_at(at))
             else {
@@ -129,12 +133,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 });
             };
             shared_records.push(shared);
-            if b.len() != 24 * nreg {
+            let lrec = super::landing::RECORD * nreg;
+            let (b, landing) = if b.len() == 24 * nreg + lrec {
+                b.split_at(24 * nreg)
+            } else if b.len() == 24 * nreg {
+                (b, &[][..])
+            } else {
                 return Err(Error::Published {
                     rank,
                     what: "segment record",
                 });
-            }
+            };
+            landing_records.push(landing);
             for (set, chunk) in b.chunks(24).enumerate() {
                 let info = SegmentInfo::from_bytes(chunk).ok_or(Error::Published {
                     rank,
@@ -146,6 +156,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(sh) = &self.pshm {
             sh.attach(&shared_records, &mem)?;
         }
+        self.keep_landing(area, &landing_records)?;
         let state = SegmentState {
             _regions: regions,
             mem,

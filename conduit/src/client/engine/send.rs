@@ -16,6 +16,16 @@ use std::cell::RefCell;
 /// Messages up to this size are encoded on the stack before an inject.
 const STACK_MSG: usize = 128;
 
+/// What `plan_other` decided.
+enum Other {
+    /// Send this plan's message.
+    Send(Plan),
+    /// Sent already (a Long in one message).
+    Sent,
+    /// Immediate mode, and the send would block.
+    Blocked,
+}
+
 thread_local! {
     /// Encoding space for larger injected messages.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -81,8 +91,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     immediate,
                     wait,
                 )? {
-                    Some(p) => p,
-                    None => return Ok(false),
+                    Other::Send(p) => p,
+                    Other::Sent => return Ok(true),
+                    Other::Blocked => return Ok(false),
                 }
             }
         };
@@ -97,9 +108,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// The plan of what `plan_injected` leaves (Longs, messages to self,
-    /// buffered sends, bad requests); a Long's payload above the inline
-    /// limit is written here first. `None`: an immediate Long that would
-    /// block (a no-op, as in the reference).
+    /// buffered sends, bad requests). A Long above the inline limit goes
+    /// here in one message where the destination keeps a landing slot for
+    /// it ([`Other::Sent`]), else its payload is written here first.
+    /// [`Other::Blocked`]: an immediate Long that would block (a no-op, as
+    /// in the reference).
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn plan_other(
@@ -114,7 +127,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         dest_offset: usize,
         immediate: bool,
         wait: Progress,
-    ) -> Result<Option<Plan>, Error> {
+    ) -> Result<Other, Error> {
         let long_target = (category == Category::Long).then(|| {
             let size = self
                 .segment
@@ -136,7 +149,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         match plan.long {
             Some(LongPath::Rma) => {
                 if immediate {
-                    return Ok(None);
+                    return Ok(Other::Blocked);
+                }
+                if self.send_landing(set, side, dest, &plan, args, payload, dest_offset, wait)? {
+                    Self::count_sent(s, side, &plan);
+                    return Ok(Other::Sent);
                 }
                 self.write_long_payload(set, dest, dest_offset, payload, wait)?;
                 s.stats.long_rma.add(1);
@@ -144,7 +161,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Some(LongPath::Inline) => s.stats.long_inline.add(1),
             Some(LongPath::Copy) | None => {}
         }
-        Ok(Some(plan))
+        Ok(Other::Send(plan))
     }
 
     #[inline]

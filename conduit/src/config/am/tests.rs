@@ -232,6 +232,27 @@ fn long_am_rma_thresh() {
 }
 
 #[test]
+fn long_writedata_good_and_bad() {
+    use crate::config::am::LongWritedata;
+    assert_eq!(
+        read(&MapEnv::new()).unwrap().long_writedata,
+        LongWritedata::Auto
+    );
+    for (v, want) in [
+        ("ON", LongWritedata::On),
+        (" off ", LongWritedata::Off),
+        ("auto", LongWritedata::Auto),
+    ] {
+        let env = MapEnv::from([("GASNET_OFI_LONG_AM_WRITEDATA", v)]);
+        assert_eq!(read(&env).unwrap().long_writedata, want, "{v:?}");
+    }
+    assert_eq!(
+        err(&[("GASNET_OFI_LONG_AM_WRITEDATA", "always")]),
+        "GASNET_OFI_LONG_AM_WRITEDATA=\"always\" is not accepted: expected one of auto, on, off"
+    );
+}
+
+#[test]
 fn delivery_complete_good_and_bad() {
     let env = MapEnv::from([("GASNET_OFI_AM_USE_DELIVERY_COMPLETE", "yes")]);
     assert!(read(&env).unwrap().use_delivery_complete);

@@ -44,6 +44,9 @@ struct OfiSet {
 /// The libfabric transport.
 pub struct OfiTransport<L: DomainLock = Unsynced> {
     facts: Facts,
+    /// The AM endpoints' completion flag (FI_INJECT_COMPLETE, or
+    /// FI_DELIVERY_COMPLETE when AM sends are windowed).
+    msg_completion: u64,
     sets: Vec<OfiSet>,
     nsets: usize,
     addrs: Vec<FiAddr>,
@@ -128,6 +131,12 @@ impl<L: DomainLock> OfiTransport<L> {
     }
 
     fn convert(raw: &CqEntry, rx: bool) -> Result<Completion, Error> {
+        // AM receives carry no CQ data: a receive-queue entry with CQ
+        // data (or flagged as a remote write) is a landing. shm 2.1 flags
+        // it FI_REMOTE_CQ_DATA only, 1.17 adds FI_RMA | FI_REMOTE_WRITE.
+        if rx && raw.flags() & (sys::FI_REMOTE_WRITE | sys::FI_REMOTE_CQ_DATA) as u64 != 0 {
+            return Self::convert_landed(raw);
+        }
         let v = raw.context() as usize;
         let Some(ctx) = Context::decode(v) else {
             return Err(Error::UnknownContext { value: v });
@@ -141,6 +150,26 @@ impl<L: DomainLock> OfiTransport<L> {
                 std::ptr::null()
             },
             released: rx && raw.flags() & sys::FI_MULTI_RECV as u64 != 0,
+            data: 0,
+        })
+    }
+
+    /// A remote write reported in a receive queue: only writes with CQ
+    /// data (landings) generate one; an entry flagged a remote write
+    /// without CQ data is reported as an unknown context.
+    #[cold]
+    fn convert_landed(raw: &CqEntry) -> Result<Completion, Error> {
+        if raw.flags() & sys::FI_REMOTE_CQ_DATA as u64 == 0 {
+            return Err(Error::UnknownContext {
+                value: raw.context() as usize,
+            });
+        }
+        Ok(Completion {
+            ctx: Context::Landed,
+            len: 0,
+            buf: std::ptr::null(),
+            released: false,
+            data: raw.data(),
         })
     }
 
@@ -493,6 +522,27 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         unsafe {
             self.ep(set, Ep::Rma)
                 .rma_vec(write, v, to, ctx.encode() as *mut libc::c_void, flags)
+        }
+        .map_err(post_error)
+    }
+
+    unsafe fn write_landing(
+        &self,
+        set: usize,
+        ep: Ep,
+        dest: usize,
+        v: &mut crate::ofi::RmaVec,
+        data: u64,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        let to = self.addr(dest, set, ep);
+        v.set_data(data);
+        let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
+        let _g = self.lock.enter();
+        // SAFETY: per this function's contract; threading as in inject.
+        unsafe {
+            self.ep(set, ep)
+                .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
         }
         .map_err(post_error)
     }

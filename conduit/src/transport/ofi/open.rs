@@ -185,10 +185,16 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 .iter()
                 .next()
                 .map_or(1, |e| e.rma_iov_limit().max(1)),
+            remote_cq_data: net.caps.cq_data_size >= 8,
         };
         Ok((
             OfiTransport {
                 facts,
+                msg_completion: if net.msg_delivery_complete {
+                    sys::FI_DELIVERY_COMPLETE
+                } else {
+                    sys::FI_INJECT_COMPLETE
+                } as u64,
                 sets,
                 nsets: plan.sets,
                 addrs: Vec::new(),

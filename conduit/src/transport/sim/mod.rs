@@ -203,6 +203,7 @@ impl Network for SimNetwork {
             mr_endpoint: false,
             atomic: false,
             rma_iov_limit: 1,
+            remote_cq_data: false,
         };
         Ok((
             SimTransport {

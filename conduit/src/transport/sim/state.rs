@@ -46,6 +46,7 @@ impl Entry {
                 len: self.len,
                 buf: self.buf as *const u8,
                 released: self.released,
+                data: 0,
             }),
         }
     }
