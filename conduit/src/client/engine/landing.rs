@@ -300,6 +300,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         match sent {
             Ok(true) => self.sets[set].stats.landing_credits_sent.add(1),
             Ok(false) | Err(_) => {
+                if let Err(e) = &sent {
+                    tracing::debug!("landing credit to rank {src} not sent now: {e}");
+                }
                 if let Some(l) = self.landing.get() {
                     l.keepers[set][side.index()].lock().unreport(src, upto);
                     l.unsent[set].store(true, Ordering::Release);

@@ -31,30 +31,35 @@ pub(crate) fn longs(c: &Client, count: usize) -> Fallible<String> {
     let back = Arc::new(Mutex::new(vec![vec![false; count]; size]));
     let errs: Errors = Arc::new(Mutex::new(Vec::new()));
     let replies = Arc::new(AtomicUsize::new(0));
+    // One arrival checked: its place (`base` + the sender's slot), its
+    // bytes (the pattern of `owner`'s Long `seq`), and that it is the
+    // first; the problem, if any.
+    let arrived = move |seen: &Mutex<Vec<Vec<bool>>>,
+                        off: Option<usize>,
+                        p: &[u8],
+                        (src, seq, owner, base): (usize, usize, usize, usize)|
+          -> Option<&'static str> {
+        let ok = seq < count
+            && off == Some(base + (src * count + seq) * stride)
+            && p.len() == len
+            && p.iter().enumerate().all(|(j, &b)| b == pat(owner, seq, j));
+        if !ok {
+            return Some("wrong place or bytes");
+        }
+        std::mem::replace(&mut seen.lock().unwrap()[src][seq], true).then_some("arrived twice")
+    };
     let (s2, e2) = (seen.clone(), errs.clone());
-    let me_r = me;
     c.register(
         220,
         Handler::request_long(1, move |tok, a, p| {
             let (src, seq) = (tok.source(), a[0] as usize);
-            let want_at = (src * count + seq) * stride;
-            let ok = seq < count
-                && tok.long_offset() == Some(want_at)
-                && p.len() == len
-                && p.iter().enumerate().all(|(j, &b)| b == pat(src, seq, j));
-            let dup = ok && std::mem::replace(&mut s2.lock().unwrap()[src][seq], true);
-            if !ok || dup {
-                e2.lock().unwrap().push(format!(
-                    "request {seq} from rank {src}: {}",
-                    if dup {
-                        "arrived twice"
-                    } else {
-                        "wrong place or bytes"
-                    }
-                ));
+            if let Some(why) = arrived(&s2, tok.long_offset(), p, (src, seq, src, 0)) {
+                e2.lock()
+                    .unwrap()
+                    .push(format!("request {seq} from rank {src}: {why}"));
                 return;
             }
-            let at = LONG_REP_AT + (me_r * count + seq) * stride;
+            let at = LONG_REP_AT + (me * count + seq) * stride;
             if let Err(e) = tok.reply_long(221, &[seq as u32], p, at) {
                 e2.lock()
                     .unwrap()
@@ -63,26 +68,14 @@ pub(crate) fn longs(c: &Client, count: usize) -> Fallible<String> {
         }),
     )?;
     let (b2, e3, r2) = (back.clone(), errs.clone(), replies.clone());
-    let me_h = me;
     c.register(
         221,
         Handler::reply_long(1, move |tok, a, p| {
             let (src, seq) = (tok.source(), a[0] as usize);
-            let want_at = LONG_REP_AT + (src * count + seq) * stride;
-            let ok = seq < count
-                && tok.long_offset() == Some(want_at)
-                && p.len() == len
-                && p.iter().enumerate().all(|(j, &b)| b == pat(me_h, seq, j));
-            let dup = ok && std::mem::replace(&mut b2.lock().unwrap()[src][seq], true);
-            if !ok || dup {
-                e3.lock().unwrap().push(format!(
-                    "reply {seq} from rank {src}: {}",
-                    if dup {
-                        "arrived twice"
-                    } else {
-                        "wrong place or bytes"
-                    }
-                ));
+            if let Some(why) = arrived(&b2, tok.long_offset(), p, (src, seq, me, LONG_REP_AT)) {
+                e3.lock()
+                    .unwrap()
+                    .push(format!("reply {seq} from rank {src}: {why}"));
             }
             r2.fetch_add(1, Ordering::Relaxed);
         }),
