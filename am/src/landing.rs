@@ -149,6 +149,13 @@ impl Lender {
         Some(n % SLOTS)
     }
 
+    /// Give back the slot just taken from `dest`, whose write was not
+    /// posted. Only under the same lock as the `take` (no other take in
+    /// between).
+    pub fn untake(&mut self, dest: usize) {
+        self.next[dest] = self.next[dest].wrapping_sub(1);
+    }
+
     /// `dest` reports its slots free up to `upto` (wrapping count). A
     /// report behind the last one is ignored (reports may arrive out of
     /// order); one beyond the slots taken is an error.
@@ -395,6 +402,13 @@ mod tests {
         l.credit(0, 0).unwrap(); // an old report, ignored
         assert_eq!(l.in_use(0), 0);
         assert!(l.credit(0, 1 << 20).is_err());
+        let s = l.take(0).unwrap();
+        l.untake(0);
+        assert_eq!(
+            (l.take(0), l.in_use(0)),
+            (Some(s), 1),
+            "the slot given back is taken again"
+        );
         let mut k = Keeper::new(1);
         k.landed(0, 3).unwrap();
         assert!(k.landed(0, 3).is_err());

@@ -333,8 +333,9 @@ fn field(line: &str, name: &str) -> u64 {
 /// provider here: 4 ranks each send 500 Long requests to every other rank
 /// without waiting, all answered by Long replies, every payload checked
 /// in place; the landing slots' credits run out and come back (the
-/// fallback to put-then-send is taken when they are out). With `off`
-/// nothing goes in one message.
+/// fallback to put-then-send is taken when they are out); an
+/// immediate-mode Long is sent. With `off` nothing goes in one message
+/// and the immediate Long is a no-op.
 #[test]
 fn longs_in_one_message_on_every_provider() {
     let _g = serial();
@@ -356,6 +357,8 @@ fn longs_in_one_message_on_every_provider() {
         assert!(field(line, "long_landed") > 0, "{p}: {line}");
         assert!(field(line, "landings_received") > 0, "{p}: {line}");
         assert!(field(line, "credits_sent") > 0, "{p}: {line}");
+        // An immediate-mode Long above the threshold is sent, not dropped.
+        assert!(line.ends_with("immediate=sent"), "{p}: {line}");
         let r = run(
             4,
             &["core"],
@@ -388,6 +391,8 @@ fn longs_in_one_message_on_every_provider() {
     assert_eq!(field(line, "long_landed"), 0, "{line}");
     assert_eq!(field(line, "landings_received"), 0, "{line}");
     assert!(field(line, "long_rma") > 0, "{line}");
+    // Put-then-send waits for the payload's delivery: immediate is a no-op.
+    assert!(line.ends_with("immediate=no-op"), "{line}");
 }
 
 /// `auto` follows the profile: in one message over tcp;ofi_rxm, put-then-

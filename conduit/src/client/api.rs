@@ -91,8 +91,13 @@ macro_rules! communication_api {
                     .request_api(self.set(), dest, am::send::Category::Medium, handler, args, payload, 0, true)
             }
 
-            /// Immediate-mode `request_long` (a Long that would need the RMA
-            /// path is always a no-op).
+            /// Immediate-mode `request_long`: `Ok(false)` (a no-op) when it
+            /// would have to wait for a send resource. A Long above the
+            /// packing threshold is a no-op put-then-send (its payload's
+            /// delivery is waited for); in one message
+            /// (`GASNET_OFI_LONG_AM_WRITEDATA`) it is sent when the
+            /// destination has a free landing slot for this rank and the
+            /// provider takes the write at once.
             pub fn try_request_long(
                 &self,
                 dest: usize,

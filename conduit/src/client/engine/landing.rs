@@ -10,7 +10,7 @@ use crate::config::am::LongWritedata;
 use crate::mem::Mapping;
 use crate::ofi::RmaVec;
 use crate::sync::{Counter, Lock, Mode};
-use crate::transport::{Access, Context, Region, Side, Transport};
+use crate::transport::{Access, Context, PostError, Region, Side, Transport};
 use ::rma::ops::Implicit;
 use ::rma::plan::SegmentInfo;
 use am::landing::{self, Keeper, Landed, Lender, SLOT_LEN};
@@ -165,7 +165,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// a landing area with a free slot for this rank: payload and header in
     /// one write with remote CQ data. Returns once the write completed
     /// locally (the payload is the caller's again); `Ok(false)`: not sent,
-    /// go put-then-send.
+    /// go put-then-send. In `immediate` mode the write is posted once: a
+    /// provider that cannot take it now makes this `Ok(false)` too (an
+    /// immediate Long is then a no-op, as put-then-send always is).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn send_landing(
         &self,
@@ -176,6 +178,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         args: &[u32],
         payload: &[u8],
         dest_offset: usize,
+        immediate: bool,
         wait: Progress,
     ) -> Result<bool, Error> {
         let Some(l) = self.landing.get() else {
@@ -189,10 +192,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let s = &self.sets[set];
         let remote_payload = self.remote(set, dest, dest_offset, payload.len())?;
-        let Some(slot) = l.lenders[set][side.index()].lock().take(dest) else {
-            s.stats.long_landing_waits.add(1);
-            return Ok(false);
-        };
         let mut header = [0u8; SLOT_LEN];
         let hlen = wire::encode_into(
             &mut header,
@@ -202,34 +201,76 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             payload.len(),
             &[],
         );
-        let at = landing::slot_offset(set, side.index(), self.size, self.rank, slot);
-        let remote_slot = area.remote(dest, at, hlen, self.virt_addr)?;
-        let mut v = RmaVec::new();
-        v.push(
-            payload.as_ptr().cast_mut(),
-            payload.len(),
-            remote_payload.addr,
-            remote_payload.key,
-        );
-        v.push(header.as_mut_ptr(), hlen, remote_slot.addr, remote_slot.key);
-        let data = Landed {
-            src: self.rank as u32,
-            is_request: side == Side::Request,
-            slot,
-        }
-        .encode();
         let op = s.ops.lock().start(1, Implicit::No);
         let mut g = InFlight::new(self, set, op, 1);
         let ctx = Context::Rma { slot: op.index };
-        // SAFETY: `payload` is borrowed and `header` and `v` live in this
-        // frame until the write is over: this function returns only after
-        // `wait_op` (or `g`'s drop, on an error or unwind) saw it complete.
-        // The remote ranges were checked against the destination's
-        // segment and its published landing area.
-        self.post_retry(set, wait, || unsafe {
-            self.tp
-                .write_landing(set, side.ep(), dest, &mut v, data, ctx)
-        })?;
+        let mut v = RmaVec::new();
+        // Take a slot; in immediate mode post once under the same lock, so
+        // that a refused post gives the slot back before anyone else takes
+        // one. (The lock is released before `g` could drop: it is declared
+        // later, and the blocking post below makes progress, which takes
+        // it for credit reports.)
+        let (data, posted) = {
+            let mut lender = l.lenders[set][side.index()].lock();
+            let Some(slot) = lender.take(dest) else {
+                drop(lender);
+                s.stats.long_landing_waits.add(1);
+                return Ok(false);
+            };
+            let at = landing::slot_offset(set, side.index(), self.size, self.rank, slot);
+            let remote_slot = match area.remote(dest, at, hlen, self.virt_addr) {
+                Ok(r) => r,
+                Err(e) => {
+                    lender.untake(dest);
+                    return Err(e.into());
+                }
+            };
+            v.push(
+                payload.as_ptr().cast_mut(),
+                payload.len(),
+                remote_payload.addr,
+                remote_payload.key,
+            );
+            v.push(header.as_mut_ptr(), hlen, remote_slot.addr, remote_slot.key);
+            let data = Landed {
+                src: self.rank as u32,
+                is_request: side == Side::Request,
+                slot,
+            }
+            .encode();
+            if !immediate {
+                (data, false)
+            } else {
+                // SAFETY: as for the blocking post below.
+                let r = unsafe {
+                    self.tp
+                        .write_landing(set, side.ep(), dest, &mut v, data, ctx)
+                };
+                match r {
+                    Ok(()) => (data, true),
+                    Err(PostError::Again) | Err(PostError::NoMemory) => {
+                        lender.untake(dest);
+                        s.stats.eagain_retries.add(1);
+                        return Ok(false);
+                    }
+                    Err(PostError::Failed(e)) => {
+                        lender.untake(dest);
+                        return Err(e.into());
+                    }
+                }
+            }
+        };
+        if !posted {
+            // SAFETY: `payload` is borrowed and `header` and `v` live in
+            // this frame until the write is over: this function returns
+            // only after `wait_op` (or `g`'s drop, on an error or unwind)
+            // saw it complete. The remote ranges were checked against the
+            // destination's segment and its published landing area.
+            self.post_retry(set, wait, || unsafe {
+                self.tp
+                    .write_landing(set, side.ep(), dest, &mut v, data, ctx)
+            })?;
+        }
         g.posted();
         let op = g.disarm();
         self.wait_op(set, Some(op), wait, "AM Long", "to", dest)?;

@@ -112,7 +112,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// here in one message where the destination keeps a landing slot for
     /// it ([`Other::Sent`]), else its payload is written here first.
     /// [`Other::Blocked`]: an immediate Long that would block (a no-op, as
-    /// in the reference).
+    /// in the reference; in one message it is sent when a slot is free and
+    /// the provider takes the write at once).
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn plan_other(
@@ -148,12 +149,23 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let s = &self.sets[set];
         match plan.long {
             Some(LongPath::Rma) => {
-                if immediate {
-                    return Ok(Other::Blocked);
-                }
-                if self.send_landing(set, side, dest, &plan, args, payload, dest_offset, wait)? {
+                if self.send_landing(
+                    set,
+                    side,
+                    dest,
+                    &plan,
+                    args,
+                    payload,
+                    dest_offset,
+                    immediate,
+                    wait,
+                )? {
                     Self::count_sent(s, side, &plan);
                     return Ok(Other::Sent);
+                }
+                if immediate {
+                    // Put-then-send waits for the write's delivery.
+                    return Ok(Other::Blocked);
                 }
                 self.write_long_payload(set, dest, dest_offset, payload, wait)?;
                 s.stats.long_rma.add(1);

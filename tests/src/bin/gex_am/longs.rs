@@ -120,10 +120,47 @@ pub(crate) fn longs(c: &Client, count: usize) -> Fallible<String> {
     if missing > 0 {
         return Err(fail(format!("{missing} requests never arrived")));
     }
+    drop(e);
+    let immediate = immediate_long(c, len)?;
     let s = c.stats();
     Ok(format!(
         "ok: {want} Long requests of {len} bytes and their Long replies arrived exactly once per rank; \
-         long_landed={} long_rma={} landing_waits={} landings_received={} credits_sent={}",
+         long_landed={} long_rma={} landing_waits={} landings_received={} credits_sent={}; \
+         immediate={immediate}",
         s.long_landed, s.long_rma, s.long_landing_waits, s.landings_received, s.landing_credits_sent
     ))
+}
+
+/// Rank 0 tries one immediate-mode Long above the packing threshold to
+/// rank 1 (at offset 0 of its segment): `sent` (and its handler answered
+/// with the bytes checked) or `no-op`.
+fn immediate_long(c: &Client, len: usize) -> Fallible<&'static str> {
+    let answered = Arc::new(AtomicUsize::new(0));
+    // The same bytes on every rank: rank 1 checks what rank 0 sent.
+    let want: Vec<u8> = (0..len).map(|j| pat(usize::MAX, 7, j)).collect();
+    let w2 = want.clone();
+    c.register(
+        222,
+        Handler::request_long(1, move |tok, _a, p| {
+            let _ = tok.reply_short(223, &[u32::from(p == &w2[..])]);
+        }),
+    )?;
+    let a2 = answered.clone();
+    c.register(
+        223,
+        Handler::reply_short(1, move |_tok, a| {
+            a2.fetch_add(1 + a[0] as usize, Ordering::Relaxed);
+        }),
+    )?;
+    c.barrier()?;
+    let mut what = "no-op";
+    if c.rank() == 0 && c.try_request_long(1, 222, &[0], &want, 0)? {
+        c.block_until(|| answered.load(Ordering::Relaxed) > 0)?;
+        if answered.load(Ordering::Relaxed) != 2 {
+            return Err(fail("the immediate Long's payload differs at rank 1"));
+        }
+        what = "sent";
+    }
+    c.barrier()?;
+    Ok(what)
 }
