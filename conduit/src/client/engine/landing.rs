@@ -201,15 +201,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             payload.len(),
             &[],
         );
-        let op = s.ops.lock().start(1, Implicit::No);
-        let mut g = InFlight::new(self, set, op, 1);
-        let ctx = Context::Rma { slot: op.index };
         let mut v = RmaVec::new();
+        // The operation is started only once a slot is taken (a Long with
+        // no free slot starts nothing), inside the block; `g` and `ctx`
+        // are declared here so that they outlive it.
+        let (mut g, ctx);
         // Take a slot; in immediate mode post once under the same lock, so
         // that a refused post gives the slot back before anyone else takes
         // one. (The lock is released before `g` could drop: it is declared
-        // later, and the blocking post below makes progress, which takes
-        // it for credit reports.)
+        // in the block, and the blocking post below makes progress, which
+        // takes it for credit reports.)
         let (data, posted) = {
             let mut lender = l.lenders[set][side.index()].lock();
             let Some(slot) = lender.take(dest) else {
@@ -232,6 +233,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 remote_payload.key,
             );
             v.push(header.as_mut_ptr(), hlen, remote_slot.addr, remote_slot.key);
+            let op = s.ops.lock().start(1, Implicit::No);
+            g = InFlight::new(self, set, op, 1);
+            ctx = Context::Rma { slot: op.index };
             let data = Landed {
                 src: self.rank as u32,
                 is_request: side == Side::Request,
@@ -298,22 +302,23 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .into());
         }
         let src = landed.src as usize;
-        l.keepers[set][side.index()]
-            .lock()
-            .landed(src, landed.slot)?;
         let at = landing::slot_offset(set, side.index(), self.size, src, landed.slot);
-        let mut slot = [0u8; SLOT_LEN];
         let p = l.mem.range(at, SLOT_LEN).ok_or(am::Error::BadLanding {
             data,
             why: "the slot lies outside the landing area".into(),
         })?;
-        // SAFETY: p..p+SLOT_LEN is inside the mapping (checked), which
-        // lives as long as `l`; only `src` writes this slot, and only after
-        // the credit for it (sent below, after this copy) reached it.
-        unsafe { std::ptr::copy_nonoverlapping(p, slot.as_mut_ptr(), SLOT_LEN) };
-        let freed = l.keepers[set][side.index()]
-            .lock()
-            .release(src, landed.slot);
+        let mut slot = [0u8; SLOT_LEN];
+        // Checked, copied out and freed under one lock.
+        let freed = {
+            let mut k = l.keepers[set][side.index()].lock();
+            k.landed(src, landed.slot)?;
+            // SAFETY: p..p+SLOT_LEN is inside the mapping (checked), which
+            // lives as long as `l`; only `src` writes this slot, and only
+            // after the credit for it (sent below, after this copy)
+            // reached it.
+            unsafe { std::ptr::copy_nonoverlapping(p, slot.as_mut_ptr(), SLOT_LEN) };
+            k.release(src, landed.slot)
+        };
         let s = &self.sets[set];
         s.stats.landings_received.add(1);
         if let Some(upto) = freed {
