@@ -111,6 +111,19 @@ typedef struct {
     uintptr_t size;
 } gasnet_seginfo_t;
 
+typedef struct {
+    void *gex_addr;
+    size_t gex_len;
+} gex_Memvec_t;
+
+/* Data types and operations of atomics and reductions (each a bit). */
+typedef uint32_t gex_DT_t;
+typedef uint32_t gex_OP_t;
+typedef struct gasnetc_AD_s *gex_AD_t;
+/* A user reduction: arg2_and_out[i] = arg1[i] (op) arg2_and_out[i]. */
+typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t count,
+                                    const void *cdata);
+
 /* ---- constants ------------------------------------------------------------ */
 #define GEX_CLIENT_INVALID ((gex_Client_t)0)
 #define GEX_EP_INVALID ((gex_EP_t)0)
@@ -137,6 +150,60 @@ typedef struct {
 #define GEX_FLAG_AM_REQUEST ((gex_Flags_t)0x800)
 #define GEX_FLAG_AM_REPLY ((gex_Flags_t)0x1000)
 #define GEX_FLAG_AM_REQREP ((gex_Flags_t)0x1800)
+
+#define GEX_FLAG_RANK_IS_JOBRANK ((gex_Flags_t)0x10000)
+#define GEX_FLAG_AD_MY_RANK ((gex_Flags_t)0x20000)
+#define GEX_FLAG_AD_MY_NBRHD ((gex_Flags_t)0x40000)
+#define GEX_FLAG_AD_FAVOR_MY_RANK ((gex_Flags_t)0x80000)
+#define GEX_FLAG_AD_FAVOR_MY_NBRHD ((gex_Flags_t)0x100000)
+#define GEX_FLAG_AD_FAVOR_REMOTE ((gex_Flags_t)0x200000)
+#define GEX_FLAG_AD_ACQ ((gex_Flags_t)0x400000)
+#define GEX_FLAG_AD_REL ((gex_Flags_t)0x800000)
+#define GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED ((gex_Flags_t)0x1000000)
+#define GEX_FLAG_TM_SCRATCH_SIZE_MIN ((gex_Flags_t)0x2000000)
+#define GEX_FLAG_TM_NO_SCRATCH ((gex_Flags_t)0x4000000)
+
+#define GEX_AD_INVALID ((gex_AD_t)0)
+
+#define GEX_DT_I32 ((gex_DT_t)0x1)
+#define GEX_DT_U32 ((gex_DT_t)0x2)
+#define GEX_DT_I64 ((gex_DT_t)0x4)
+#define GEX_DT_U64 ((gex_DT_t)0x8)
+#define GEX_DT_FLT ((gex_DT_t)0x10)
+#define GEX_DT_DBL ((gex_DT_t)0x20)
+#define GEX_DT_USER ((gex_DT_t)0x40)
+
+/* A non-fetching operation's bit; its fetching form is the next bit up. */
+#define GEX_OP_ADD ((gex_OP_t)0x1)
+#define GEX_OP_FADD ((gex_OP_t)0x2)
+#define GEX_OP_MULT ((gex_OP_t)0x4)
+#define GEX_OP_FMULT ((gex_OP_t)0x8)
+#define GEX_OP_MIN ((gex_OP_t)0x10)
+#define GEX_OP_FMIN ((gex_OP_t)0x20)
+#define GEX_OP_MAX ((gex_OP_t)0x40)
+#define GEX_OP_FMAX ((gex_OP_t)0x80)
+#define GEX_OP_SUB ((gex_OP_t)0x100)
+#define GEX_OP_FSUB ((gex_OP_t)0x200)
+#define GEX_OP_INC ((gex_OP_t)0x400)
+#define GEX_OP_FINC ((gex_OP_t)0x800)
+#define GEX_OP_DEC ((gex_OP_t)0x1000)
+#define GEX_OP_FDEC ((gex_OP_t)0x2000)
+#define GEX_OP_AND ((gex_OP_t)0x4000)
+#define GEX_OP_FAND ((gex_OP_t)0x8000)
+#define GEX_OP_OR ((gex_OP_t)0x10000)
+#define GEX_OP_FOR ((gex_OP_t)0x20000)
+#define GEX_OP_XOR ((gex_OP_t)0x40000)
+#define GEX_OP_FXOR ((gex_OP_t)0x80000)
+#define GEX_OP_SET ((gex_OP_t)0x100000)
+#define GEX_OP_SWAP ((gex_OP_t)0x200000)
+#define GEX_OP_CAS ((gex_OP_t)0x400000)
+#define GEX_OP_FCAS ((gex_OP_t)0x800000)
+#define GEX_OP_CSWAP GEX_OP_FCAS
+#define GEX_OP_GET ((gex_OP_t)0x1000000)
+#define GEX_OP_USER ((gex_OP_t)0x2000000)
+#define GEX_OP_USER_NC ((gex_OP_t)0x4000000)
+#define GEX_OP_TO_FETCHING(op) ((gex_OP_t)((op) << 1))
+#define GEX_OP_TO_NONFETCHING(op) ((gex_OP_t)((op) >> 1))
 
 #define GEX_TI_SRCRANK ((gex_TI_t)0x1)
 #define GEX_TI_EP ((gex_TI_t)0x2)
@@ -174,6 +241,11 @@ extern int gex_Segment_Attach(gex_Segment_t *segment_p, gex_TM_t tm, uintptr_t s
 extern int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentries);
 extern gex_Rank_t gex_TM_QueryRank(gex_TM_t tm);
 extern gex_Rank_t gex_TM_QuerySize(gex_TM_t tm);
+extern size_t gex_TM_Split(gex_TM_t *new_tm_p, gex_TM_t parent_tm, int color, int key,
+                           void *scratch_addr, size_t scratch_size, gex_Flags_t flags);
+extern int gex_TM_Destroy(gex_TM_t tm, gex_Memvec_t *scratch_p, gex_Flags_t flags);
+extern gex_Rank_t gex_TM_TranslateRankToJobrank(gex_TM_t tm, gex_Rank_t rank);
+extern gex_Rank_t gex_TM_TranslateJobrankToRank(gex_TM_t tm, gex_Rank_t jobrank);
 extern gex_Rank_t gex_System_QueryJobRank(void);
 extern gex_Rank_t gex_System_QueryJobSize(void);
 extern void gex_System_QueryMyPosition(gex_Rank_t *nbrhd_set_size, gex_Rank_t *nbrhd_set_rank,
@@ -1165,6 +1237,68 @@ extern void gex_Event_WaitSome(gex_Event_t *pevent, size_t numevents, gex_Flags_
 extern int gex_NBI_Test(gex_EC_t event_mask, gex_Flags_t flags);
 extern void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags);
 
+/* ---- VIS: vector, indexed and strided transfers --------------------------- */
+extern gex_Event_t gex_VIS_VectorPutNB(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                  const gex_Memvec_t dstlist[], size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern gex_Event_t gex_VIS_VectorGetNB(gex_TM_t tm, size_t dstcount, const gex_Memvec_t dstlist[],
+                                  gex_Rank_t srcrank, size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern gex_Event_t gex_VIS_IndexedPutNB(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                   void *const dstlist[], size_t dstlen, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern gex_Event_t gex_VIS_IndexedGetNB(gex_TM_t tm, size_t dstcount, void *const dstlist[],
+                                   size_t dstlen, gex_Rank_t srcrank, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern gex_Event_t gex_VIS_StridedPutNB(gex_TM_t tm, gex_Rank_t dstrank, void *dstaddr,
+                                   const ptrdiff_t dststrides[], void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+extern gex_Event_t gex_VIS_StridedGetNB(gex_TM_t tm, void *dstaddr, const ptrdiff_t dststrides[],
+                                   gex_Rank_t srcrank, void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+extern int gex_VIS_VectorPutNBI(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                  const gex_Memvec_t dstlist[], size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern int gex_VIS_VectorGetNBI(gex_TM_t tm, size_t dstcount, const gex_Memvec_t dstlist[],
+                                  gex_Rank_t srcrank, size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern int gex_VIS_IndexedPutNBI(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                   void *const dstlist[], size_t dstlen, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern int gex_VIS_IndexedGetNBI(gex_TM_t tm, size_t dstcount, void *const dstlist[],
+                                   size_t dstlen, gex_Rank_t srcrank, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern int gex_VIS_StridedPutNBI(gex_TM_t tm, gex_Rank_t dstrank, void *dstaddr,
+                                   const ptrdiff_t dststrides[], void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+extern int gex_VIS_StridedGetNBI(gex_TM_t tm, void *dstaddr, const ptrdiff_t dststrides[],
+                                   gex_Rank_t srcrank, void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+extern int gex_VIS_VectorPutBlocking(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                  const gex_Memvec_t dstlist[], size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern int gex_VIS_VectorGetBlocking(gex_TM_t tm, size_t dstcount, const gex_Memvec_t dstlist[],
+                                  gex_Rank_t srcrank, size_t srccount,
+                                  const gex_Memvec_t srclist[], gex_Flags_t flags);
+extern int gex_VIS_IndexedPutBlocking(gex_TM_t tm, gex_Rank_t dstrank, size_t dstcount,
+                                   void *const dstlist[], size_t dstlen, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern int gex_VIS_IndexedGetBlocking(gex_TM_t tm, size_t dstcount, void *const dstlist[],
+                                   size_t dstlen, gex_Rank_t srcrank, size_t srccount,
+                                   void *const srclist[], size_t srclen, gex_Flags_t flags);
+extern int gex_VIS_StridedPutBlocking(gex_TM_t tm, gex_Rank_t dstrank, void *dstaddr,
+                                   const ptrdiff_t dststrides[], void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+extern int gex_VIS_StridedGetBlocking(gex_TM_t tm, void *dstaddr, const ptrdiff_t dststrides[],
+                                   gex_Rank_t srcrank, void *srcaddr,
+                                   const ptrdiff_t srcstrides[], size_t elemsz,
+                                   const size_t count[], size_t stridelevels, gex_Flags_t flags);
+
 /* ---- barriers --------------------------------------------------------------- */
 extern gex_Event_t gex_Coll_BarrierNB(gex_TM_t tm, gex_Flags_t flags);
 extern void gex_Coll_BarrierBlocking(gex_TM_t tm, gex_Flags_t flags);
@@ -1173,6 +1307,52 @@ extern int gasnet_barrier_wait(int id, int flags);
 extern int gasnet_barrier_try(int id, int flags);
 extern int gasnet_barrier_result(int *id);
 extern int gasnet_barrier(int id, int flags);
+
+/* ---- collectives (any team) ------------------------------------------------ */
+extern gex_Event_t gex_Coll_BroadcastNB(gex_TM_t tm, gex_Rank_t root, void *dst, const void *src,
+                                        size_t nbytes, gex_Flags_t flags);
+extern gex_Event_t gex_Coll_ReduceToOneNB(gex_TM_t tm, gex_Rank_t root, void *dst, const void *src,
+                                          gex_DT_t dt, size_t dt_sz, size_t dt_cnt, gex_OP_t op,
+                                          gex_Coll_ReduceFn_t user_op, void *user_cdata,
+                                          gex_Flags_t flags);
+extern gex_Event_t gex_Coll_ReduceToAllNB(gex_TM_t tm, void *dst, const void *src, gex_DT_t dt,
+                                          size_t dt_sz, size_t dt_cnt, gex_OP_t op,
+                                          gex_Coll_ReduceFn_t user_op, void *user_cdata,
+                                          gex_Flags_t flags);
+
+/* ---- atomic domains (over the primordial team) ------------------------------ */
+extern void gex_AD_Create(gex_AD_t *ad_p, gex_TM_t tm, gex_DT_t dt, gex_OP_t ops, gex_Flags_t flags);
+extern void gex_AD_Destroy(gex_AD_t ad);
+extern gex_Flags_t gex_AD_QueryFlags(gex_AD_t ad);
+extern gex_TM_t gex_AD_QueryTM(gex_AD_t ad);
+extern gex_DT_t gex_AD_QueryDT(gex_AD_t ad);
+extern gex_OP_t gex_AD_QueryOps(gex_AD_t ad);
+extern void gex_AD_SetCData(gex_AD_t ad, const void *val);
+extern void *gex_AD_QueryCData(gex_AD_t ad);
+extern gex_Event_t gex_AD_OpNB_I32(gex_AD_t ad, int32_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, int32_t operand1, int32_t operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_I32(gex_AD_t ad, int32_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, int32_t operand1, int32_t operand2, gex_Flags_t flags);
+extern gex_Event_t gex_AD_OpNB_U32(gex_AD_t ad, uint32_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, uint32_t operand1, uint32_t operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_U32(gex_AD_t ad, uint32_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, uint32_t operand1, uint32_t operand2, gex_Flags_t flags);
+extern gex_Event_t gex_AD_OpNB_I64(gex_AD_t ad, int64_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, int64_t operand1, int64_t operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_I64(gex_AD_t ad, int64_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, int64_t operand1, int64_t operand2, gex_Flags_t flags);
+extern gex_Event_t gex_AD_OpNB_U64(gex_AD_t ad, uint64_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, uint64_t operand1, uint64_t operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_U64(gex_AD_t ad, uint64_t *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, uint64_t operand1, uint64_t operand2, gex_Flags_t flags);
+extern gex_Event_t gex_AD_OpNB_FLT(gex_AD_t ad, float *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, float operand1, float operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_FLT(gex_AD_t ad, float *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, float operand1, float operand2, gex_Flags_t flags);
+extern gex_Event_t gex_AD_OpNB_DBL(gex_AD_t ad, double *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                                  gex_OP_t opcode, double operand1, double operand2, gex_Flags_t flags);
+extern int gex_AD_OpNBI_DBL(gex_AD_t ad, double *result_p, gex_Rank_t tgt_rank, void *tgt_addr,
+                            gex_OP_t opcode, double operand1, double operand2, gex_Flags_t flags);
 
 GASNETT_END_EXTERNC
 

@@ -2,7 +2,7 @@
 //! handler-safe locks.
 
 use crate::handlers::token;
-use crate::state::{self, api, check_rank, check_tm, fatal, Api};
+use crate::state::{self, api, fatal, Api};
 use crate::types::consts::*;
 use crate::types::{gex_AM_Arg_t, gex_Flags_t, gex_HSL_t, gex_TI_t, gex_Token_Info_t, Handle};
 use conduit::client::Error;
@@ -102,8 +102,7 @@ fn request(
     argv: *const gex_AM_Arg_t,
 ) -> c_int {
     let a = api(call);
-    check_tm(call, tm);
-    let r = check_rank(a, call, rank);
+    let r = crate::team::tm_rank(a, call, tm, rank);
     let args = args(call, nargs, argv);
     let c = &a.client;
     let now = flags & FLAG_IMMEDIATE == 0;
@@ -340,9 +339,10 @@ pub extern "C" fn gex_AM_LUBReplyLong() -> usize {
 
 fn check_max(call: &str, tm: Handle, other: u32, numargs: c_uint) {
     let a = api(call);
-    check_tm(call, tm);
     if other != u32::MAX {
-        check_rank(a, call, other);
+        crate::team::tm_rank(a, call, tm, other);
+    } else {
+        crate::team::team(a, call, tm);
     }
     if numargs > 16 {
         fatal(

@@ -2,7 +2,7 @@
 //! split-phase legacy barrier with named and anonymous forms.
 
 use crate::am::failed;
-use crate::state::{api, check_tm, fatal, Ev};
+use crate::state::{api, fatal, Ev};
 use crate::types::consts::*;
 use crate::types::{gex_Flags_t, Handle};
 use conduit::client::Error;
@@ -29,7 +29,9 @@ fn busy(call: &str) -> ! {
 pub extern "C" fn gex_Coll_BarrierNB(tm: Handle, _flags: gex_Flags_t) -> Handle {
     const CALL: &str = "gex_Coll_BarrierNB";
     let a = api(CALL);
-    check_tm(CALL, tm);
+    if !crate::team::is_world(tm) {
+        return crate::coll::team_barrier_nb(CALL, crate::team::team(a, CALL, tm));
+    }
     if a.coll_barrier.get() || a.legacy.get().is_some() {
         busy(CALL)
     }
@@ -64,7 +66,12 @@ pub(crate) fn finish_coll(call: &str, wait: bool) -> bool {
 pub extern "C" fn gex_Coll_BarrierBlocking(tm: Handle, _flags: gex_Flags_t) {
     const CALL: &str = "gex_Coll_BarrierBlocking";
     let a = api(CALL);
-    check_tm(CALL, tm);
+    if !crate::team::is_world(tm) {
+        if let Err(e) = crate::team::team(a, CALL, tm).barrier() {
+            failed(CALL, &e)
+        }
+        return report_deferred(CALL);
+    }
     if a.coll_barrier.get() || a.legacy.get().is_some() {
         busy(CALL)
     }

@@ -17,14 +17,18 @@
 // `extern "C"`, called from C, where Rust's `unsafe` marker means nothing).
 #![allow(non_snake_case, non_camel_case_types, clippy::not_unsafe_ptr_arg_deref)]
 
+mod ad;
 mod am;
 mod barrier;
+mod coll;
 mod handlers;
 mod npam;
 mod rma;
 mod start;
 mod state;
+mod team;
 mod tools;
 mod types;
+mod vis;
 
 pub use types::*;

@@ -4,7 +4,7 @@
 
 use crate::am::{args, failed, local_completion, long_offset};
 use crate::handlers::token;
-use crate::state::{api, check_rank, check_tm, fatal};
+use crate::state::{api, fatal};
 use crate::types::{gex_AM_Arg_t, gex_Flags_t, Handle};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_uint, c_void};
@@ -135,8 +135,7 @@ pub extern "C" fn gex_AM_PrepareRequestMedium(
     numargs: c_uint,
 ) -> Handle {
     const CALL: &str = "gex_AM_PrepareRequestMedium";
-    check_tm(CALL, tm);
-    let r = check_rank(api(CALL), CALL, rank);
+    let r = crate::team::tm_rank(api(CALL), CALL, tm, rank);
     prepare(
         CALL,
         Dest::Rank(r),
@@ -190,8 +189,7 @@ pub extern "C" fn gex_AM_PrepareRequestLong(
     numargs: c_uint,
 ) -> Handle {
     const CALL: &str = "gex_AM_PrepareRequestLong";
-    check_tm(CALL, tm);
-    let r = check_rank(api(CALL), CALL, rank);
+    let r = crate::team::tm_rank(api(CALL), CALL, tm, rank);
     prepare(
         CALL,
         Dest::Rank(r),

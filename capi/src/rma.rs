@@ -2,7 +2,7 @@
 //! gets, and the event and NBI syncs.
 
 use crate::am::failed;
-use crate::state::{api, check_rank, check_tm, fatal, segment_offset, Ev};
+use crate::state::{api, fatal, segment_offset, Ev};
 use crate::types::consts::*;
 use crate::types::{gex_EC_t, gex_Flags_t, Handle};
 use conduit::client::{RawLocal, RawOp};
@@ -26,8 +26,7 @@ fn put_op(
     implicit: bool,
 ) -> Option<RawOp> {
     let a = api(call);
-    check_tm(call, tm);
-    let r = check_rank(a, call, rank);
+    let r = crate::team::tm_rank(a, call, tm, rank);
     let off = segment_offset(a, call, "dest", r, dest, nbytes);
     local(call, "src", src, nbytes);
     // SAFETY: GASNet-EX requires `src` readable for nbytes until local
@@ -51,8 +50,7 @@ fn get_op(
     implicit: bool,
 ) -> Option<RawOp> {
     let a = api(call);
-    check_tm(call, tm);
-    let r = check_rank(a, call, rank);
+    let r = crate::team::tm_rank(a, call, tm, rank);
     let off = segment_offset(a, call, "src", r, src, nbytes);
     local(call, "dest", dest, nbytes);
     // SAFETY: GASNet-EX requires `dest` writable and untouched until the
@@ -83,8 +81,7 @@ pub extern "C" fn gex_RMA_PutBlocking(
 ) -> c_int {
     const CALL: &str = "gex_RMA_PutBlocking";
     let a = api(CALL);
-    check_tm(CALL, tm);
-    let r = check_rank(a, CALL, rank);
+    let r = crate::team::tm_rank(a, CALL, tm, rank);
     let off = segment_offset(a, CALL, "dest", r, dest, nbytes);
     local(CALL, "src", src, nbytes);
     let s: &[u8] = if nbytes == 0 {
@@ -240,6 +237,7 @@ pub(crate) fn finish_event(call: &str, h: Handle, wait: bool) -> bool {
             true
         }
         Some(Ev::Barrier) => crate::barrier::finish_coll(call, wait),
+        Some(Ev::Coll(i)) => crate::coll::finish(call, i, wait),
     };
     if done {
         a.events.borrow_mut().remove(h);

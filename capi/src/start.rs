@@ -102,6 +102,10 @@ pub extern "C" fn gex_Client_Init(
         coll_barrier: Cell::new(false),
         host_ranks,
         nbrhd_ranks,
+        world: std::cell::OnceCell::new(),
+        teams: RefCell::default(),
+        colls: RefCell::default(),
+        ads: RefCell::default(),
     });
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.
@@ -155,22 +159,6 @@ pub extern "C" fn gex_Segment_Attach(segment_p: *mut Handle, tm: Handle, size: u
     // SAFETY: checked non-NULL; GASNet-EX requires a writable handle.
     unsafe { *segment_p = handle(&state::SEGMENT_OBJ) };
     GASNET_OK
-}
-
-/// `gex_TM_QueryRank`.
-#[no_mangle]
-pub extern "C" fn gex_TM_QueryRank(tm: Handle) -> gex_Rank_t {
-    let a = api("gex_TM_QueryRank");
-    check_tm("gex_TM_QueryRank", tm);
-    a.client.rank() as gex_Rank_t
-}
-
-/// `gex_TM_QuerySize`.
-#[no_mangle]
-pub extern "C" fn gex_TM_QuerySize(tm: Handle) -> gex_Rank_t {
-    let a = api("gex_TM_QuerySize");
-    check_tm("gex_TM_QuerySize", tm);
-    a.client.size() as gex_Rank_t
 }
 
 /// `gex_System_QueryJobRank`.
@@ -260,8 +248,7 @@ pub extern "C" fn gex_EP_QueryBoundSegmentNB(
 ) -> Handle {
     const CALL: &str = "gex_EP_QueryBoundSegmentNB";
     let a = api(CALL);
-    check_tm(CALL, tm);
-    let r = state::check_rank(a, CALL, rank);
+    let r = crate::team::tm_rank(a, CALL, tm, rank);
     let segs = a.segs.borrow();
     let (owner, local, size) = match segs.get(r) {
         Some(s) => {

@@ -28,6 +28,16 @@ pub(crate) struct Api {
     pub host_ranks: Vec<crate::types::gex_RankInfo_t>,
     /// This rank's supernode, for `gex_System_QueryNbrhdInfo`.
     pub nbrhd_ranks: Vec<crate::types::gex_RankInfo_t>,
+    /// The primordial team as the collectives see it (made at first use).
+    pub world: std::cell::OnceCell<crate::team::CTeam>,
+    /// Teams made by `gex_TM_Split` (never freed: see `team`).
+    pub teams: RefCell<Vec<&'static crate::team::TmObj>>,
+    /// Collectives started by `gex_Coll_*NB`, until their event completes.
+    pub colls: RefCell<Vec<Option<crate::coll::Pending>>>,
+    /// Live atomic domains (boxed: a domain's handle is its address,
+    /// which must not move as the list grows).
+    #[allow(clippy::vec_box)]
+    pub ads: RefCell<Vec<Box<crate::ad::AdObj>>>,
 }
 
 /// The client, once `gex_Client_Init` succeeded (a leaked box: it lives
@@ -226,6 +236,8 @@ pub(crate) fn segment_offset(
 pub(crate) enum Ev {
     Rma(RawOp),
     Barrier,
+    /// A collective: its slot in `Api::colls`.
+    Coll(usize),
 }
 
 /// Events live in slots; `gex_Event_t` is the slot index plus 2 (0 is

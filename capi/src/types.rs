@@ -68,6 +68,25 @@ pub struct gex_HSL_t {
     pub reserved: c_int,
 }
 
+/// `gex_Memvec_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct gex_Memvec_t {
+    /// Start.
+    pub gex_addr: *mut c_void,
+    /// Length in bytes.
+    pub gex_len: usize,
+}
+
+/// `gex_DT_t`.
+pub type gex_DT_t = u32;
+/// `gex_OP_t`.
+pub type gex_OP_t = u32;
+/// `gex_Coll_ReduceFn_t`: `arg2_and_out[i] = arg1[i] op arg2_and_out[i]`
+/// for `count` elements.
+pub type gex_Coll_ReduceFn_t =
+    Option<unsafe extern "C" fn(*const c_void, *mut c_void, usize, *const c_void)>;
+
 /// Constants of `gasnetex.h` (the header's values; capi/tests/header.rs
 /// checks they agree).
 pub mod consts {
@@ -129,4 +148,99 @@ pub mod consts {
     pub const WAIT_BLOCK: i32 = 1;
     /// `GASNET_WAIT_SPINBLOCK`.
     pub const WAIT_SPINBLOCK: i32 = 2;
+    /// `GEX_RANK_INVALID`.
+    pub const RANK_INVALID: u32 = 0xFFFF_FFFF;
+    /// `GEX_EC_RMW`.
+    pub const EC_RMW: u32 = 0x10;
+    /// `GEX_FLAG_RANK_IS_JOBRANK`.
+    pub const FLAG_RANK_IS_JOBRANK: u32 = 0x1_0000;
+    /// `GEX_FLAG_AD_MY_RANK`.
+    pub const FLAG_AD_MY_RANK: u32 = 0x2_0000;
+    /// `GEX_FLAG_AD_MY_NBRHD`.
+    pub const FLAG_AD_MY_NBRHD: u32 = 0x4_0000;
+    /// `GEX_FLAG_AD_FAVOR_MY_RANK`.
+    pub const FLAG_AD_FAVOR_MY_RANK: u32 = 0x8_0000;
+    /// `GEX_FLAG_AD_FAVOR_MY_NBRHD`.
+    pub const FLAG_AD_FAVOR_MY_NBRHD: u32 = 0x10_0000;
+    /// `GEX_FLAG_AD_FAVOR_REMOTE`.
+    pub const FLAG_AD_FAVOR_REMOTE: u32 = 0x20_0000;
+    /// `GEX_FLAG_AD_ACQ`.
+    pub const FLAG_AD_ACQ: u32 = 0x40_0000;
+    /// `GEX_FLAG_AD_REL`.
+    pub const FLAG_AD_REL: u32 = 0x80_0000;
+    /// `GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED`.
+    pub const FLAG_TM_SCRATCH_SIZE_RECOMMENDED: u32 = 0x100_0000;
+    /// `GEX_FLAG_TM_SCRATCH_SIZE_MIN` (deprecated).
+    pub const FLAG_TM_SCRATCH_SIZE_MIN: u32 = 0x200_0000;
+    /// `GEX_FLAG_TM_NO_SCRATCH`.
+    pub const FLAG_TM_NO_SCRATCH: u32 = 0x400_0000;
+    /// `GEX_DT_I32`.
+    pub const DT_I32: u32 = 0x1;
+    /// `GEX_DT_U32`.
+    pub const DT_U32: u32 = 0x2;
+    /// `GEX_DT_I64`.
+    pub const DT_I64: u32 = 0x4;
+    /// `GEX_DT_U64`.
+    pub const DT_U64: u32 = 0x8;
+    /// `GEX_DT_FLT`.
+    pub const DT_FLT: u32 = 0x10;
+    /// `GEX_DT_DBL`.
+    pub const DT_DBL: u32 = 0x20;
+    /// `GEX_DT_USER`.
+    pub const DT_USER: u32 = 0x40;
+    /// `GEX_OP_*`: a non-fetching operation's bit, its fetching form the
+    /// next bit up (`GEX_OP_TO_FETCHING` is a shift).
+    pub const OP_ADD: u32 = 1 << 0;
+    /// `GEX_OP_FADD`.
+    pub const OP_FADD: u32 = 1 << 1;
+    /// `GEX_OP_MULT`.
+    pub const OP_MULT: u32 = 1 << 2;
+    /// `GEX_OP_FMULT`.
+    pub const OP_FMULT: u32 = 1 << 3;
+    /// `GEX_OP_MIN`.
+    pub const OP_MIN: u32 = 1 << 4;
+    /// `GEX_OP_FMIN`.
+    pub const OP_FMIN: u32 = 1 << 5;
+    /// `GEX_OP_MAX`.
+    pub const OP_MAX: u32 = 1 << 6;
+    /// `GEX_OP_FMAX`.
+    pub const OP_FMAX: u32 = 1 << 7;
+    /// `GEX_OP_SUB`.
+    pub const OP_SUB: u32 = 1 << 8;
+    /// `GEX_OP_FSUB`.
+    pub const OP_FSUB: u32 = 1 << 9;
+    /// `GEX_OP_INC`.
+    pub const OP_INC: u32 = 1 << 10;
+    /// `GEX_OP_FINC`.
+    pub const OP_FINC: u32 = 1 << 11;
+    /// `GEX_OP_DEC`.
+    pub const OP_DEC: u32 = 1 << 12;
+    /// `GEX_OP_FDEC`.
+    pub const OP_FDEC: u32 = 1 << 13;
+    /// `GEX_OP_AND`.
+    pub const OP_AND: u32 = 1 << 14;
+    /// `GEX_OP_FAND`.
+    pub const OP_FAND: u32 = 1 << 15;
+    /// `GEX_OP_OR`.
+    pub const OP_OR: u32 = 1 << 16;
+    /// `GEX_OP_FOR`.
+    pub const OP_FOR: u32 = 1 << 17;
+    /// `GEX_OP_XOR`.
+    pub const OP_XOR: u32 = 1 << 18;
+    /// `GEX_OP_FXOR`.
+    pub const OP_FXOR: u32 = 1 << 19;
+    /// `GEX_OP_SET`.
+    pub const OP_SET: u32 = 1 << 20;
+    /// `GEX_OP_SWAP` (`GEX_OP_TO_FETCHING(GEX_OP_SET)`).
+    pub const OP_SWAP: u32 = 1 << 21;
+    /// `GEX_OP_CAS`.
+    pub const OP_CAS: u32 = 1 << 22;
+    /// `GEX_OP_FCAS`.
+    pub const OP_FCAS: u32 = 1 << 23;
+    /// `GEX_OP_GET`.
+    pub const OP_GET: u32 = 1 << 24;
+    /// `GEX_OP_USER`.
+    pub const OP_USER: u32 = 1 << 25;
+    /// `GEX_OP_USER_NC`.
+    pub const OP_USER_NC: u32 = 1 << 26;
 }

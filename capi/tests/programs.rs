@@ -75,6 +75,58 @@ fn barriers_named_anonymous_and_mismatched() {
 }
 
 #[test]
+fn teams_collectives_and_atomic_domains() {
+    program("coll.c", "matrix products");
+}
+
+#[test]
+fn vis_vector_indexed_and_strided() {
+    program(
+        "vis.c",
+        "vector, indexed, strided and transposing transfers checked",
+    );
+}
+
+/// coll.c's atomic domains with the provider's atomics forced (shm with
+/// the shared-memory path off, sockets) and by Active Message (shm,
+/// tcp;ofi_rxm): every operation on every type, the exact fetch-and-add
+/// sum and the lock, with `GASNET_VERBOSEENV` saying which was used.
+#[test]
+fn atomic_domains_native_and_by_active_message() {
+    let _g = tests::serial();
+    let s = setup();
+    let exe = build(&s.shared, "coll.c");
+    for (provider, mode) in [
+        ("shm", "native"),
+        ("shm", "am"),
+        ("sockets", "native"),
+        ("tcp", "am"),
+    ] {
+        let vars = [
+            ("GASNET_SUPERNODE_MAXSIZE", "1"),
+            ("GASNET_OFI_ATOMICS", mode),
+            ("GASNET_VERBOSEENV", "1"),
+        ];
+        let r = job_with(&s.shared, &exe, 4, &[], provider, &vars);
+        let what = format!("coll.c on {provider} with GASNET_OFI_ATOMICS={mode}");
+        assert_eq!(r.code, Some(0), "{what}:\n{}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stdout.matches(": ok: ").count(),
+            4,
+            "{what}:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        let line = format!(": {mode} (GASNET_OFI_ATOMICS={mode})");
+        assert!(
+            r.stderr.contains(&line),
+            "{what}: no {line:?} in\n{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
 fn negotiated_payload_ams() {
     program("npam.c", "negotiated-payload requests");
 }

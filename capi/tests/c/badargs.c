@@ -4,6 +4,7 @@
  * behaviour. Rank 0 makes the bad call; the test suite checks the text. */
 #include <gasnetex.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,8 @@ int main(int argc, char **argv) {
     void *peer; uintptr_t psize;
     gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &peer, NULL, &psize, 0);
     char buf[64] = {0};
+    gex_AD_t ad = GEX_AD_INVALID;
+    if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -88,6 +91,25 @@ int main(int argc, char **argv) {
             pthread_join(th, NULL);
         } else if (!strcmp(mode, "request-in-handler")) {
             gex_AM_RequestShort0(tm, (me + 1) % n, 202, 0);
+        } else if (!strcmp(mode, "ad-op")) {
+            uint64_t old;
+            gex_AD_OpNB_U64(ad, &old, (me + 1) % n, peer, GEX_OP_FCAS, 0, 1, 0);
+        } else if (!strcmp(mode, "ad-invalid")) {
+            gex_AD_OpNBI_U64(GEX_AD_INVALID, NULL, 0, peer, GEX_OP_SET, 1, 0, 0);
+        } else if (!strcmp(mode, "ad-outside")) {
+            uint64_t old;
+            gex_AD_OpNB_U64(ad, &old, (me + 1) % n, (char *)peer + psize - 4, GEX_OP_FADD, 1, 0, 0);
+        } else if (!strcmp(mode, "coll-root")) {
+            gex_Coll_BroadcastNB(tm, n, buf, buf, 8, 0);
+        } else if (!strcmp(mode, "reduce-op")) {
+            gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_U64, 8, 1, GEX_OP_FADD, NULL, NULL, 0);
+        } else if (!strcmp(mode, "reduce-size")) {
+            gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_DBL, 4, 1, GEX_OP_ADD, NULL, NULL, 0);
+        } else if (!strcmp(mode, "vis-outside")) {
+            gex_Memvec_t src[1] = {{buf, 16}}, dst[2] = {{peer, 8}, {(char *)peer + psize - 4, 8}};
+            gex_VIS_VectorPutBlocking(tm, (me + 1) % n, 2, dst, 1, src, 0);
+        } else if (!strcmp(mode, "split-rank")) {
+            gex_TM_TranslateRankToJobrank(tm, n);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {

@@ -189,4 +189,106 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         );
         self.vis_run(rank, Dir::Get, dst.as_mut_ptr(), plan)
     }
+
+    /// Vector put or get with the local side as raw memory (for C
+    /// callers): `local_pieces` are offsets into `local ..
+    /// local + local_len`, `remote` offsets into `rank`'s segment. Checked
+    /// as [`ClientOf::put_vector`] before anything moves.
+    ///
+    /// # Safety
+    /// Every local piece is readable (put) or writable (get) memory for the
+    /// duration of the call, and not accessed by anything else meanwhile;
+    /// the span between pieces is never touched.
+    pub unsafe fn raw_vector(
+        &self,
+        rank: usize,
+        put: bool,
+        local: *mut u8,
+        local_len: usize,
+        local_pieces: &[(usize, usize)],
+        remote: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        not_in_handler("a vector transfer")?;
+        let plan = plan_vector(local_pieces, local_len, remote, self.segment_len(rank)?);
+        self.vis_run(rank, dir(put), local, plan)
+    }
+
+    /// Indexed put or get with the local side as raw memory (see
+    /// [`ClientOf::raw_vector`]): pieces of `local_piece` bytes at
+    /// `local_offsets`, of `remote_piece` bytes at `remote_offsets`.
+    ///
+    /// # Safety
+    /// As [`ClientOf::raw_vector`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn raw_indexed(
+        &self,
+        rank: usize,
+        put: bool,
+        local: *mut u8,
+        local_len: usize,
+        local_offsets: &[usize],
+        local_piece: usize,
+        remote_offsets: &[usize],
+        remote_piece: usize,
+    ) -> Result<(), Error> {
+        not_in_handler("an indexed transfer")?;
+        let plan = plan_indexed(
+            Indexed {
+                offsets: local_offsets,
+                len: local_piece,
+            },
+            local_len,
+            Indexed {
+                offsets: remote_offsets,
+                len: remote_piece,
+            },
+            self.segment_len(rank)?,
+        );
+        self.vis_run(rank, dir(put), local, plan)
+    }
+
+    /// Strided put or get with the local side as raw memory (see
+    /// [`ClientOf::raw_vector`] and [`ClientOf::put_strided`]).
+    ///
+    /// # Safety
+    /// As [`ClientOf::raw_vector`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn raw_strided(
+        &self,
+        rank: usize,
+        put: bool,
+        local: *mut u8,
+        local_len: usize,
+        local_offset: usize,
+        local_strides: &[isize],
+        remote_offset: usize,
+        remote_strides: &[isize],
+        elemsz: usize,
+        count: &[usize],
+    ) -> Result<(), Error> {
+        not_in_handler("a strided transfer")?;
+        let plan = plan_strided(
+            Strided {
+                offset: local_offset,
+                strides: local_strides,
+            },
+            local_len,
+            Strided {
+                offset: remote_offset,
+                strides: remote_strides,
+            },
+            self.segment_len(rank)?,
+            elemsz,
+            count,
+        );
+        self.vis_run(rank, dir(put), local, plan)
+    }
+}
+
+fn dir(put: bool) -> Dir {
+    if put {
+        Dir::Put
+    } else {
+        Dir::Get
+    }
 }

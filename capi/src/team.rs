@@ -1,0 +1,235 @@
+//! Teams: the primordial team `gex_Client_Init` returns and the teams
+//! `gex_TM_Split` makes; `(tm, rank)` to job rank and back.
+//!
+//! A split team's handle is the address of its [`TmObj`], which lives
+//! until the process ends (`gex_TM_Destroy` retires it: later calls naming
+//! it are fatal errors, and collective events started on it stay valid). A
+//! handle is only ever looked up in the table of teams this process made,
+//! never dereferenced as given.
+
+use crate::am::failed;
+use crate::state::{api, fatal, handle, Api, TM_OBJ};
+use crate::types::consts::*;
+use crate::types::{gex_Flags_t, gex_Rank_t, Handle};
+use conduit::client::{Seq, Team};
+use conduit::transport::ofi::{OfiTransport, Unsynced};
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+
+/// A team of the C API's client.
+pub(crate) type CTeam = Team<'static, Seq, (), OfiTransport<Unsynced>>;
+
+/// A team made by `gex_TM_Split`.
+pub(crate) struct TmObj {
+    /// The team.
+    pub team: CTeam,
+    /// Retired by `gex_TM_Destroy`.
+    pub destroyed: Cell<bool>,
+    /// The scratch space the client granted (unused; handed back by
+    /// `gex_TM_Destroy`).
+    pub scratch: Option<(usize, usize)>,
+}
+
+/// The primordial team (made at its first use).
+pub(crate) fn world(a: &'static Api, call: &str) -> &'static CTeam {
+    if let Some(t) = a.world.get() {
+        return t;
+    }
+    match a.client.world() {
+        Ok(t) => {
+            let _ = a.world.set(t);
+            a.world.get().expect("set above")
+        }
+        Err(e) => failed(call, &e),
+    }
+}
+
+/// The team behind `tm`: the primordial team or a live split team; a
+/// fatal error naming `tm` otherwise.
+pub(crate) fn team(a: &'static Api, call: &str, tm: Handle) -> &'static CTeam {
+    if tm == handle(&TM_OBJ) {
+        return world(a, call);
+    }
+    match split_team(a, tm) {
+        Some(t) if !t.destroyed.get() => &t.team,
+        Some(_) => fatal(
+            call,
+            &format!("tm={tm:p} was destroyed (gex_TM_Destroy)"),
+        ),
+        None => fatal(
+            call,
+            &format!("tm={tm:p} is not the team returned by gex_Client_Init nor one made by gex_TM_Split (GEX_TM_INVALID or a stale handle)"),
+        ),
+    }
+}
+
+/// The split team whose handle is `tm`, if this process made it.
+fn split_team(a: &Api, tm: Handle) -> Option<&'static TmObj> {
+    a.teams
+        .borrow()
+        .iter()
+        .copied()
+        .find(|t| std::ptr::eq(*t as *const TmObj as *const c_void, tm))
+}
+
+/// Whether `tm` is the primordial team.
+#[inline]
+pub(crate) fn is_world(tm: Handle) -> bool {
+    tm == handle(&TM_OBJ)
+}
+
+/// The job rank of `(tm, rank)`; a fatal error naming the rank and the
+/// team's size when `rank` is not one of its ranks.
+#[inline]
+pub(crate) fn tm_rank(a: &'static Api, call: &str, tm: Handle, rank: gex_Rank_t) -> usize {
+    if is_world(tm) {
+        return crate::state::check_rank(a, call, rank);
+    }
+    let t = team(a, call, tm);
+    match t.to_job(rank as usize) {
+        Ok(j) => j,
+        Err(_) => fatal(
+            call,
+            &format!(
+                "rank={rank} is not a rank of team tm={tm:p} (0..{})",
+                t.size()
+            ),
+        ),
+    }
+}
+
+/// `gex_TM_QueryRank`.
+#[no_mangle]
+pub extern "C" fn gex_TM_QueryRank(tm: Handle) -> gex_Rank_t {
+    const CALL: &str = "gex_TM_QueryRank";
+    let a = api(CALL);
+    if is_world(tm) {
+        return a.client.rank() as gex_Rank_t;
+    }
+    team(a, CALL, tm).rank() as gex_Rank_t
+}
+
+/// `gex_TM_QuerySize`.
+#[no_mangle]
+pub extern "C" fn gex_TM_QuerySize(tm: Handle) -> gex_Rank_t {
+    const CALL: &str = "gex_TM_QuerySize";
+    let a = api(CALL);
+    if is_world(tm) {
+        return a.client.size() as gex_Rank_t;
+    }
+    team(a, CALL, tm).size() as gex_Rank_t
+}
+
+/// `gex_TM_TranslateRankToJobrank`.
+#[no_mangle]
+pub extern "C" fn gex_TM_TranslateRankToJobrank(tm: Handle, rank: gex_Rank_t) -> gex_Rank_t {
+    const CALL: &str = "gex_TM_TranslateRankToJobrank";
+    tm_rank(api(CALL), CALL, tm, rank) as gex_Rank_t
+}
+
+/// `gex_TM_TranslateJobrankToRank`: `GEX_RANK_INVALID` for a job rank
+/// that is not a member.
+#[no_mangle]
+pub extern "C" fn gex_TM_TranslateJobrankToRank(tm: Handle, jobrank: gex_Rank_t) -> gex_Rank_t {
+    const CALL: &str = "gex_TM_TranslateJobrankToRank";
+    let a = api(CALL);
+    crate::state::check_rank(a, CALL, jobrank);
+    team(a, CALL, tm)
+        .to_team(jobrank as usize)
+        .map_or(RANK_INVALID, |r| r as gex_Rank_t)
+}
+
+/// `gex_TM_Split`: collective over `parent_tm`. Callers passing the same
+/// non-negative `color` and a non-NULL `new_tm_p` form a team, ordered by
+/// `key` then by their rank in the parent; a NULL `new_tm_p` (or a
+/// negative color) joins no team. With `GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED`
+/// it is a query and returns 0 (the conduit's collectives keep their own
+/// memory; scratch space given to a split is not used).
+#[no_mangle]
+pub extern "C" fn gex_TM_Split(
+    new_tm_p: *mut Handle,
+    parent_tm: Handle,
+    color: c_int,
+    key: c_int,
+    scratch_addr: *mut c_void,
+    scratch_size: usize,
+    flags: gex_Flags_t,
+) -> usize {
+    const CALL: &str = "gex_TM_Split";
+    let a = api(CALL);
+    let parent = team(a, CALL, parent_tm);
+    if flags & (FLAG_TM_SCRATCH_SIZE_RECOMMENDED | FLAG_TM_SCRATCH_SIZE_MIN) != 0 {
+        return 0;
+    }
+    if flags & FLAG_TM_NO_SCRATCH == 0 && !new_tm_p.is_null() && scratch_size == 0 {
+        fatal(
+            CALL,
+            "scratch_size=0 without GEX_FLAG_TM_NO_SCRATCH (pass the flag, or a non-zero size)",
+        )
+    }
+    let colour = (!new_tm_p.is_null() && color >= 0).then_some(color as u32);
+    // Keys order the members: shift them so that negative keys sort first.
+    let key = (key as i64 - i32::MIN as i64) as u32;
+    let made = match parent.split(colour, key) {
+        Ok(t) => t,
+        Err(e) => failed(CALL, &e),
+    };
+    if new_tm_p.is_null() {
+        return 0;
+    }
+    let h = match made {
+        Some(team) => {
+            let scratch =
+                (flags & FLAG_TM_NO_SCRATCH == 0).then_some((scratch_addr as usize, scratch_size));
+            let obj: &'static TmObj = Box::leak(Box::new(TmObj {
+                team,
+                destroyed: Cell::new(false),
+                scratch,
+            }));
+            a.teams.borrow_mut().push(obj);
+            obj as *const TmObj as Handle
+        }
+        None => std::ptr::null_mut(),
+    };
+    // SAFETY: checked non-NULL; GASNet-EX requires a writable handle.
+    unsafe { *new_tm_p = h };
+    0
+}
+
+/// `gex_TM_Destroy`: retire a split team (collective over it; the
+/// primordial team cannot be destroyed). Its collectives are flushed
+/// first. When the client granted scratch space to the split and
+/// `scratch_p` is not NULL, it is handed back there and 1 returned; else 0.
+#[no_mangle]
+pub extern "C" fn gex_TM_Destroy(
+    tm: Handle,
+    scratch_p: *mut crate::types::gex_Memvec_t,
+    _flags: gex_Flags_t,
+) -> c_int {
+    const CALL: &str = "gex_TM_Destroy";
+    let a = api(CALL);
+    if is_world(tm) {
+        fatal(CALL, "tm is the primordial team, which cannot be destroyed")
+    }
+    let t = team(a, CALL, tm);
+    if let Err(e) = t.flush() {
+        failed(CALL, &e)
+    }
+    let Some(obj) = split_team(a, tm) else {
+        return 0;
+    };
+    obj.destroyed.set(true);
+    match obj.scratch {
+        Some((addr, len)) if !scratch_p.is_null() => {
+            // SAFETY: non-NULL; GASNet-EX requires a writable gex_Memvec_t.
+            unsafe {
+                *scratch_p = crate::types::gex_Memvec_t {
+                    gex_addr: addr as *mut c_void,
+                    gex_len: len,
+                }
+            };
+            1
+        }
+        _ => 0,
+    }
+}

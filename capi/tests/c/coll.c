@@ -1,0 +1,297 @@
+/* Teams, collectives and atomic domains through the GASNet-EX C API:
+ * gex_TM_Split into odd and even ranks (queries and rank translation both
+ * ways); gex_Coll_BroadcastNB from every root of the primordial and the
+ * split team at 0 B .. 1 MiB; gex_Coll_ReduceToOneNB / ReduceToAllNB for
+ * every built-in operator on every built-in type with exact expected
+ * results; a non-commutative user operator (2x2 integer matrix products,
+ * GEX_OP_USER_NC) checked against the product in team-rank order; both
+ * teams running collectives at the same time; a barrier per team;
+ * gex_AD_Create over every type with every operation valid for it, each
+ * operation checked against its definition; every rank's fetch-and-adds on
+ * one word summing exactly; a compare-and-swap lock guarding a plain
+ * counter. Prints one line per rank. */
+#include <gasnetex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gex_Rank_t me, n;
+static int errors;
+#define FAIL(...) do { fprintf(stderr, "coll.c: rank %u: ", (unsigned)me); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); errors++; } while (0)
+
+/* ---- broadcast ---------------------------------------------------------- */
+static void bcast_all_roots(gex_TM_t tm, const char *what) {
+    static const size_t sizes[] = {0, 1, 8, 4096, 65536, 1 << 20};
+    gex_Rank_t tme = gex_TM_QueryRank(tm), tn = gex_TM_QuerySize(tm);
+    unsigned char *src = malloc(1 << 20), *dst = malloc(1 << 20);
+    for (gex_Rank_t root = 0; root < tn; root++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            size_t len = sizes[s];
+            for (size_t i = 0; i < len; i++) src[i] = (unsigned char)(i * 7 + root * 31 + len);
+            memset(dst, 0xee, len);
+            gex_Event_t e = gex_Coll_BroadcastNB(tm, root, dst, tme == root ? src : NULL, len, 0);
+            if (s % 2) gex_Event_Wait(e);
+            else while (gex_Event_Test(e) != GASNET_OK) gasnet_AMPoll();
+            for (size_t i = 0; i < len; i++) {
+                unsigned char want = (unsigned char)(i * 7 + root * 31 + len);
+                if (dst[i] != want) { FAIL("%s broadcast from %u of %zu B: byte %zu is %u, want %u", what, (unsigned)root, len, i, dst[i], want); break; }
+            }
+        }
+    }
+    free(src); free(dst);
+}
+
+/* ---- reductions: every built-in operator on every type ---------------- */
+/* Rank r of the team contributes, for element i, v(r, i). */
+#define VAL(r, i) ((int64_t)(((r) * 5 + (i) * 3) % 11) + 1)
+#define REDUCE_TYPE(T, DT, ISINT)                                                        \
+    do {                                                                                 \
+        static const gex_OP_t ops[] = {GEX_OP_ADD, GEX_OP_MULT, GEX_OP_MIN, GEX_OP_MAX,  \
+                                       GEX_OP_AND, GEX_OP_OR, GEX_OP_XOR};              \
+        enum { CNT = 5 };                                                                \
+        for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {                          \
+            if (!(ISINT) && k >= 4) break;                                               \
+            T src[CNT], dst[CNT], want[CNT];                                             \
+            for (int i = 0; i < CNT; i++) {                                              \
+                src[i] = (T)VAL(tme, i);                                                 \
+                for (gex_Rank_t r = 0; r < tn; r++) {                                    \
+                    T v = (T)VAL(r, i);                                                  \
+                    if (r == 0) { want[i] = v; continue; }                               \
+                    switch (k) {                                                         \
+                    case 0: want[i] = (T)(want[i] + v); break;                           \
+                    case 1: want[i] = (T)(want[i] * v); break;                           \
+                    case 2: want[i] = v < want[i] ? v : want[i]; break;                  \
+                    case 3: want[i] = v > want[i] ? v : want[i]; break;                  \
+                    default: want[i] = reduce_bits_##T(k, want[i], v); break;            \
+                    }                                                                    \
+                }                                                                        \
+            }                                                                            \
+            gex_Rank_t root = (gex_Rank_t)(k % tn);                                      \
+            memset(dst, 0, sizeof dst);                                                  \
+            gex_Event_Wait(gex_Coll_ReduceToOneNB(tm, root, dst, src, DT, sizeof(T), CNT, \
+                                                  ops[k], NULL, NULL, 0));               \
+            if (tme == root && memcmp(dst, want, sizeof dst))                            \
+                FAIL("%s reduce to %u of %s with op 0x%x: wrong result", what,          \
+                     (unsigned)root, #T, (unsigned)ops[k]);                              \
+            memset(dst, 0, sizeof dst);                                                  \
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, dst, src, DT, sizeof(T), CNT,      \
+                                                  ops[k], NULL, NULL, 0));               \
+            if (memcmp(dst, want, sizeof dst))                                           \
+                FAIL("%s reduce to all of %s with op 0x%x: wrong result", what, #T,     \
+                     (unsigned)ops[k]);                                                  \
+            checks++;                                                                    \
+        }                                                                                \
+    } while (0)
+
+#define BITS(T) static T reduce_bits_##T(size_t k, T a, T b) { \
+    return k == 4 ? (T)(a & b) : k == 5 ? (T)(a | b) : (T)(a ^ b); }
+typedef float flt; typedef double dbl;
+BITS(int32_t) BITS(uint32_t) BITS(int64_t) BITS(uint64_t)
+static flt reduce_bits_flt(size_t k, flt a, flt b) { (void)k; (void)b; return a; }
+static dbl reduce_bits_dbl(size_t k, dbl a, dbl b) { (void)k; (void)b; return a; }
+
+static int reductions(gex_TM_t tm, const char *what) {
+    gex_Rank_t tme = gex_TM_QueryRank(tm), tn = gex_TM_QuerySize(tm);
+    int checks = 0;
+    REDUCE_TYPE(int32_t, GEX_DT_I32, 1);
+    REDUCE_TYPE(uint32_t, GEX_DT_U32, 1);
+    REDUCE_TYPE(int64_t, GEX_DT_I64, 1);
+    REDUCE_TYPE(uint64_t, GEX_DT_U64, 1);
+    REDUCE_TYPE(flt, GEX_DT_FLT, 0);
+    REDUCE_TYPE(dbl, GEX_DT_DBL, 0);
+    return checks;
+}
+
+/* ---- a non-commutative user operator: 2x2 matrix products ------------- */
+typedef struct { int64_t a, b, c, d; } mat;
+static int calls;
+static void matmul(const void *arg1, void *arg2_and_out, size_t count, const void *cdata) {
+    const mat *x = arg1; mat *y = arg2_and_out;
+    if (cdata != (const void *)&calls) abort();
+    for (size_t i = 0; i < count; i++) {
+        mat r = {x[i].a * y[i].a + x[i].b * y[i].c, x[i].a * y[i].b + x[i].b * y[i].d,
+                 x[i].c * y[i].a + x[i].d * y[i].c, x[i].c * y[i].b + x[i].d * y[i].d};
+        y[i] = r;
+    }
+    calls++;
+}
+static mat mat_of(gex_Rank_t r, int i) { mat m = {1, (int64_t)r + 1, i, 1}; return m; }
+static void matrices(gex_TM_t tm, const char *what) {
+    gex_Rank_t tme = gex_TM_QueryRank(tm), tn = gex_TM_QuerySize(tm);
+    enum { CNT = 3 };
+    mat src[CNT], dst[CNT], want[CNT];
+    for (int i = 0; i < CNT; i++) {
+        src[i] = mat_of(tme, i);
+        want[i] = mat_of(0, i);
+        for (gex_Rank_t r = 1; r < tn; r++) {
+            mat y = mat_of(r, i);
+            matmul(&want[i], &y, 1, &calls);
+            want[i] = y;
+        }
+    }
+    gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, dst, src, GEX_DT_USER, sizeof(mat), CNT, GEX_OP_USER_NC, matmul, &calls, 0));
+    if (memcmp(dst, want, sizeof dst)) FAIL("%s: matrix product not in team-rank order", what);
+    memset(dst, 0, sizeof dst);
+    gex_Event_Wait(gex_Coll_ReduceToOneNB(tm, tn - 1, dst, src, GEX_DT_USER, sizeof(mat), CNT, GEX_OP_USER_NC, matmul, &calls, 0));
+    if (tme == tn - 1 && memcmp(dst, want, sizeof dst)) FAIL("%s: matrix product to one not in team-rank order", what);
+}
+
+/* ---- atomics ------------------------------------------------------------ */
+#define AD_TYPE(T, DT, SUF, ISINT)                                                          \
+    do {                                                                                    \
+        static const gex_OP_t all[] = {GEX_OP_SET, GEX_OP_GET, GEX_OP_SWAP, GEX_OP_CAS,     \
+            GEX_OP_FCAS, GEX_OP_ADD, GEX_OP_FADD, GEX_OP_SUB, GEX_OP_FSUB, GEX_OP_INC,      \
+            GEX_OP_FINC, GEX_OP_DEC, GEX_OP_FDEC, GEX_OP_MULT, GEX_OP_FMULT, GEX_OP_MIN,    \
+            GEX_OP_FMIN, GEX_OP_MAX, GEX_OP_FMAX, GEX_OP_AND, GEX_OP_FAND, GEX_OP_OR,       \
+            GEX_OP_FOR, GEX_OP_XOR, GEX_OP_FXOR};                                           \
+        size_t nops = (ISINT) ? 25 : 19;                                                    \
+        gex_OP_t mask = 0;                                                                  \
+        for (size_t k = 0; k < nops; k++) mask |= all[k];                                   \
+        gex_AD_t ad;                                                                        \
+        gex_AD_Create(&ad, tm, DT, mask, 0);                                                \
+        if (gex_AD_QueryOps(ad) != mask || gex_AD_QueryDT(ad) != DT || gex_AD_QueryTM(ad) != tm) \
+            FAIL("gex_AD_Query* of the %s domain", #T);                                     \
+        T *word = (T *)((char *)peer_seg + 64);                                             \
+        gex_Rank_t tgt = n - 1;                                                             \
+        if (me == 0) {                                                                      \
+            for (size_t k = 0; k < nops; k++) {                                             \
+                gex_OP_t op = all[k];                                                       \
+                T start = (T)6, o1 = (T)2, o2 = (T)9, got = (T)0, now = (T)0, want;         \
+                if (op == GEX_OP_CAS || op == GEX_OP_FCAS) o1 = start;                      \
+                gex_AD_OpNB_##SUF(ad, NULL, tgt, word, GEX_OP_SET, start, 0, 0);            \
+                int fetching = op == GEX_OP_GET || op == GEX_OP_SWAP || op == GEX_OP_FCAS ||  \
+                    (op & (GEX_OP_FADD | GEX_OP_FSUB | GEX_OP_FINC | GEX_OP_FDEC |          \
+                           GEX_OP_FMULT | GEX_OP_FMIN | GEX_OP_FMAX | GEX_OP_FAND |         \
+                           GEX_OP_FOR | GEX_OP_FXOR));                                      \
+                if (k % 2) gex_Event_Wait(gex_AD_OpNB_##SUF(ad, &got, tgt, word, op, o1, o2, 0)); \
+                else { gex_AD_OpNBI_##SUF(ad, &got, tgt, word, op, o1, o2, 0); gex_NBI_Wait(GEX_EC_ALL, 0); } \
+                gex_AD_OpNB_##SUF(ad, &now, tgt, word, GEX_OP_GET, 0, 0, 0);                \
+                switch (op) {                                                               \
+                case GEX_OP_SET: case GEX_OP_SWAP: want = o1; break;                        \
+                case GEX_OP_GET: want = start; break;                                       \
+                case GEX_OP_CAS: case GEX_OP_FCAS: want = o2; break;                        \
+                case GEX_OP_ADD: case GEX_OP_FADD: want = (T)(start + o1); break;           \
+                case GEX_OP_SUB: case GEX_OP_FSUB: want = (T)(start - o1); break;           \
+                case GEX_OP_INC: case GEX_OP_FINC: want = (T)(start + 1); break;            \
+                case GEX_OP_DEC: case GEX_OP_FDEC: want = (T)(start - 1); break;            \
+                case GEX_OP_MULT: case GEX_OP_FMULT: want = (T)(start * o1); break;         \
+                case GEX_OP_MIN: case GEX_OP_FMIN: want = o1 < start ? o1 : start; break;   \
+                case GEX_OP_MAX: case GEX_OP_FMAX: want = o1 > start ? o1 : start; break;   \
+                default: want = ad_bits_##SUF(op, start, o1); break;                        \
+                }                                                                           \
+                if (now != want) FAIL("%s op 0x%x: target holds the wrong value", #T, (unsigned)op); \
+                if (fetching && got != start) FAIL("%s op 0x%x: fetched the wrong value", #T, (unsigned)op); \
+                checks++;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+        gex_Coll_BarrierBlocking(tm, 0);                                                    \
+        gex_AD_Destroy(ad);                                                                 \
+    } while (0)
+
+#define ADBITS(T, SUF) static T ad_bits_##SUF(gex_OP_t op, T a, T b) { \
+    return (op & (GEX_OP_AND | GEX_OP_FAND)) ? (T)(a & b) : (op & (GEX_OP_OR | GEX_OP_FOR)) ? (T)(a | b) : (T)(a ^ b); }
+ADBITS(int32_t, I32) ADBITS(uint32_t, U32) ADBITS(int64_t, I64) ADBITS(uint64_t, U64)
+static float ad_bits_FLT(gex_OP_t op, float a, float b) { (void)op; (void)b; return a; }
+static double ad_bits_DBL(gex_OP_t op, double a, double b) { (void)op; (void)b; return a; }
+
+static void *peer_seg;
+
+static int atomics(gex_TM_t tm) {
+    int checks = 0;
+    AD_TYPE(int32_t, GEX_DT_I32, I32, 1);
+    AD_TYPE(uint32_t, GEX_DT_U32, U32, 1);
+    AD_TYPE(int64_t, GEX_DT_I64, I64, 1);
+    AD_TYPE(uint64_t, GEX_DT_U64, U64, 1);
+    AD_TYPE(float, GEX_DT_FLT, FLT, 0);
+    AD_TYPE(double, GEX_DT_DBL, DBL, 0);
+    return checks;
+}
+
+int main(int argc, char **argv) {
+    gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t segment;
+    if (gex_Client_Init(&client, &ep, &tm, "COLLTEST", &argc, &argv, 0) != GASNET_OK) return 1;
+    me = gex_TM_QueryRank(tm); n = gex_TM_QuerySize(tm);
+    if (gex_Segment_Attach(&segment, tm, 1 << 16) != GASNET_OK) return 1;
+    void *own = NULL;
+    gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, n - 1, &peer_seg, NULL, NULL, 0));
+    gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, me, &own, NULL, NULL, 0));
+
+    /* Split into even and odd ranks, ordered by descending job rank. */
+    gex_TM_t half;
+    if (gex_TM_Split(NULL, tm, 0, 0, NULL, 0, GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED) != 0) FAIL("scratch size query");
+    gex_TM_Split(&half, tm, (int)(me % 2), -(int)me, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+    gex_Rank_t hn = (n - me % 2 + 1) / 2, hme = gex_TM_QueryRank(half);
+    if (gex_TM_QuerySize(half) != hn) FAIL("split team of %u ranks, want %u", (unsigned)gex_TM_QuerySize(half), (unsigned)hn);
+    for (gex_Rank_t r = 0; r < hn; r++) {
+        gex_Rank_t j = gex_TM_TranslateRankToJobrank(half, r);
+        if (j % 2 != me % 2 || gex_TM_TranslateJobrankToRank(half, j) != r) FAIL("translation of team rank %u", (unsigned)r);
+        if (r > 0 && j >= gex_TM_TranslateRankToJobrank(half, r - 1)) FAIL("split order: descending job ranks expected");
+    }
+    if (gex_TM_TranslateRankToJobrank(half, hme) != me) FAIL("own rank translation");
+    if (n > 1 && gex_TM_TranslateJobrankToRank(half, (me + 1) % n) != GEX_RANK_INVALID) FAIL("a non-member translated");
+
+    bcast_all_roots(tm, "world");
+    bcast_all_roots(half, "half");
+    int checks = reductions(tm, "world") + reductions(half, "half"), achecks;
+    matrices(tm, "world");
+    matrices(half, "half");
+
+    /* Both teams at once: a world reduction started, a half one completed
+     * meanwhile, then the world one. */
+    int64_t one = 1, total = 0, hsum = 0, mine = (int64_t)me + 1;
+    gex_Event_t w = gex_Coll_ReduceToAllNB(tm, &total, &one, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0);
+    gex_Event_Wait(gex_Coll_ReduceToAllNB(half, &hsum, &mine, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+    gex_Event_Wait(w);
+    int64_t hwant = 0;
+    for (gex_Rank_t r = me % 2; r < n; r += 2) hwant += (int64_t)r + 1;
+    if (total != (int64_t)n || hsum != hwant) FAIL("concurrent teams: %lld / %lld, want %u / %lld", (long long)total, (long long)hsum, (unsigned)n, (long long)hwant);
+    gex_Event_Wait(gex_Coll_BarrierNB(half, 0));
+    gex_Coll_BarrierBlocking(half, 0);
+
+    achecks = atomics(tm);
+
+    /* Every rank's fetch-and-adds on one word of the last rank's segment. */
+    gex_AD_t ad;
+    gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET | GEX_OP_SET | GEX_OP_FCAS | GEX_OP_SET, 0);
+    gex_AD_SetCData(ad, &ad);
+    if (gex_AD_QueryCData(ad) != (void *)&ad) FAIL("gex_AD_QueryCData");
+    uint64_t *counter = (uint64_t *)peer_seg, *lock = counter + 1, *plain = counter + 2;
+    if (me == 0) { gex_AD_OpNBI_U64(ad, NULL, n - 1, counter, GEX_OP_SET, 0, 0, 0); gex_AD_OpNBI_U64(ad, NULL, n - 1, lock, GEX_OP_SET, 0, 0, 0); }
+    if (me == 0) { uint64_t z = 0; gex_RMA_PutBlocking(tm, n - 1, plain, &z, 8, 0); }
+    gex_Coll_BarrierBlocking(tm, 0);
+    enum { ADDS = 2000, LOCKED = 200 };
+    for (int i = 0; i < ADDS; i++) {
+        uint64_t old;
+        gex_AD_OpNBI_U64(ad, &old, n - 1, counter, GEX_OP_FADD, 1, 0, GEX_FLAG_AD_REL);
+    }
+    for (int i = 0; i < LOCKED; i++) {
+        uint64_t old;
+        do gex_Event_Wait(gex_AD_OpNB_U64(ad, &old, n - 1, lock, GEX_OP_FCAS, 0, me + 1, GEX_FLAG_AD_ACQ)); while (old != 0);
+        uint64_t v;
+        gex_RMA_GetBlocking(tm, &v, n - 1, plain, 8, 0);
+        v++;
+        gex_RMA_PutBlocking(tm, n - 1, plain, &v, 8, 0);
+        gex_Event_Wait(gex_AD_OpNB_U64(ad, &old, n - 1, lock, GEX_OP_FCAS, me + 1, 0, GEX_FLAG_AD_REL));
+        if (old != me + 1) FAIL("lock held by %llu at release", (unsigned long long)old);
+    }
+    gex_Coll_BarrierBlocking(tm, 0);
+    uint64_t sum = 0, guarded = 0;
+    gex_AD_OpNB_U64(ad, &sum, n - 1, counter, GEX_OP_GET, 0, 0, 0);
+    gex_RMA_GetBlocking(tm, &guarded, n - 1, plain, 8, 0);
+    if (sum != (uint64_t)ADDS * n) FAIL("fetch-and-adds sum to %llu, want %llu", (unsigned long long)sum, (unsigned long long)ADDS * n);
+    if (guarded != (uint64_t)LOCKED * n) FAIL("the locked counter is %llu, want %llu", (unsigned long long)guarded, (unsigned long long)LOCKED * n);
+    gex_Coll_BarrierBlocking(tm, 0);
+    gex_AD_Destroy(ad);
+    gex_Memvec_t scratch;
+    if (gex_TM_Destroy(half, &scratch, 0) != 0) FAIL("gex_TM_Destroy handed back scratch space never given");
+    (void)own;
+    if (errors == 0)
+        printf("coll.c: rank %u of %u: ok: teams, broadcasts, %d reductions, matrix products, %d atomics, locked counter %llu\n",
+               (unsigned)me, (unsigned)n, checks, achecks, (unsigned long long)guarded);
+    fflush(stdout);
+    int bad = errors;
+    gex_Coll_BarrierBlocking(tm, 0);
+    gasnet_exit(bad ? 1 : 0);
+    return 0;
+}
