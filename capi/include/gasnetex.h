@@ -1320,7 +1320,7 @@ extern gex_Event_t gex_Coll_ReduceToAllNB(gex_TM_t tm, void *dst, const void *sr
                                           gex_Coll_ReduceFn_t user_op, void *user_cdata,
                                           gex_Flags_t flags);
 
-/* ---- atomic domains (over the primordial team) ------------------------------ */
+/* ---- atomic domains (over any team) ----------------------------------------- */
 extern void gex_AD_Create(gex_AD_t *ad_p, gex_TM_t tm, gex_DT_t dt, gex_OP_t ops, gex_Flags_t flags);
 extern void gex_AD_Destroy(gex_AD_t ad);
 extern gex_Flags_t gex_AD_QueryFlags(gex_AD_t ad);

@@ -7,11 +7,12 @@
 //! The conduit's operations complete before they return, so an NB call
 //! returns `GEX_EVENT_INVALID` (allowed for an operation completed
 //! synchronously) and an NBI call leaves nothing for `gex_NBI_Wait`.
-//! Domains are created over the primordial team.
+//! Domains are created over any team; targets are named by their rank in
+//! it (or by job rank with `GEX_FLAG_RANK_IS_JOBRANK`).
 
 use crate::am::failed;
 use crate::state::{api, fatal, segment_offset, Api};
-use crate::team::is_world;
+use crate::team::{team, tm_rank, CTeam};
 use crate::types::consts::*;
 use crate::types::{gex_DT_t, gex_Flags_t, gex_OP_t, gex_Rank_t, Handle};
 use conduit::client::{AtomicDomain, AtomicOp, AtomicValue, Seq};
@@ -87,15 +88,15 @@ fn dt_name(dt: gex_DT_t) -> &'static str {
     }
 }
 
-fn create<V: AtomicValue>(a: &'static Api, call: &str, ops: &[AtomicOp]) -> Dom<V> {
-    match a.client.atomic_domain::<V>(ops) {
+fn create<V: AtomicValue>(team: &'static CTeam, call: &str, ops: &[AtomicOp]) -> Dom<V> {
+    match team.atomic_domain::<V>(ops) {
         Ok(d) => d,
         Err(e) => failed(call, &e),
     }
 }
 
-/// `gex_AD_Create`: collective over the primordial team `tm`; `ops` is a
-/// bit-wise or of `GEX_OP_*` atomics, all valid on `dt`.
+/// `gex_AD_Create`: collective over the team `tm`; `ops` is a bit-wise or
+/// of `GEX_OP_*` atomics, all valid on `dt`.
 #[no_mangle]
 pub extern "C" fn gex_AD_Create(
     ad_p: *mut Handle,
@@ -106,14 +107,7 @@ pub extern "C" fn gex_AD_Create(
 ) {
     const CALL: &str = "gex_AD_Create";
     let a = api(CALL);
-    if !is_world(tm) {
-        // Validates the handle first: a bad one is named as such.
-        crate::team::team(a, CALL, tm);
-        fatal(
-            CALL,
-            "atomic domains are created over the primordial team (the one gex_Client_Init returned); a split team's members use that team's ranks with GEX_FLAG_RANK_IS_JOBRANK or by translation",
-        )
-    }
+    let t = team(a, CALL, tm);
     if ad_p.is_null() {
         fatal(CALL, "ad_p is NULL")
     }
@@ -132,12 +126,12 @@ pub extern "C" fn gex_AD_Create(
         )
     }
     let dom = match dt {
-        DT_I32 => AnyDom::I32(create(a, CALL, &list)),
-        DT_U32 => AnyDom::U32(create(a, CALL, &list)),
-        DT_I64 => AnyDom::I64(create(a, CALL, &list)),
-        DT_U64 => AnyDom::U64(create(a, CALL, &list)),
-        DT_FLT => AnyDom::F32(create(a, CALL, &list)),
-        DT_DBL => AnyDom::F64(create(a, CALL, &list)),
+        DT_I32 => AnyDom::I32(create(t, CALL, &list)),
+        DT_U32 => AnyDom::U32(create(t, CALL, &list)),
+        DT_I64 => AnyDom::I64(create(t, CALL, &list)),
+        DT_U64 => AnyDom::U64(create(t, CALL, &list)),
+        DT_FLT => AnyDom::F32(create(t, CALL, &list)),
+        DT_DBL => AnyDom::F64(create(t, CALL, &list)),
         _ => fatal(
             CALL,
             &format!("dt=0x{dt:x} is not an atomic data type: accepted are GEX_DT_I32, GEX_DT_U32, GEX_DT_I64, GEX_DT_U64, GEX_DT_FLT and GEX_DT_DBL"),
@@ -268,19 +262,22 @@ fn op<V: AtomicValue>(
                 ),
             )
         }
-        let rank = if flags & FLAG_RANK_IS_JOBRANK != 0 {
-            crate::state::check_rank(a, call, tgt_rank)
+        let t = team(a, call, o.tm);
+        let (job, rank) = if flags & FLAG_RANK_IS_JOBRANK != 0 {
+            let job = crate::state::check_rank(a, call, tgt_rank);
+            match t.to_team(job) {
+                Some(r) => (job, r),
+                None => fatal(
+                    call,
+                    &format!(
+                        "tgt_rank={tgt_rank} (GEX_FLAG_RANK_IS_JOBRANK) is not a member of the domain's team"
+                    ),
+                ),
+            }
         } else {
-            crate::team::tm_rank(a, call, o.tm, tgt_rank)
+            (tm_rank(a, call, o.tm, tgt_rank), tgt_rank as usize)
         };
-        let offset = segment_offset(
-            a,
-            call,
-            "tgt_addr",
-            rank,
-            tgt_addr,
-            std::mem::size_of::<V>(),
-        );
+        let offset = segment_offset(a, call, "tgt_addr", job, tgt_addr, std::mem::size_of::<V>());
         if aop.is_fetching() && result_p.is_null() {
             fatal(
                 call,

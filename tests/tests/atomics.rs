@@ -104,6 +104,27 @@ fn a_compare_and_swap_lock_guards_a_plain_counter() {
     }
 }
 
+/// Domains over the two halves of a split (`Team::atomic_domain`): each
+/// team's fetch-and-adds, named by team rank, sum exactly on its own word;
+/// members creating different domains are all refused.
+#[test]
+fn domains_over_split_teams() {
+    let _g = serial();
+    for (p, auto) in providers() {
+        let r = run(&["team", "3000"], p, &[]);
+        r.expect_line(
+            p,
+            &format!("gex-atomics team: ok: 2 teams x 3000 fetch-and-adds per member summed to team size x 3000 ({auto})"),
+        );
+    }
+    let r = run(
+        &["team", "3000"],
+        "shm",
+        &[("GASNET_SUPERNODE_MAXSIZE", "0")],
+    );
+    r.expect_line("shm, shared memory", "summed to team size x 3000 (am)");
+}
+
 #[test]
 fn bad_requests_are_refused_and_nothing_is_performed() {
     let _g = serial();

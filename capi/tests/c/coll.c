@@ -9,7 +9,8 @@
  * gex_AD_Create over every type with every operation valid for it, each
  * operation checked against its definition; every rank's fetch-and-adds on
  * one word summing exactly; a compare-and-swap lock guarding a plain
- * counter. Prints one line per rank. */
+ * counter; a domain over the split team, its targets named by team rank
+ * and by job rank. Prints one line per rank. */
 #include <gasnetex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -283,6 +284,29 @@ int main(int argc, char **argv) {
     if (guarded != (uint64_t)LOCKED * n) FAIL("the locked counter is %llu, want %llu", (unsigned long long)guarded, (unsigned long long)LOCKED * n);
     gex_Coll_BarrierBlocking(tm, 0);
     gex_AD_Destroy(ad);
+
+    /* A domain over the half team: fetch-and-adds on a word of its team
+     * rank 0, named by team rank and (every other one) by job rank. */
+    gex_AD_t had;
+    gex_AD_Create(&had, half, GEX_DT_I64, GEX_OP_FADD | GEX_OP_GET | GEX_OP_SET, 0);
+    if (gex_AD_QueryTM(had) != half) FAIL("gex_AD_QueryTM of the half team's domain");
+    char *hseg;
+    gex_Event_Wait(gex_EP_QueryBoundSegmentNB(half, 0, (void **)&hseg, NULL, NULL, 0));
+    int64_t *hword = (int64_t *)(hseg + 256);
+    gex_Rank_t hroot = gex_TM_TranslateRankToJobrank(half, 0);
+    if (hme == 0) gex_AD_OpNBI_I64(had, NULL, 0, hword, GEX_OP_SET, 0, 0, 0);
+    gex_Coll_BarrierBlocking(half, 0);
+    for (int i = 0; i < ADDS; i++) {
+        int64_t old;
+        if (i % 2) gex_AD_OpNBI_I64(had, &old, hroot, hword, GEX_OP_FADD, 1, 0, GEX_FLAG_RANK_IS_JOBRANK);
+        else gex_AD_OpNBI_I64(had, &old, 0, hword, GEX_OP_FADD, 1, 0, 0);
+    }
+    gex_Coll_BarrierBlocking(half, 0);
+    int64_t hgot = 0;
+    gex_AD_OpNB_I64(had, &hgot, 0, hword, GEX_OP_GET, 0, 0, 0);
+    if (hgot != (int64_t)ADDS * hn) FAIL("the half team's fetch-and-adds sum to %lld, want %lld", (long long)hgot, (long long)ADDS * hn);
+    gex_Coll_BarrierBlocking(half, 0);
+    gex_AD_Destroy(had);
     gex_Memvec_t scratch;
     if (gex_TM_Destroy(half, &scratch, 0) != 0) FAIL("gex_TM_Destroy handed back scratch space never given");
     (void)own;

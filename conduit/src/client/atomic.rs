@@ -27,6 +27,7 @@ use crate::transport::Transport;
 pub use rma::atomic::{AtomicOp, AtomicType, AtomicValue, OpSet};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// How a domain performs its operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,8 @@ pub struct AtomicDomain<'c, V: AtomicValue, M: Mode, S, T: Transport> {
     core: &'c Core<M, T, S>,
     ops: OpSet,
     imp: AtomicImpl,
+    /// The team it was created over (`None`: the job); ranks are its.
+    team: Option<Arc<coll::Team>>,
     _v: PhantomData<V>,
 }
 
@@ -94,84 +97,104 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         &self,
         ops: &[AtomicOp],
     ) -> Result<AtomicDomain<'_, V, M, S, T>, Error> {
-        super::engine::not_in_handler("atomic_domain")?;
         let core = self.core();
-        let ops: OpSet = ops.iter().copied().collect();
-        rma::atomic::check_domain(V::TYPE, ops)?;
-        let native = || -> Result<(), Error> {
-            for op in ops.iter() {
-                core.native_atomic_check(V::TYPE, op)
-                    .map_err(|why| Error::NotNative {
-                        provider: core.tp.facts().provider.clone(),
-                        op,
-                        ty: V::TYPE,
-                        why,
-                    })?;
-            }
-            Ok(())
-        };
         let all_shared = core.pshm.as_ref().is_some_and(|sh| sh.all_local);
-        let imp = match core.cfg.extended.atomics {
-            AtomicsMode::Am => AtomicImpl::ActiveMessage,
-            AtomicsMode::Native => {
-                native()?;
-                AtomicImpl::Native
+        make_domain(core, ops, all_shared, None, |id| {
+            // Every rank must have made the same domain: a named barrier
+            // whose id is the domain's description tells.
+            core.barrier_notify(Some(id))?;
+            match core.barrier_wait() {
+                Err(Error::BarrierMismatch) => Err(Error::AtomicDomainMismatch),
+                r => r,
             }
-            AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,
-            AtomicsMode::Auto => match native() {
-                Ok(()) => AtomicImpl::Native,
-                Err(_) => AtomicImpl::ActiveMessage,
-            },
-        };
-        if imp == AtomicImpl::Native {
-            core.atomics.provider_in_use.store(true, Ordering::Relaxed);
-        }
-        let why = match (core.cfg.extended.atomics, imp) {
-            (AtomicsMode::Auto, AtomicImpl::ActiveMessage) if all_shared => {
-                "every rank shares memory with this one".to_string()
-            }
-            (AtomicsMode::Auto, AtomicImpl::ActiveMessage) => ops
-                .iter()
-                .find_map(|op| {
-                    core.native_atomic_check(V::TYPE, op).err().map(|why| {
-                        format!(
-                            "{} does not perform {op} on {} natively: {why}",
-                            core.tp.facts().provider,
-                            V::TYPE
-                        )
-                    })
-                })
-                .unwrap_or_default(),
-            (AtomicsMode::Auto, AtomicImpl::Native) => format!(
-                "{} performs every operation (fi_*atomicvalid)",
-                core.tp.facts().provider
-            ),
-            (m, _) => format!("GASNET_OFI_ATOMICS={}", m.name()),
-        };
-        let line = format!(
-            "atomic domain over {} with {ops}: {} ({why})",
-            V::TYPE,
-            imp.name()
-        );
-        tracing::debug!("{line}");
-        if core.rank == 0 && core.cfg.general.verbose_env {
-            gex_env::eprintln_whole!("ofi-conduit: {line}");
-        }
-        // Every rank must have made the same domain: a named barrier whose
-        // id is the domain's description tells.
-        let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;
-        core.barrier_notify(Some(id))?;
-        match core.barrier_wait() {
-            Err(Error::BarrierMismatch) => return Err(Error::AtomicDomainMismatch),
-            r => r?,
-        }
-        Ok(AtomicDomain {
-            core,
-            ops,
-            imp,
-            _v: PhantomData,
         })
     }
+}
+
+/// Make a domain over `V` with `ops`: `all_shared` says every member of
+/// its team shares memory with this rank, `team` is the team (`None`: the
+/// job), `agree` checks every member made the same one (given the
+/// domain's description).
+pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
+    core: &'c Core<M, T, S>,
+    ops: &[AtomicOp],
+    all_shared: bool,
+    team: Option<Arc<coll::Team>>,
+    agree: impl FnOnce(u32) -> Result<(), Error>,
+) -> Result<AtomicDomain<'c, V, M, S, T>, Error> {
+    super::engine::not_in_handler("atomic_domain")?;
+    let ops: OpSet = ops.iter().copied().collect();
+    rma::atomic::check_domain(V::TYPE, ops)?;
+    let native = || -> Result<(), Error> {
+        for op in ops.iter() {
+            core.native_atomic_check(V::TYPE, op)
+                .map_err(|why| Error::NotNative {
+                    provider: core.tp.facts().provider.clone(),
+                    op,
+                    ty: V::TYPE,
+                    why,
+                })?;
+        }
+        Ok(())
+    };
+    let imp = match core.cfg.extended.atomics {
+        AtomicsMode::Am => AtomicImpl::ActiveMessage,
+        AtomicsMode::Native => {
+            native()?;
+            AtomicImpl::Native
+        }
+        AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,
+        AtomicsMode::Auto => match native() {
+            Ok(()) => AtomicImpl::Native,
+            Err(_) => AtomicImpl::ActiveMessage,
+        },
+    };
+    let why = match (core.cfg.extended.atomics, imp) {
+        (AtomicsMode::Auto, AtomicImpl::ActiveMessage) if all_shared => {
+            "every member shares memory with this rank".to_string()
+        }
+        (AtomicsMode::Auto, AtomicImpl::ActiveMessage) => ops
+            .iter()
+            .find_map(|op| {
+                core.native_atomic_check(V::TYPE, op).err().map(|why| {
+                    format!(
+                        "{} does not perform {op} on {} natively: {why}",
+                        core.tp.facts().provider,
+                        V::TYPE
+                    )
+                })
+            })
+            .unwrap_or_default(),
+        (AtomicsMode::Auto, AtomicImpl::Native) => format!(
+            "{} performs every operation (fi_*atomicvalid)",
+            core.tp.facts().provider
+        ),
+        (m, _) => format!("GASNET_OFI_ATOMICS={}", m.name()),
+    };
+    let line = format!(
+        "atomic domain over {} with {ops}: {} ({why})",
+        V::TYPE,
+        imp.name()
+    );
+    tracing::debug!("{line}");
+    let first = team.as_ref().map_or(core.rank == 0, |t| t.me == 0);
+    if first && core.cfg.general.verbose_env {
+        gex_env::eprintln_whole!("ofi-conduit: {line}");
+    }
+    let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;
+    // Before the agreement: a member may send a native atomic as soon as
+    // it is through, and this rank's progress must then read the provider.
+    if imp == AtomicImpl::Native {
+        core.atomics.provider_in_use.store(true, Ordering::Relaxed);
+    }
+    agree(id)?;
+    Ok(AtomicDomain {
+        core,
+        ops,
+        imp,
+        team,
+        _v: PhantomData,
+    })
 }
 
 impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
@@ -185,7 +208,8 @@ impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
         self.ops
     }
 
-    /// Perform `op` on the `V` at `offset` of `rank`'s segment with
+    /// Perform `op` on the `V` at `offset` of `rank`'s segment (`rank` in
+    /// the domain's team: a job rank for a domain of the job) with
     /// operands `a` and `b` (as GASNet-EX's `op1`, `op2`; ignored where the
     /// operation takes fewer). Returns the target's value before the
     /// operation for fetching operations, `None` for the others.
@@ -206,6 +230,10 @@ impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
             return Err(rma::atomic::AtomicError::NotInDomain { op, ops: self.ops }.into());
         }
         let (a, b) = (a.to_bits(), b.to_bits());
+        let rank = match &self.team {
+            Some(t) => t.to_job(rank)?,
+            None => rank,
+        };
         let old = match self.imp {
             AtomicImpl::Native => self.core.atomic_native(0, rank, offset, V::TYPE, op, a, b),
             AtomicImpl::ActiveMessage => self.core.atomic_am(0, rank, offset, V::TYPE, op, a, b),

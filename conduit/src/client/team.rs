@@ -312,6 +312,37 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
         self.core.coll_flush(self.id)
     }
 
+    /// Create an atomic domain over `V` with the operations `ops`,
+    /// collective over the team (as `gex_AD_Create` on a team): its
+    /// operations name targets by their rank in this team. The
+    /// implementation is chosen as for [`ClientOf::atomic_domain`], with
+    /// "every rank shares memory" meaning every member.
+    ///
+    /// Errors: as [`ClientOf::atomic_domain`]; members that created
+    /// different domains all get [`Error::AtomicDomainMismatch`].
+    pub fn atomic_domain<V: super::AtomicValue>(
+        &self,
+        ops: &[super::AtomicOp],
+    ) -> Result<super::AtomicDomain<'c, V, M, S, T>, Error> {
+        let core = self.core;
+        let all_shared = core.pshm.as_ref().is_some_and(|sh| {
+            self.team
+                .members
+                .iter()
+                .all(|&j| j == core.rank || sh.peer(j).is_some())
+        });
+        super::atomic::make_domain(core, ops, all_shared, Some(self.team.clone()), |id| {
+            // Equal everywhere iff every member's id or-ed together, and
+            // every complement or-ed together, give back its own.
+            let got = self.allreduce(CollOp::Bor, &[id, !id])?;
+            if got == [id, !id] {
+                Ok(())
+            } else {
+                Err(Error::AtomicDomainMismatch)
+            }
+        })
+    }
+
     /// A barrier over the team (a reduction of one word).
     pub fn barrier(&self) -> Result<(), Error> {
         self.allreduce(CollOp::Bor, &[0u32]).map(|_| ())

@@ -14,6 +14,11 @@
 //! * `bad`: an operation outside the domain, a misaligned target, a target
 //!   outside the segment, a bit-wise operation on floats: each refused with
 //!   its message, nothing performed.
+//! * `team <n>`: the job split into odd and even ranks; a domain over each
+//!   half (`Team::atomic_domain`); every member performs `n`
+//!   fetch-and-adds on one u64 of its team's rank 0 (named by team rank),
+//!   which ends at the team's size x n, and the other team's counter is
+//!   untouched; members creating different domains are refused.
 //! * `lat <n>`: rank 0 times `n` fetch-and-adds on rank 1 (after a warm-up)
 //!   and prints the median of 5 rounds in microseconds.
 //!
@@ -235,6 +240,59 @@ fn bad(c: &Client) -> Fallible<String> {
     Ok("ok: 5 bad requests refused and nothing was performed".into())
 }
 
+fn team(c: &Client, count: usize) -> Fallible<String> {
+    let world = c.world()?;
+    let half = world
+        .split(Some((c.rank() % 2) as u32), 0)?
+        .ok_or_else(|| fail("the split left this rank out"))?;
+    let ad = half.atomic_domain::<u64>(&[AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set])?;
+    // Word (rank % 2) of team rank 0's segment; the other parity's word
+    // at the same place stays 0 (each team writes only its own).
+    let off = 8 * (c.rank() % 2);
+    if half.rank() == 0 {
+        ad.set(0, off, 0)?;
+        ad.set(0, 8 - off, 0)?;
+    }
+    c.barrier()?;
+    let mut last = None;
+    for _ in 0..count {
+        let v = ad.fetch_add(0, off, 1)?;
+        if last.is_some_and(|l| v <= l) {
+            return Err(fail(format!("fetched {v} after {last:?}: not increasing")));
+        }
+        last = Some(v);
+    }
+    half.barrier()?;
+    let got = ad.get(0, off)?;
+    let want = (half.size() * count) as u64;
+    if got != want {
+        return Err(fail(format!("the team's counter is {got}, want {want}")));
+    }
+    let other = ad.get(0, 8 - off)?;
+    if other != 0 {
+        return Err(fail(format!("the other parity's word is {other}, want 0")));
+    }
+    // Members disagreeing on the domain: every member is told.
+    let mismatch = if half.rank() == 0 {
+        half.atomic_domain::<u64>(&[AtomicOp::Fadd]).map(|_| ())
+    } else {
+        half.atomic_domain::<u64>(&[AtomicOp::Get]).map(|_| ())
+    };
+    if half.size() > 1 {
+        expect_err(
+            "members creating different domains",
+            mismatch,
+            "atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS)",
+        )?;
+    }
+    c.barrier()?;
+    Ok(format!(
+        "ok: {} teams x {count} fetch-and-adds per member summed to team size x {count} ({})",
+        c.size().min(2),
+        ad.implementation().name()
+    ))
+}
+
 fn lat(c: &Client, count: usize) -> Fallible<String> {
     let ad = c.atomic_domain::<u64>(&[AtomicOp::Fadd])?;
     c.barrier()?;
@@ -278,8 +336,9 @@ fn main() {
             "lock" => lock(&c, count),
             "bad" => bad(&c),
             "lat" => lat(&c, count),
+            "team" => team(&c, count),
             _ => Err(fail(format!(
-                "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad or lat <n>"
+                "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad, team <n> or lat <n>"
             ))),
         });
     tests::program::finish(&c, "gex-atomics", &mode, r);
