@@ -162,6 +162,7 @@ typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t
 #define GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED ((gex_Flags_t)0x1000000)
 #define GEX_FLAG_TM_SCRATCH_SIZE_MIN ((gex_Flags_t)0x2000000)
 #define GEX_FLAG_TM_NO_SCRATCH ((gex_Flags_t)0x4000000)
+#define GEX_FLAG_GLOBALLY_QUIESCED ((gex_Flags_t)0x8000000)
 
 #define GEX_AD_INVALID ((gex_AD_t)0)
 

@@ -41,6 +41,9 @@ pub(crate) struct AdObj {
     ops: gex_OP_t,
     flags: gex_Flags_t,
     cdata: Cell<*const c_void>,
+    /// Destroyed: kept (a tombstone), so that a stale handle is named as
+    /// such and never reaches a domain created later at its address.
+    destroyed: Cell<bool>,
 }
 
 /// Every `GEX_OP_*` an atomic may name, with the conduit's operation.
@@ -144,6 +147,7 @@ pub extern "C" fn gex_AD_Create(
         ops,
         flags,
         cdata: Cell::new(std::ptr::null()),
+        destroyed: Cell::new(false),
     });
     let h = &*obj as *const AdObj as Handle;
     a.ads.borrow_mut().push(obj);
@@ -156,19 +160,20 @@ pub extern "C" fn gex_AD_Create(
 fn with<R>(call: &str, ad: Handle, f: impl FnOnce(&'static Api, &AdObj) -> R) -> R {
     let a = api(call);
     let ads = a.ads.borrow();
-    let Some(obj) = ads
+    let obj = ads
         .iter()
-        .find(|o| std::ptr::eq(&***o as *const AdObj as *const c_void, ad))
-    else {
-        fatal(
+        .find(|o| std::ptr::eq(&***o as *const AdObj as *const c_void, ad));
+    match obj {
+        Some(o) if !o.destroyed.get() => f(a, o),
+        _ => fatal(
             call,
             &format!("ad={ad:p} is not a live atomic domain (GEX_AD_INVALID, destroyed, or never created)"),
-        )
-    };
-    f(a, obj)
+        ),
+    }
 }
 
-/// `gex_AD_Destroy`: the domain's operations are all complete already.
+/// `gex_AD_Destroy`: the domain's operations are all complete already;
+/// the handle is retired (using it afterwards is a fatal error).
 #[no_mangle]
 pub extern "C" fn gex_AD_Destroy(ad: Handle) {
     const CALL: &str = "gex_AD_Destroy";

@@ -48,20 +48,21 @@ fn insert(a: &Api, p: Pending) -> Handle {
 /// result is in place and the slot free.
 pub(crate) fn finish(call: &str, i: usize, wait: bool) -> bool {
     let a = api(call);
-    if !wait {
-        let colls = a.colls.borrow();
-        let Some(Some(p)) = colls.get(i) else {
-            fatal(call, "the event's collective is gone")
-        };
-        match p.ev.test() {
-            Ok(true) => {}
-            Ok(false) => return false,
-            Err(e) => failed(call, &e),
-        }
-    }
+    // Out of its slot while it progresses: a user reduction function that
+    // (against the specification) calls back in meets no borrowed table.
     let Some(p) = a.colls.borrow_mut().get_mut(i).and_then(Option::take) else {
         fatal(call, "the event's collective is gone")
     };
+    if !wait {
+        match p.ev.test() {
+            Ok(true) => {}
+            Ok(false) => {
+                a.colls.borrow_mut()[i] = Some(p);
+                return false;
+            }
+            Err(e) => failed(call, &e),
+        }
+    }
     let (dst, len) = (p.dst, p.len);
     match p.ev.wait() {
         Ok(Some(data)) if !dst.is_null() => {
@@ -92,6 +93,12 @@ fn bytes(call: &str, arg: &str, p: *const c_void, nbytes: usize) -> Vec<u8> {
     }
     if p.is_null() {
         fatal(call, &format!("{arg} is NULL with {nbytes} bytes to read"))
+    }
+    if nbytes > isize::MAX as usize {
+        fatal(
+            call,
+            &format!("{arg}: {nbytes} bytes is more than any buffer"),
+        )
     }
     // SAFETY: GASNet-EX requires `src` readable for its length.
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), nbytes) }.to_vec()
@@ -132,8 +139,9 @@ pub extern "C" fn gex_Coll_BroadcastNB(
     let root = root_of(CALL, t, root);
     let dst = out(CALL, "dst", dst, nbytes);
     let data = (t.rank() == root).then(|| bytes(CALL, "src", src, nbytes));
-    // The root's dst equal to its src: nothing to copy.
-    let dst = if src == dst as *const c_void {
+    // The root's dst equal to its src: nothing to copy (elsewhere src is
+    // ignored).
+    let dst = if t.rank() == root && src == dst as *const c_void {
         std::ptr::null_mut()
     } else {
         dst

@@ -144,7 +144,8 @@ pub extern "C" fn gex_TM_TranslateJobrankToRank(tm: Handle, jobrank: gex_Rank_t)
 /// `key` then by their rank in the parent; a NULL `new_tm_p` (or a
 /// negative color) joins no team. With `GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED`
 /// it is a query and returns 0 (the conduit's collectives keep their own
-/// memory; scratch space given to a split is not used).
+/// memory; scratch space given to a split is not used, and a split given
+/// none, with or without `GEX_FLAG_TM_NO_SCRATCH`, is fine).
 #[no_mangle]
 pub extern "C" fn gex_TM_Split(
     new_tm_p: *mut Handle,
@@ -160,12 +161,6 @@ pub extern "C" fn gex_TM_Split(
     let parent = team(a, CALL, parent_tm);
     if flags & (FLAG_TM_SCRATCH_SIZE_RECOMMENDED | FLAG_TM_SCRATCH_SIZE_MIN) != 0 {
         return 0;
-    }
-    if flags & FLAG_TM_NO_SCRATCH == 0 && !new_tm_p.is_null() && scratch_size == 0 {
-        fatal(
-            CALL,
-            "scratch_size=0 without GEX_FLAG_TM_NO_SCRATCH (pass the flag, or a non-zero size)",
-        )
     }
     let colour = (!new_tm_p.is_null() && color >= 0).then_some(color as u32);
     // Keys order the members: shift them so that negative keys sort first.

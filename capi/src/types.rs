@@ -174,6 +174,8 @@ pub mod consts {
     pub const FLAG_TM_SCRATCH_SIZE_MIN: u32 = 0x200_0000;
     /// `GEX_FLAG_TM_NO_SCRATCH`.
     pub const FLAG_TM_NO_SCRATCH: u32 = 0x400_0000;
+    /// `GEX_FLAG_GLOBALLY_QUIESCED` (`gex_TM_Destroy`).
+    pub const FLAG_GLOBALLY_QUIESCED: u32 = 0x800_0000;
     /// `GEX_DT_I32`.
     pub const DT_I32: u32 = 0x1;
     /// `GEX_DT_U32`.

@@ -23,15 +23,32 @@ fn list<'a, T>(call: &str, arg: &str, p: *const T, n: usize) -> &'a [T] {
     if p.is_null() {
         fatal(call, &format!("{arg} is NULL with {n} entries"))
     }
+    if n > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        fatal(call, &format!("{arg}: {n} entries is more than any array"))
+    }
     // SAFETY: GASNet-EX requires `n` valid entries at `p`.
     unsafe { std::slice::from_raw_parts(p, n) }
 }
 
 /// The local pieces `(address, length)` as one span: its base, its length
-/// and each piece's offset in it.
+/// and each piece's offset in it; a fatal error names a NULL piece, or one
+/// that wraps around the address space.
 fn span(
+    call: &str,
+    arg: &str,
     pieces: impl Iterator<Item = (usize, usize)> + Clone,
 ) -> (usize, usize, Vec<(usize, usize)>) {
+    for (i, (a, l)) in pieces.clone().enumerate() {
+        if l > 0 && a == 0 {
+            fatal(call, &format!("{arg}[{i}] is NULL with {l} bytes"))
+        }
+        if l > isize::MAX as usize || a.checked_add(l).is_none() {
+            fatal(
+                call,
+                &format!("{arg}[{i}]: {l} bytes at 0x{a:x} leave the address space"),
+            )
+        }
+    }
     let live = pieces.clone().filter(|&(_, l)| l > 0);
     let base = live.clone().map(|(a, _)| a).min().unwrap_or(0);
     let end = live.map(|(a, l)| a.saturating_add(l)).max().unwrap_or(0);
@@ -95,7 +112,11 @@ fn vector(
     };
     let local = list(call, larg, llist, lcount);
     let remote = list(call, rarg, rlist, rcount);
-    let (base, len, lp) = span(local.iter().map(|m| (m.gex_addr as usize, m.gex_len)));
+    let (base, len, lp) = span(
+        call,
+        larg,
+        local.iter().map(|m| (m.gex_addr as usize, m.gex_len)),
+    );
     let rp = remote_pieces(
         a,
         call,
@@ -132,7 +153,7 @@ fn indexed(
     };
     let local = list(call, larg, llist, lcount);
     let remote = list(call, rarg, rlist, rcount);
-    let (base, len, lp) = span(local.iter().map(|&p| (p as usize, llen)));
+    let (base, len, lp) = span(call, larg, local.iter().map(|&p| (p as usize, llen)));
     let rp = remote_pieces(a, call, rarg, r, remote.iter().map(|&p| (p as usize, rlen)));
     let loff: Vec<usize> = lp.iter().map(|&(o, _)| o).collect();
     let roff: Vec<usize> = rp.iter().map(|&(o, _)| o).collect();
@@ -173,26 +194,36 @@ fn strided(
     levels: usize,
 ) {
     let a = api(call);
-    let r = tm_rank(a, call, tm, rank);
+    // The specification's no-op cases first: elemsz 0 ignores every other
+    // argument; a zero count ignores all but the arrays.
+    if elemsz == 0 {
+        return;
+    }
     let (larg, rarg) = if put { ("src", "dst") } else { ("dst", "src") };
     let ls = list(call, &format!("{larg}strides"), lstrides, levels);
     let rs = list(call, &format!("{rarg}strides"), rstrides, levels);
     let count = list(call, "count", count, levels);
-    if elemsz == 0 || count.contains(&0) {
+    if count.contains(&0) {
         return;
     }
-    let Some((lo, hi)) = extent(ls, elemsz, count) else {
+    let r = tm_rank(a, call, tm, rank);
+    let overflow = || -> ! {
         fatal(
             call,
             "the local region's extent overflows (strides x counts)",
         )
+    };
+    let Some((lo, hi)) = extent(ls, elemsz, count) else {
+        overflow()
+    };
+    let Some(len) = hi.checked_sub(lo).and_then(|l| usize::try_from(l).ok()) else {
+        overflow()
     };
     if laddr.is_null() {
         fatal(call, &format!("{larg}addr is NULL"))
     }
     // The local side as a span starting at its lowest byte.
     let base = (laddr as isize).wrapping_add(lo) as *mut u8;
-    let len = (hi - lo) as usize;
     // The remote first element as an offset (the plan checks the region).
     let roff = segment_offset(a, call, &format!("{rarg}addr"), r, raddr, 0);
     // SAFETY: as in `vector`; the region's bytes lie in base..base+len.
@@ -202,7 +233,7 @@ fn strided(
             put,
             base,
             len,
-            (-lo) as usize,
+            lo.unsigned_abs(),
             ls,
             roff,
             rs,

@@ -174,6 +174,7 @@ fn constants_agree_with_the_library() {
             FLAG_TM_SCRATCH_SIZE_MIN.into(),
         ),
         ("GEX_FLAG_TM_NO_SCRATCH", FLAG_TM_NO_SCRATCH.into()),
+        ("GEX_FLAG_GLOBALLY_QUIESCED", FLAG_GLOBALLY_QUIESCED.into()),
         ("GEX_DT_I32", DT_I32.into()),
         ("GEX_DT_U32", DT_U32.into()),
         ("GEX_DT_I64", DT_I64.into()),

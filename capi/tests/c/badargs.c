@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &peer, NULL, &psize, 0);
     char buf[64] = {0};
     gex_AD_t ad = GEX_AD_INVALID;
-    if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
+    if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -108,6 +108,18 @@ int main(int argc, char **argv) {
         } else if (!strcmp(mode, "vis-outside")) {
             gex_Memvec_t src[1] = {{buf, 16}}, dst[2] = {{peer, 8}, {(char *)peer + psize - 4, 8}};
             gex_VIS_VectorPutBlocking(tm, (me + 1) % n, 2, dst, 1, src, 0);
+        } else if (!strcmp(mode, "ad-type")) {
+            int64_t old;
+            gex_AD_OpNB_I64(ad, &old, (me + 1) % n, peer, GEX_OP_FADD, 1, 0, 0);
+        } else if (!strcmp(mode, "ad-result")) {
+            gex_AD_OpNB_U64(ad, NULL, (me + 1) % n, peer, GEX_OP_FADD, 1, 0, 0);
+        } else if (!strcmp(mode, "vis-null")) {
+            gex_Memvec_t src[2] = {{buf, 8}, {NULL, 8}}, dst[1] = {{peer, 16}};
+            gex_VIS_VectorPutBlocking(tm, (me + 1) % n, 1, dst, 2, src, 0);
+        } else if (!strcmp(mode, "reduce-count")) {
+            gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_U64, 8, 0, GEX_OP_ADD, NULL, NULL, 0);
+        } else if (!strcmp(mode, "reduce-user-dt")) {
+            gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_USER, 12, 1, GEX_OP_ADD, NULL, NULL, 0);
         } else if (!strcmp(mode, "split-rank")) {
             gex_TM_TranslateRankToJobrank(tm, n);
         } else if (!strcmp(mode, "barrier-wait")) {

@@ -117,6 +117,11 @@ static void matmul(const void *arg1, void *arg2_and_out, size_t count, const voi
     }
     calls++;
 }
+static void add_i64(const void *arg1, void *arg2_and_out, size_t count, const void *cdata) {
+    const int64_t *x = arg1; int64_t *y = arg2_and_out;
+    if (cdata != (const void *)&calls) abort();
+    for (size_t i = 0; i < count; i++) y[i] = x[i] + y[i];
+}
 static mat mat_of(gex_Rank_t r, int i) { mat m = {1, (int64_t)r + 1, i, 1}; return m; }
 static void matrices(gex_TM_t tm, const char *what) {
     gex_Rank_t tme = gex_TM_QueryRank(tm), tn = gex_TM_QuerySize(tm);
@@ -234,6 +239,66 @@ int main(int argc, char **argv) {
 
     bcast_all_roots(tm, "world");
     bcast_all_roots(half, "half");
+
+    /* In place: src == dst on every rank (ignored off the root). */
+    {
+        unsigned char ip[4096];
+        for (int r = 0; r < (int)n; r++) {
+            for (int i = 0; i < 4096; i++) ip[i] = (unsigned char)(me == (gex_Rank_t)r ? i * 5 + r : 0xee);
+            gex_Event_Wait(gex_Coll_BroadcastNB(tm, (gex_Rank_t)r, ip, ip, sizeof ip, 0));
+            for (int i = 0; i < 4096; i++)
+                if (ip[i] != (unsigned char)(i * 5 + r)) { FAIL("in-place broadcast from %d: byte %d is %u", r, i, ip[i]); break; }
+        }
+        int64_t v[3] = {(int64_t)me, 1, (int64_t)me * (int64_t)me};
+        gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, v, v, GEX_DT_I64, 8, 3, GEX_OP_ADD, NULL, NULL, 0));
+        int64_t s0 = 0, s2 = 0;
+        for (gex_Rank_t r = 0; r < n; r++) { s0 += r; s2 += (int64_t)r * r; }
+        if (v[0] != s0 || v[1] != (int64_t)n || v[2] != s2) FAIL("in-place reduce to all: %lld %lld %lld", (long long)v[0], (long long)v[1], (long long)v[2]);
+    }
+
+    /* A commutative user operator on a built-in type, over more elements
+     * than the collective cache holds (reduced in pieces). */
+    {
+        enum { BIG = 200000 };
+        int64_t *src = malloc(BIG * 8), *dst = malloc(BIG * 8);
+        for (int i = 0; i < BIG; i++) src[i] = (int64_t)i * (me + 1);
+        gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, dst, src, GEX_DT_I64, 8, BIG, GEX_OP_USER, add_i64, &calls, 0));
+        int64_t f = (int64_t)n * (n + 1) / 2;
+        for (int i = 0; i < BIG; i++)
+            if (dst[i] != (int64_t)i * f) { FAIL("user sum, element %d: %lld, want %lld", i, (long long)dst[i], (long long)i * f); break; }
+        free(src); free(dst);
+    }
+
+    /* A split given scratch space (handed back by gex_TM_Destroy), with
+     * rank 0 taking no part (NULL new_tm_p), then a split of that team. */
+    {
+        static char scratch_mem[4096];
+        gex_TM_t rest = GEX_TM_INVALID;
+        gex_TM_Split(me == 0 ? NULL : &rest, tm, 7, 0, scratch_mem, sizeof scratch_mem, 0);
+        if (me == 0 && rest != GEX_TM_INVALID) FAIL("rank 0 got a team from a split it took no part in");
+        if (me != 0) {
+            if (gex_TM_QuerySize(rest) != n - 1 || gex_TM_QueryRank(rest) != me - 1) FAIL("the rest team: size %u rank %u", (unsigned)gex_TM_QuerySize(rest), (unsigned)gex_TM_QueryRank(rest));
+            gex_TM_t sub = GEX_TM_INVALID;
+            gex_TM_Split(&sub, rest, 0, (int)(n - me), NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+            if (gex_TM_TranslateRankToJobrank(sub, 0) != n - 1) FAIL("split of a split: team rank 0 is job rank %u", (unsigned)gex_TM_TranslateRankToJobrank(sub, 0));
+            int64_t one1 = 1, cnt = 0;
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(sub, &cnt, &one1, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+            if (cnt != (int64_t)n - 1) FAIL("split of a split: %lld members", (long long)cnt);
+            /* RMA through the team: team rank 0 is job rank n-1. */
+            uint32_t word = 0xabc00000u | me, got = 0;
+            char *s0;
+            gex_Event_Wait(gex_EP_QueryBoundSegmentNB(sub, 0, (void **)&s0, NULL, NULL, 0));
+            gex_RMA_PutBlocking(sub, 0, s0 + 1024 + 4 * me, &word, 4, 0);
+            gex_RMA_GetBlocking(tm, &got, n - 1, s0 + 1024 + 4 * me, 4, 0);
+            if (got != word) FAIL("a put through the split-of-split team landed %x, want %x", got, word);
+            gex_Memvec_t none;
+            if (gex_TM_Destroy(sub, &none, 0) != 0) FAIL("gex_TM_Destroy of a team without scratch returned non-zero");
+            gex_Memvec_t back = {NULL, 0};
+            if (gex_TM_Destroy(rest, &back, GEX_FLAG_GLOBALLY_QUIESCED) != 1 || back.gex_addr != scratch_mem || back.gex_len != sizeof scratch_mem)
+                FAIL("gex_TM_Destroy did not hand back the scratch space");
+        }
+        gex_Coll_BarrierBlocking(tm, 0);
+    }
     int checks = reductions(tm, "world") + reductions(half, "half"), achecks;
     matrices(tm, "world");
     matrices(half, "half");

@@ -3,7 +3,8 @@
  * pieces in separate allocations), indexed puts and gets, a 3-D strided
  * sub-block put and read back, a strided get that transposes a matrix
  * (negative and crossed strides), each in its NB, NBI and Blocking forms,
- * the data checked byte for byte. Prints one line per rank. */
+ * the data checked byte for byte; transfers to the rank itself and the
+ * specification's no-op cases. Prints one line per rank. */
 #include <gasnetex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -123,6 +124,22 @@ int main(int argc, char **argv) {
             if (t[3 - j][i] != m[i * 4 + j]) { FAIL("transposing get (form %d): (%d,%d) is %d, want %d", form, i, j, t[3 - j][i], m[i * 4 + j]); i = 4; break; }
         checks++;
         gex_Coll_BarrierBlocking(tm, 0);
+    }
+    /* To this rank itself, and the specification's no-op cases (elemsz 0
+     * with every other argument ignored; a zero count). */
+    {
+        unsigned char a[300], b[300];
+        for (int i = 0; i < 300; i++) a[i] = (unsigned char)(i ^ me);
+        gex_Memvec_t src[2] = {{a, 100}, {a + 100, 200}}, dst[1] = {{own + 8192, 300}};
+        gex_VIS_VectorPutBlocking(tm, me, 1, dst, 2, src, 0);
+        gex_Memvec_t into[3] = {{b, 0}, {b, 150}, {b + 150, 150}};
+        gex_VIS_VectorGetBlocking(tm, 3, into, me, 1, dst, 0);
+        if (memcmp(a, b, 300) || memcmp(own + 8192, a, 300)) FAIL("vector transfers to this rank itself");
+        gex_VIS_StridedPutBlocking(GEX_TM_INVALID, 12345, NULL, NULL, NULL, NULL, 0, NULL, 2, 0);
+        ptrdiff_t st[1] = {8};
+        size_t zero[1] = {0};
+        gex_VIS_StridedGetBlocking(tm, NULL, st, n + 5, NULL, st, 8, zero, 1, 0);
+        checks++;
     }
     (void)own;
     if (errors == 0)

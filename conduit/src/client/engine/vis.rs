@@ -79,9 +79,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 for p in pieces {
                     // SAFETY: the plan checked every piece against the
                     // target's segment (mapped here from `base`) and the
-                    // caller's buffer.
+                    // caller's local span, whose pieces are valid memory
+                    // (the span itself may cover several allocations: the
+                    // raw entry points, hence `wrapping_add`).
                     unsafe {
-                        let (l, r) = (local.add(p.local), base.add(p.remote));
+                        let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
                         match dir {
                             Dir::Put => std::ptr::copy(l, r, p.len),
                             Dir::Get => std::ptr::copy(r, l, p.len),
@@ -238,8 +240,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let mut data = Vec::new();
             let mut rebased = Vec::with_capacity(end - at);
             for p in &pieces[at..end] {
-                // SAFETY: inside the caller's buffer, as the plan checked.
-                let src = unsafe { std::slice::from_raw_parts(local.add(p.local), p.len) };
+                // SAFETY: a piece of the caller's local side, as the plan
+                // checked (`wrapping_add`: see `vis`).
+                let src = unsafe { std::slice::from_raw_parts(local.wrapping_add(p.local), p.len) };
                 rebased.push(Piece {
                     local: data.len(),
                     remote: p.remote,
