@@ -60,6 +60,24 @@ pub const ENV_BOOTSTRAP_RADIX: &str = "GASNET_OFI_BOOTSTRAP_RADIX";
 pub const ENV_BOOTSTRAP_HOST: &str = "GASNET_OFI_BOOTSTRAP_HOST";
 /// Launcher: which spawner to use when `-spawner=` is not given.
 pub const ENV_SPAWNER: &str = "GASNET_OFI_SPAWNER";
+/// A directory where each rank started by an external launcher (the mpi
+/// and pmi spawners) leaves an empty file named by its pid, before it opens
+/// any provider endpoint: `gasnetrun-ofi` removes, once the job has ended,
+/// what libfabric's shm provider left in `/dev/shm` for ranks that died
+/// (SIGKILL) on its host. Set by `gasnetrun-ofi`.
+pub const ENV_PID_DIR: &str = "GASNET_OFI_PID_DIR";
+
+/// Leave this process's pid in the launcher's pid directory (when there
+/// is one); a failure is only logged (the directory is the launcher's
+/// host's: a rank elsewhere has none).
+fn leave_pid(env: &EnvReader<'_>) {
+    if let Some(dir) = env.opt_string(ENV_PID_DIR) {
+        let path = std::path::Path::new(&dir).join(std::process::id().to_string());
+        if let Err(e) = std::fs::write(&path, b"") {
+            tracing::debug!("cannot leave the pid in {}: {e}", path.display());
+        }
+    }
+}
 
 /// What a rank needs before the network is up. Object safe, `Send + Sync`:
 /// a multi-threaded conduit can hold it in an `Arc<dyn Bootstrap>`.
@@ -170,6 +188,7 @@ pub fn bootstrap_from_env() -> Result<Box<dyn Bootstrap>, BootstrapError> {
 /// [`bootstrap_from_env`] over any variable source.
 pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, BootstrapError> {
     let Some(addr) = env.opt_string(ENV_BOOTSTRAP_ADDR) else {
+        leave_pid(env);
         let expected = env.opt_string(ENV_SIZE);
         let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)?;
         #[cfg(feature = "mpi")]

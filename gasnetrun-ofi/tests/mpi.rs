@@ -355,3 +355,102 @@ fn a_program_started_directly_is_a_single_rank_job() {
     );
     assert_no_survivors(&t);
 }
+
+/// The shm provider's objects in /dev/shm (`<pid>:<uid>:<n>`).
+fn shm_objects() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    let p: Vec<&str> = n.split(':').collect();
+                    p.len() == 3 && p.iter().all(|x| x.parse::<u32>().is_ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A rank of an mpi- or pmi-spawned job (the ranks are mpirun's children,
+/// not the launcher's) killed with SIGKILL in the middle of a flood over
+/// shm: the job ends, and what the killed rank's shm endpoints left in
+/// /dev/shm is removed by the launcher, as are its pid directory and every
+/// process.
+#[test]
+fn kill_9_of_a_rank_under_mpirun_leaves_nothing_in_dev_shm() {
+    let _g = serial();
+    need_mpirun();
+    let am = example_arg("gex-am");
+    let pid_dirs = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("gasnetrun-ofi."))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    for (spawner, var) in [("mpi", "MPIRUN_CMD"), ("pmi", "PMIRUN_CMD")] {
+        let before = shm_objects();
+        let dirs_before = pid_dirs();
+        let t = token(&format!("kill-{spawner}"));
+        let flag = format!("-spawner={spawner}");
+        let job = Job::start(
+            &t,
+            &[&flag, "-n", "4", &am, "flood", "5000000", "100000", &t],
+            &[
+                (var, TEMPLATE),
+                ("FI_PROVIDER", "shm"),
+                ("GASNET_OFI_DEVICE", "shm"),
+                ("GASNET_QUIET", "1"),
+            ],
+        );
+        let end = std::time::Instant::now() + DEADLINE;
+        let ranks = loop {
+            let pids: Vec<i32> = processes_with(&t)
+                .into_iter()
+                .filter(|p| {
+                    std::fs::read(format!("/proc/{p}/cmdline"))
+                        .is_ok_and(|c| c.starts_with(am.as_bytes()))
+                })
+                .collect();
+            if pids.len() >= 4 {
+                break pids;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "{spawner}: the ranks did not start: {pids:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        // In the middle of the flood: every rank has its endpoints.
+        std::thread::sleep(Duration::from_millis(1500));
+        let victim = ranks[1];
+        let left: Vec<String> = shm_objects()
+            .into_iter()
+            .filter(|o| o.starts_with(&format!("{victim}:")))
+            .collect();
+        assert!(
+            !left.is_empty(),
+            "{spawner}: rank pid {victim} has no shm objects to leave"
+        );
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(victim),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let d = job.wait(DEADLINE);
+        assert_ne!(
+            d.code,
+            Some(0),
+            "{spawner}: the job ignored the kill: {}",
+            d.err_text()
+        );
+        assert_eq!(shm_objects(), before, "{spawner}: objects left in /dev/shm");
+        assert_eq!(pid_dirs(), dirs_before, "{spawner}: pid directory left");
+    }
+}

@@ -12,7 +12,12 @@
 //!   reused yet ([`remove_left`], called by the reaper);
 //! * when the launcher itself is killed, a janitor process it started
 //!   ([`run_janitor`]) outlives it, waits for the ranks it was told about to
-//!   be gone, and removes their objects.
+//!   be gone, and removes their objects;
+//! * ranks started by an external launcher (`mpirun`, `srun`: the mpi and
+//!   pmi spawners) are not the launcher's children: each leaves its pid in
+//!   a directory the launcher made ([`PidDir`]), and once the external
+//!   command has ended the launcher removes the objects of those that are
+//!   gone.
 
 use std::io::{BufRead, BufReader, Read};
 use std::time::{Duration, Instant};
@@ -81,6 +86,70 @@ pub fn run_janitor(input: impl Read) -> i32 {
         }
     }
     0
+}
+
+/// A directory (mode 0700, under the temporary directory) where the ranks
+/// of an external launcher leave their pids (`bootstrap::ENV_PID_DIR`).
+pub struct PidDir {
+    path: std::path::PathBuf,
+}
+
+impl PidDir {
+    /// Make a fresh one; `None` if it cannot be made (the job goes on; only
+    /// a killed rank's objects would stay).
+    pub fn create() -> Option<PidDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut r = [0u8; 8];
+        getrandom::fill(&mut r).ok()?;
+        let name = format!(
+            "gasnetrun-ofi.{}.{:016x}",
+            std::process::id(),
+            u64::from_le_bytes(r)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| tracing::debug!("no pid directory {}: {e}", path.display()))
+            .ok()?;
+        Some(PidDir { path })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The job has ended: wait up to `grace` for the ranks that left their
+    /// pid to be gone, remove what the gone ones left in `/dev/shm`, and
+    /// the directory. Returns how many objects were removed.
+    pub fn clean(self, grace: Duration) -> usize {
+        let pids: Vec<u32> = std::fs::read_dir(&self.path)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let until = Instant::now() + grace;
+        let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+        let mut removed = 0;
+        for pid in pids {
+            while alive(pid) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if !alive(pid) {
+                removed += remove_left(pid);
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for PidDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// The launcher's end of a janitor process (`gasnetrun-ofi --shm-janitor`).

@@ -263,7 +263,9 @@ enum Ev {
 /// signal sends SIGKILL to its process group. The launcher is a child
 /// subreaper while the job runs, so rank processes that the command leaves
 /// behind are re-parented to it; once the command has ended they get
-/// SIGTERM, then SIGKILL a second later, and are reaped.
+/// SIGTERM, then SIGKILL a second later, and are reaped. What libfabric's
+/// shm provider left in `/dev/shm` for ranks of this host that died is
+/// then removed (they left their pids in a `PidDir`).
 pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, SpawnError> {
     if verbose {
         gex_env::eprintln_whole!(
@@ -281,6 +283,12 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
         cmd.env_remove(v);
     }
     cmd.envs(job.set_env.iter().map(|(k, v)| (k, v)));
+    // The ranks are the external command's children: they leave their
+    // pids here, so that what a killed one left in /dev/shm is removed.
+    let pid_dir = crate::shm_clean::PidDir::create();
+    if let Some(d) = &pid_dir {
+        cmd.env(bootstrap::ENV_PID_DIR, d.path());
+    }
     cmd.stdin(Stdio::null());
     own_group_and_pdeathsig_with(&mut cmd, libc::SIGTERM);
     crate::proc::drop_inherited_signal_handlers();
@@ -338,6 +346,14 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
     };
     if subreaper {
         reap_leftovers(verbose);
+    }
+    if let Some(d) = pid_dir {
+        let n = d.clean(Duration::from_secs(2));
+        if verbose && n > 0 {
+            gex_env::eprintln_whole!(
+                "gasnetrun-ofi: removed {n} shm object(s) left by killed ranks"
+            );
+        }
     }
     // A job ended by our signal exits 128 + signal, whatever the command
     // made of it.
