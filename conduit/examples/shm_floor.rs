@@ -1,9 +1,13 @@
 //! The floor under the same-host AM round trip on this machine: two threads
 //! on two CPUs pass (1) a flag in one cache line, (2) flags in two cache
 //! lines (each thread writes one and reads the other, as a request and a
-//! reply through two rings do), and (3) 24-byte records through two of the
-//! conduit's shared-memory rings (`conduit::pshm::ring`, no AM code).
-//! Prints the median round trip of each over `--reps` runs.
+//! reply through two rings do), (3) 24-byte records through two of the
+//! conduit's shared-memory rings (`conduit::pshm::ring`, no AM code), and
+//! (4) a request and its reply written into the same 64-byte slot, the
+//! slots marching through 1024 lines (what replies written in place of
+//! their request would cost), beside (5) the same march with the reply in
+//! a second array of slots (two rings). Prints the median round trip of
+//! each over `--reps` runs.
 //!
 //! `cargo run --release -p conduit --example shm_floor [iters] [reps]`
 
@@ -83,6 +87,51 @@ fn rings(iters: u64) -> f64 {
     us
 }
 
+/// A 64-byte slot: a request word and a reply word.
+#[repr(C, align(64))]
+struct Slot {
+    req: AtomicU64,
+    rep: AtomicU64,
+}
+
+/// Round trips marching through `there` (requests) and `back` (replies;
+/// the same slots when they are the same array), in µs.
+fn march(there: &'static [Slot], back: &'static [Slot], iters: u64) -> f64 {
+    for s in there.iter().chain(back) {
+        s.req.store(0, Ordering::SeqCst);
+        s.rep.store(0, Ordering::SeqCst);
+    }
+    let n = there.len() as u64;
+    let t = std::thread::spawn(move || {
+        for i in 1..=iters {
+            let k = (i % n) as usize;
+            while there[k].req.load(Ordering::Acquire) != i {}
+            back[k].rep.store(i, Ordering::Release);
+        }
+    });
+    let start = Instant::now();
+    for i in 1..=iters {
+        let k = (i % n) as usize;
+        there[k].req.store(i, Ordering::Release);
+        while back[k].rep.load(Ordering::Acquire) != i {}
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+    t.join().expect("the echo thread");
+    us
+}
+
+fn slots(n: usize) -> &'static [Slot] {
+    Box::leak(
+        (0..n)
+            .map(|_| Slot {
+                req: AtomicU64::new(0),
+                rep: AtomicU64::new(0),
+            })
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    )
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -95,14 +144,20 @@ fn main() {
     let one: &'static [AtomicU64; 2] = Box::leak(Box::new([AtomicU64::new(0), AtomicU64::new(0)]));
     let two: &'static [Line; 2] =
         Box::leak(Box::new([Line(AtomicU64::new(0)), Line(AtomicU64::new(0))]));
-    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let (s1, s2, s3) = (slots(1024), slots(1024), slots(1024));
+    let (mut a, mut b, mut c, mut d, mut e) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps.max(1) {
         a.push(flags(&one[0], &one[1], iters));
         b.push(flags(&two[0].0, &two[1].0, iters));
         c.push(rings(iters));
+        d.push(march(s1, s1, iters));
+        e.push(march(s2, s3, iters));
     }
     println!("round trip, median of {} x {iters} (us):", reps.max(1));
     println!("  flags in one cache line   {:.3}", median(a));
     println!("  flags in two cache lines  {:.3}", median(b));
     println!("  two shared-memory rings   {:.3}", median(c));
+    println!("  replies in place, march   {:.3}", median(d));
+    println!("  two slot arrays, march    {:.3}", median(e));
 }
