@@ -240,6 +240,14 @@ extern int gex_Client_Init(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_
                            const char *clientName, int *argc, char ***argv, gex_Flags_t flags);
 extern int gex_Segment_Attach(gex_Segment_t *segment_p, gex_TM_t tm, uintptr_t size);
 extern int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentries);
+extern void gex_Client_SetCData(gex_Client_t client, const void *val);
+extern void *gex_Client_QueryCData(gex_Client_t client);
+extern void gex_EP_SetCData(gex_EP_t ep, const void *val);
+extern void *gex_EP_QueryCData(gex_EP_t ep);
+extern void gex_Segment_SetCData(gex_Segment_t seg, const void *val);
+extern void *gex_Segment_QueryCData(gex_Segment_t seg);
+extern void gex_TM_SetCData(gex_TM_t tm, const void *val);
+extern void *gex_TM_QueryCData(gex_TM_t tm);
 extern gex_Rank_t gex_TM_QueryRank(gex_TM_t tm);
 extern gex_Rank_t gex_TM_QuerySize(gex_TM_t tm);
 extern size_t gex_TM_Split(gex_TM_t *new_tm_p, gex_TM_t parent_tm, int color, int key,
@@ -1235,6 +1243,14 @@ extern int gex_Event_TestAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t 
 extern void gex_Event_WaitAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
 extern int gex_Event_TestSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
 extern void gex_Event_WaitSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+extern gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src, size_t nbytes,
+                                              gex_Flags_t flags);
+extern int gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
+                                  size_t nbytes, gex_Flags_t flags);
+extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
+                             size_t nbytes, gex_Flags_t flags);
+extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
+                                    size_t nbytes, gex_Flags_t flags);
 extern int gex_NBI_Test(gex_EC_t event_mask, gex_Flags_t flags);
 extern void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags);
 

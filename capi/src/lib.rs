@@ -20,6 +20,7 @@
 mod ad;
 mod am;
 mod barrier;
+mod cdata;
 mod coll;
 mod handlers;
 mod npam;
@@ -29,6 +30,7 @@ mod state;
 mod team;
 mod tools;
 mod types;
+mod value;
 mod vis;
 
 pub use types::*;

@@ -106,6 +106,7 @@ pub extern "C" fn gex_Client_Init(
         teams: RefCell::default(),
         colls: RefCell::default(),
         ads: RefCell::default(),
+        cdata: Default::default(),
     });
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.

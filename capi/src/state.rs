@@ -34,6 +34,9 @@ pub(crate) struct Api {
     pub teams: RefCell<Vec<&'static crate::team::TmObj>>,
     /// Collectives started by `gex_Coll_*NB`, until their event completes.
     pub colls: RefCell<Vec<Option<crate::coll::Pending>>>,
+    /// Client data of the client, the endpoint, the segment and the
+    /// primordial team (`gex_*_SetCData`).
+    pub cdata: [Cell<*const c_void>; 4],
     /// Live atomic domains (boxed: a domain's handle is its address,
     /// which must not move as the list grows).
     #[allow(clippy::vec_box)]

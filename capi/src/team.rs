@@ -28,6 +28,18 @@ pub(crate) struct TmObj {
     /// The scratch space the client granted (unused; handed back by
     /// `gex_TM_Destroy`).
     pub scratch: Option<(usize, usize)>,
+    /// Client data (`gex_TM_SetCData`).
+    pub cdata: Cell<*const c_void>,
+}
+
+/// The client-data cell of `tm` (the primordial team's, or a live split
+/// team's).
+pub(crate) fn cdata(a: &'static Api, call: &str, tm: Handle) -> &'static Cell<*const c_void> {
+    if is_world(tm) {
+        return &a.cdata[3];
+    }
+    team(a, call, tm);
+    &split_team(a, tm).expect("team() checked it").cdata
 }
 
 /// The primordial team (made at its first use).
@@ -180,6 +192,7 @@ pub extern "C" fn gex_TM_Split(
                 team,
                 destroyed: Cell::new(false),
                 scratch,
+                cdata: Cell::new(std::ptr::null()),
             }));
             a.teams.borrow_mut().push(obj);
             obj as *const TmObj as Handle

@@ -235,6 +235,9 @@ int main(int argc, char **argv) {
         if (r > 0 && j >= gex_TM_TranslateRankToJobrank(half, r - 1)) FAIL("split order: descending job ranks expected");
     }
     if (gex_TM_TranslateRankToJobrank(half, hme) != me) FAIL("own rank translation");
+    if (gex_TM_QueryCData(half) != NULL) FAIL("a new team's client data is not NULL");
+    gex_TM_SetCData(half, &calls);
+    if (gex_TM_QueryCData(half) != (void *)&calls || gex_TM_QueryCData(tm) == (void *)&calls) FAIL("the split team's client data");
     if (n > 1 && gex_TM_TranslateJobrankToRank(half, (me + 1) % n) != GEX_RANK_INVALID) FAIL("a non-member translated");
 
     bcast_all_roots(tm, "world");

@@ -140,8 +140,42 @@ int main(int argc, char **argv) {
             checked++;
         }
     }
+    /* Value-based puts and gets of 1 to 8 bytes, every form. */
+    for (gex_Rank_t k = 0; k < n; k++) {
+        gex_Rank_t t = (me + k) % n;
+        char *win = remote(t, me * window());
+        for (size_t nb = 1; nb <= sizeof(gex_RMA_Value_t); nb++) {
+            gex_RMA_Value_t v = 0x8877665544332211ull + (gex_RMA_Value_t)(nb * 16 + k), mask = nb == 8 ? ~(gex_RMA_Value_t)0 : (((gex_RMA_Value_t)1 << (8 * nb)) - 1);
+            memset(dst, 0xee, 16);
+            gex_RMA_PutBlocking(tm, t, win, dst, 16, 0);
+            int form = (int)(nb % 3);
+            if (form == 0) gex_RMA_PutBlockingVal(tm, t, win + 1, v, nb, 0);
+            else if (form == 1) gex_Event_Wait(gex_RMA_PutNBVal(tm, t, win + 1, v, nb, 0));
+            else { gex_RMA_PutNBIVal(tm, t, win + 1, v, nb, 0); gex_NBI_Wait(GEX_EC_PUT, 0); }
+            gex_RMA_Value_t got = gex_RMA_GetBlockingVal(tm, t, win + 1, nb, 0);
+            if (got != (v & mask)) FAIL("value of %zu bytes to rank %u: got %llx, want %llx", nb, (unsigned)t, (unsigned long long)got, (unsigned long long)(v & mask));
+            /* As memory: the integer of nb bytes, and nothing beyond it. */
+            gex_RMA_GetBlocking(tm, dst, t, win, 16, 0);
+            unsigned char want[16];
+            memset(want, 0xee, 16);
+            if (nb == 1) { uint8_t x = (uint8_t)v; memcpy(want + 1, &x, 1); }
+            else if (nb == 2) { uint16_t x = (uint16_t)v; memcpy(want + 1, &x, 2); }
+            else if (nb == 4) { uint32_t x = (uint32_t)v; memcpy(want + 1, &x, 4); }
+            else if (nb == 8) { memcpy(want + 1, &v, 8); }
+            else { uint64_t x = v & mask; memcpy(want + 1, &x, nb); /* little-endian: the low bytes first */ }
+            if (memcmp(dst, want, 16)) FAIL("value of %zu bytes to rank %u: memory differs", nb, (unsigned)t);
+            checked++;
+        }
+    }
+    /* Client data, NULL until set. */
+    if (gex_Client_QueryCData(client) || gex_EP_QueryCData(ep) || gex_Segment_QueryCData(segment) || gex_TM_QueryCData(tm))
+        FAIL("client data not NULL before it is set");
+    gex_Client_SetCData(client, &checked); gex_EP_SetCData(ep, &errors); gex_Segment_SetCData(segment, src); gex_TM_SetCData(tm, dst);
+    if (gex_Client_QueryCData(client) != (void *)&checked || gex_EP_QueryCData(ep) != (void *)&errors ||
+        gex_Segment_QueryCData(segment) != (void *)src || gex_TM_QueryCData(tm) != (void *)dst)
+        FAIL("client data not kept");
     if (errors == 0)
-        printf("rma.c: rank %u of %u: ok: %d transfers of 0 B..4 MiB checked (blocking, NB NOW/DEFER/LC, NBI NOW/DEFER/GROUP, all event waits), neighbourhood of %u\n",
+        printf("rma.c: rank %u of %u: ok: %d transfers of 0 B..4 MiB checked (blocking, NB NOW/DEFER/LC, NBI NOW/DEFER/GROUP, value-based, all event waits), neighbourhood of %u\n",
                (unsigned)me, (unsigned)n, checked, (unsigned)nbn);
     fflush(stdout);
     int bad = errors;
