@@ -285,6 +285,10 @@ extern size_t gex_AM_MaxRequestLong(gex_TM_t tm, gex_Rank_t other_rank, const ge
                                     gex_Flags_t flags, unsigned int numargs);
 extern size_t gex_AM_MaxReplyLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
                                   gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_Token_MaxReplyMedium(gex_Token_t token, const gex_Event_t *lc_opt, gex_Flags_t flags,
+                                       unsigned int numargs);
+extern size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt, gex_Flags_t flags,
+                                     unsigned int numargs);
 extern gex_TI_t gex_Token_Info(gex_Token_t token, gex_Token_Info_t *info, gex_TI_t mask);
 extern int gasnet_AMPoll(void);
 #define GASNET_BLOCKUNTIL(cond) do { while (!(cond)) gasnetc_AMPoll_idle(); } while (0)

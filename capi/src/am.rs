@@ -404,6 +404,51 @@ pub extern "C" fn gex_AM_MaxReplyLong(
     max_long("gex_AM_MaxReplyLong")
 }
 
+/// The checks of `gex_Token_Max*`: the running request handler's token,
+/// at most 16 arguments.
+fn check_token_max(call: &str, tok: Handle, numargs: c_uint) {
+    let t = token(call, tok);
+    // SAFETY: as for Short.
+    if !unsafe { t.conduit() }.is_request() {
+        fatal(
+            call,
+            "the token is a reply handler's (the queries are for request handlers, which may reply)",
+        )
+    }
+    if numargs > 16 {
+        fatal(
+            call,
+            &format!("numargs={numargs} is more than gex_AM_MaxArgs() (16)"),
+        )
+    }
+}
+
+/// `gex_Token_MaxReplyMedium`.
+#[no_mangle]
+pub extern "C" fn gex_Token_MaxReplyMedium(
+    tok: Handle,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    const CALL: &str = "gex_Token_MaxReplyMedium";
+    check_token_max(CALL, tok, numargs);
+    max_medium(CALL)
+}
+
+/// `gex_Token_MaxReplyLong`.
+#[no_mangle]
+pub extern "C" fn gex_Token_MaxReplyLong(
+    tok: Handle,
+    _lc: *const Handle,
+    _f: gex_Flags_t,
+    numargs: c_uint,
+) -> usize {
+    const CALL: &str = "gex_Token_MaxReplyLong";
+    check_token_max(CALL, tok, numargs);
+    max_long(CALL)
+}
+
 /// `gasnet_AMPoll`: run handlers of arrived messages.
 #[no_mangle]
 pub extern "C" fn gasnet_AMPoll() -> c_int {

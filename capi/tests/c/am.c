@@ -35,6 +35,9 @@ static void check(gex_Token_t t, int cat, int is_req, int na, const gex_AM_Arg_t
     if (info.gex_is_long != (cat == 2)) FAIL("gex_is_long %d for category %d", info.gex_is_long, cat);
     if ((int)(intptr_t)info.gex_entry->gex_cdata != cat * 100 + na) FAIL("gex_cdata %d, want %d", (int)(intptr_t)info.gex_entry->gex_cdata, cat * 100 + na);
     if (info.gex_entry->gex_nargs != (unsigned)na) FAIL("entry nargs %u, want %d", info.gex_entry->gex_nargs, na);
+    if (is_req && (gex_Token_MaxReplyMedium(t, NULL, 0, (unsigned)na) < gex_AM_LUBReplyMedium() ||
+                   gex_Token_MaxReplyLong(t, NULL, 0, (unsigned)na) < gex_AM_LUBReplyLong()))
+        FAIL("gex_Token_MaxReply* below the least upper bounds");
     for (int i = 0; i < na; i++)
         if (v[i] != argval(i, na, src)) FAIL("cat %d nargs %d: arg %d is %d, want %d", cat, na, i, (int)v[i], (int)argval(i, na, src));
     if (cat > 0) {
