@@ -1255,6 +1255,8 @@ extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_V
                              size_t nbytes, gex_Flags_t flags);
 extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
                                     size_t nbytes, gex_Flags_t flags);
+extern void gex_NBI_BeginAccessRegion(gex_Flags_t flags);
+extern gex_Event_t gex_NBI_EndAccessRegion(gex_Flags_t flags);
 extern int gex_NBI_Test(gex_EC_t event_mask, gex_Flags_t flags);
 extern void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags);
 

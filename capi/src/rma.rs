@@ -192,8 +192,10 @@ pub extern "C" fn gex_RMA_PutNBI(
         EVENT_DEFER => RawLocal::Deferred,
         _ => fatal(CALL, &format!("lc_opt={lc_opt:p}: an NBI put takes GEX_EVENT_NOW, GEX_EVENT_DEFER or GEX_EVENT_GROUP")),
     };
-    if let Some(op) = put_op(CALL, tm, rank, dest, src, nbytes, lc, true) {
-        api(CALL).nbi_puts.borrow_mut().push(op);
+    let a = api(CALL);
+    let implicit = crate::region::implicit(a);
+    if let Some(op) = put_op(CALL, tm, rank, dest, src, nbytes, lc, implicit) {
+        crate::region::keep(a, op, true);
     }
     0
 }
@@ -209,8 +211,10 @@ pub extern "C" fn gex_RMA_GetNBI(
     _flags: gex_Flags_t,
 ) -> c_int {
     const CALL: &str = "gex_RMA_GetNBI";
-    if let Some(op) = get_op(CALL, tm, dest, rank, src, nbytes, true) {
-        api(CALL).nbi_gets.borrow_mut().push(op);
+    let a = api(CALL);
+    let implicit = crate::region::implicit(a);
+    if let Some(op) = get_op(CALL, tm, dest, rank, src, nbytes, implicit) {
+        crate::region::keep(a, op, false);
     }
     0
 }
@@ -238,6 +242,7 @@ pub(crate) fn finish_event(call: &str, h: Handle, wait: bool) -> bool {
         }
         Some(Ev::Barrier) => crate::barrier::finish_coll(call, wait),
         Some(Ev::Coll(i)) => crate::coll::finish(call, i, wait),
+        Some(Ev::Region(i)) => crate::region::finish(call, i, wait),
     };
     if done {
         a.events.borrow_mut().remove(h);

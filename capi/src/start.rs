@@ -107,6 +107,8 @@ pub extern "C" fn gex_Client_Init(
         colls: RefCell::default(),
         ads: RefCell::default(),
         cdata: Default::default(),
+        region: RefCell::default(),
+        regions: RefCell::default(),
     });
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.

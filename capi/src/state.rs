@@ -34,6 +34,10 @@ pub(crate) struct Api {
     pub teams: RefCell<Vec<&'static crate::team::TmObj>>,
     /// Collectives started by `gex_Coll_*NB`, until their event completes.
     pub colls: RefCell<Vec<Option<crate::coll::Pending>>>,
+    /// The open NBI access region's operations.
+    pub region: RefCell<Option<Vec<RawOp>>>,
+    /// Ended access regions whose event has not completed.
+    pub regions: RefCell<Vec<Option<Vec<RawOp>>>>,
     /// Client data of the client, the endpoint, the segment and the
     /// primordial team (`gex_*_SetCData`).
     pub cdata: [Cell<*const c_void>; 4],
@@ -241,6 +245,8 @@ pub(crate) enum Ev {
     Barrier,
     /// A collective: its slot in `Api::colls`.
     Coll(usize),
+    /// An NBI access region: its slot in `Api::regions`.
+    Region(usize),
 }
 
 /// Events live in slots; `gex_Event_t` is the slot index plus 2 (0 is

@@ -97,8 +97,10 @@ pub extern "C" fn gex_RMA_PutNBIVal(
     _flags: gex_Flags_t,
 ) -> c_int {
     const CALL: &str = "gex_RMA_PutNBIVal";
-    if let Some(op) = put_value(CALL, tm, rank, dest, value, nbytes, true) {
-        api(CALL).nbi_puts.borrow_mut().push(op);
+    let a = api(CALL);
+    let implicit = crate::region::implicit(a);
+    if let Some(op) = put_value(CALL, tm, rank, dest, value, nbytes, implicit) {
+        crate::region::keep(a, op, true);
     }
     0
 }

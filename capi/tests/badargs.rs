@@ -57,6 +57,8 @@ const CASES: &[(&str, i32, &str)] = &[
     ("reduce-count", 1, "*** FATAL ERROR (proc 0): in gex_Coll_ReduceToAllNB(): dt_cnt=0: a reduction has at least one element"),
     ("reduce-user-dt", 1, "*** FATAL ERROR (proc 0): in gex_Coll_ReduceToAllNB(): dt=GEX_DT_USER needs op=GEX_OP_USER or GEX_OP_USER_NC"),
     ("value-size", 1, "*** FATAL ERROR (proc 0): in gex_RMA_PutBlockingVal(): nbytes=9: value-based RMA moves 1 to 8 bytes (SIZEOF_GEX_RMA_VALUE_T)"),
+    ("region-nested", 1, "*** FATAL ERROR (proc 0): in gex_NBI_BeginAccessRegion(): an access region is already open (regions do not nest: call gex_NBI_EndAccessRegion first)"),
+    ("region-end", 1, "*** FATAL ERROR (proc 0): in gex_NBI_EndAccessRegion(): no access region is open (call gex_NBI_BeginAccessRegion first)"),
     ("split-rank", 1, "*** FATAL ERROR (proc 0): in gex_TM_TranslateRankToJobrank(): rank=2 is not a rank of this job (0..2)"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),

@@ -122,6 +122,11 @@ int main(int argc, char **argv) {
             gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_USER, 12, 1, GEX_OP_ADD, NULL, NULL, 0);
         } else if (!strcmp(mode, "value-size")) {
             gex_RMA_PutBlockingVal(tm, (me + 1) % n, peer, 1, 9, 0);
+        } else if (!strcmp(mode, "region-nested")) {
+            gex_NBI_BeginAccessRegion(0);
+            gex_NBI_BeginAccessRegion(0);
+        } else if (!strcmp(mode, "region-end")) {
+            gex_NBI_EndAccessRegion(0);
         } else if (!strcmp(mode, "split-rank")) {
             gex_TM_TranslateRankToJobrank(tm, n);
         } else if (!strcmp(mode, "barrier-wait")) {

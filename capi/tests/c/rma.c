@@ -167,6 +167,28 @@ int main(int argc, char **argv) {
             checked++;
         }
     }
+    /* An NBI access region: puts of 8 B..64 KiB and gets back, synced by
+     * the region's event only (and a region with nothing in it). */
+    for (gex_Rank_t k = 0; k < n; k++) {
+        gex_Rank_t t = (me + k) % n;
+        char *win = remote(t, me * window());
+        size_t w = window() < 65536 ? window() : 65536, half = w / 2;
+        fill(src, half, 900 + k);
+        gex_NBI_BeginAccessRegion(0);
+        for (size_t off = 0; off < half; off += 8) gex_RMA_PutNBI(tm, t, win + off, src + off, 8, GEX_EVENT_NOW, 0);
+        gex_Event_t e = gex_NBI_EndAccessRegion(0);
+        gex_Event_Wait(e);
+        memset(dst, 0, half);
+        gex_NBI_BeginAccessRegion(0);
+        gex_RMA_GetNBI(tm, dst, t, win, half / 2, 0);
+        gex_RMA_GetNBI(tm, dst + half / 2, t, win + half / 2, half - half / 2, 0);
+        e = gex_NBI_EndAccessRegion(0);
+        while (gex_Event_Test(e) != GASNET_OK) gasnet_AMPoll();
+        if (!same(dst, half, 900 + k)) FAIL("access region puts/gets to rank %u", (unsigned)t);
+        gex_NBI_BeginAccessRegion(0);
+        if (gex_NBI_EndAccessRegion(0) != GEX_EVENT_INVALID) FAIL("an empty access region returned an event");
+        checked++;
+    }
     /* Client data, NULL until set. */
     if (gex_Client_QueryCData(client) || gex_EP_QueryCData(ep) || gex_Segment_QueryCData(segment) || gex_TM_QueryCData(tm))
         FAIL("client data not NULL before it is set");
