@@ -267,6 +267,43 @@ fn count(call: &str, dt_sz: usize, dt_cnt: usize) -> usize {
     }
 }
 
+/// Start a reduction on `tm` (to `root`, or to all with `None`).
+#[allow(clippy::too_many_arguments)]
+fn reduce(
+    call: &str,
+    tm: Handle,
+    root: Option<gex_Rank_t>,
+    dst: *mut c_void,
+    src: *const c_void,
+    dt: gex_DT_t,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: gex_OP_t,
+    user_op: gex_Coll_ReduceFn_t,
+    user_cdata: *mut c_void,
+) -> Handle {
+    let a = api(call);
+    let t = team(a, call, tm);
+    let root = root.map(|r| root_of(call, t, r));
+    let red = reduction(call, dt, dt_sz, op, user_op, user_cdata);
+    let n = count(call, dt_sz, dt_cnt);
+    let data = bytes(call, "src", src, n);
+    // dst is written on every member, or only on the root.
+    let dst = if root.is_none_or(|r| t.rank() == r) {
+        out(call, "dst", dst, n)
+    } else {
+        std::ptr::null_mut()
+    };
+    let started = match root {
+        Some(r) => t.reduce_nb(r, red, data),
+        None => t.allreduce_nb(red, data),
+    };
+    match started {
+        Ok(ev) => insert(a, Pending { ev, dst, len: n }),
+        Err(e) => failed(call, &e),
+    }
+}
+
 /// `gex_Coll_ReduceToOneNB`: every member's `dt_cnt` elements of `src`
 /// reduced element-wise with `op` into `dst` on team rank `root`.
 #[no_mangle]
@@ -283,22 +320,19 @@ pub extern "C" fn gex_Coll_ReduceToOneNB(
     user_cdata: *mut c_void,
     _flags: gex_Flags_t,
 ) -> Handle {
-    const CALL: &str = "gex_Coll_ReduceToOneNB";
-    let a = api(CALL);
-    let t = team(a, CALL, tm);
-    let root = root_of(CALL, t, root);
-    let red = reduction(CALL, dt, dt_sz, op, user_op, user_cdata);
-    let n = count(CALL, dt_sz, dt_cnt);
-    let data = bytes(CALL, "src", src, n);
-    let dst = if t.rank() == root {
-        out(CALL, "dst", dst, n)
-    } else {
-        std::ptr::null_mut()
-    };
-    match t.reduce_nb(root, red, data) {
-        Ok(ev) => insert(a, Pending { ev, dst, len: n }),
-        Err(e) => failed(CALL, &e),
-    }
+    reduce(
+        "gex_Coll_ReduceToOneNB",
+        tm,
+        Some(root),
+        dst,
+        src,
+        dt,
+        dt_sz,
+        dt_cnt,
+        op,
+        user_op,
+        user_cdata,
+    )
 }
 
 /// `gex_Coll_ReduceToAllNB`: as `gex_Coll_ReduceToOneNB`, the result in
@@ -316,19 +350,20 @@ pub extern "C" fn gex_Coll_ReduceToAllNB(
     user_cdata: *mut c_void,
     _flags: gex_Flags_t,
 ) -> Handle {
-    const CALL: &str = "gex_Coll_ReduceToAllNB";
-    let a = api(CALL);
-    let t = team(a, CALL, tm);
-    let red = reduction(CALL, dt, dt_sz, op, user_op, user_cdata);
-    let n = count(CALL, dt_sz, dt_cnt);
-    let data = bytes(CALL, "src", src, n);
-    let dst = out(CALL, "dst", dst, n);
-    match t.allreduce_nb(red, data) {
-        Ok(ev) => insert(a, Pending { ev, dst, len: n }),
-        Err(e) => failed(CALL, &e),
-    }
+    reduce(
+        "gex_Coll_ReduceToAllNB",
+        tm,
+        None,
+        dst,
+        src,
+        dt,
+        dt_sz,
+        dt_cnt,
+        op,
+        user_op,
+        user_cdata,
+    )
 }
-
 /// A barrier over a split team (`gex_Coll_BarrierNB` on a team other than
 /// the primordial one): a reduction of one word.
 pub(crate) fn team_barrier_nb(call: &str, t: &'static CTeam) -> Handle {

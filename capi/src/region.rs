@@ -78,25 +78,10 @@ pub extern "C" fn gex_NBI_EndAccessRegion(_flags: gex_Flags_t) -> Handle {
 /// Test (or wait for) the region event in slot `i`.
 pub(crate) fn finish(call: &str, i: usize, wait: bool) -> bool {
     let a = api(call);
-    let Some(mut ops) = a.regions.borrow_mut().get_mut(i).and_then(Option::take) else {
+    let Some(ops) = a.regions.borrow_mut().get_mut(i).and_then(Option::take) else {
         fatal(call, "the event's access region is gone")
     };
-    let mut first = None;
-    let mut left = Vec::new();
-    for op in ops.drain(..) {
-        let over = wait
-            || match a.client.raw_test(&op) {
-                Ok(d) => d,
-                Err(e) => failed(call, &e),
-            };
-        if over {
-            if let Err(e) = a.client.raw_wait(op) {
-                first.get_or_insert(e);
-            }
-        } else {
-            left.push(op);
-        }
-    }
+    let (left, first) = crate::rma::settle(call, ops, wait);
     if let Some(e) = first {
         failed(call, &e)
     }

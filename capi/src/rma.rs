@@ -337,6 +337,33 @@ pub extern "C" fn gex_Event_WaitSome(p: *mut Handle, n: usize, _flags: gex_Flags
     }
 }
 
+/// Complete what is over among `ops` (all of them with `wait`): the ones
+/// still in flight, and the first error of those completed.
+pub(crate) fn settle(
+    call: &str,
+    ops: Vec<RawOp>,
+    wait: bool,
+) -> (Vec<RawOp>, Option<conduit::client::Error>) {
+    let a = api(call);
+    let mut left = Vec::new();
+    let mut first = None;
+    for op in ops {
+        let over = wait
+            || match a.client.raw_test(&op) {
+                Ok(d) => d,
+                Err(e) => failed(call, &e),
+            };
+        if over {
+            if let Err(e) = a.client.raw_wait(op) {
+                first.get_or_insert(e);
+            }
+        } else {
+            left.push(op);
+        }
+    }
+    (left, first)
+}
+
 /// Sync the NBI operations in `mask`; with `wait` false, report whether
 /// they are all complete (completing what is done).
 fn nbi(call: &str, mask: gex_EC_t, wait: bool) -> bool {
@@ -347,22 +374,7 @@ fn nbi(call: &str, mask: gex_EC_t, wait: bool) -> bool {
             continue;
         }
         let ops = std::mem::take(&mut *list.borrow_mut());
-        let mut left = Vec::new();
-        let mut first = None;
-        for op in ops {
-            let over = wait
-                || match a.client.raw_test(&op) {
-                    Ok(d) => d,
-                    Err(e) => failed(call, &e),
-                };
-            if over {
-                if let Err(e) = a.client.raw_wait(op) {
-                    first.get_or_insert(e);
-                }
-            } else {
-                left.push(op);
-            }
-        }
+        let (left, mut first) = settle(call, ops, wait);
         all &= left.is_empty();
         list.borrow_mut().extend(left);
         if bit == EC_PUT {

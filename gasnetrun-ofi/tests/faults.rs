@@ -20,22 +20,6 @@ fn gex_am() -> String {
     example_arg("gex-am")
 }
 
-fn shm_objects() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| {
-                    let p: Vec<&str> = n.split(':').collect();
-                    p.len() == 3 && p.iter().all(|x| x.parse::<u32>().is_ok())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 /// Start gex-am `args` on 4 ranks over `provider`.
 fn start(t: &str, provider: (&str, &str), args: &[&str], timeout: &str) -> Job {
     let am = gex_am();

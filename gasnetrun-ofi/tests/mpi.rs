@@ -356,23 +356,6 @@ fn a_program_started_directly_is_a_single_rank_job() {
     assert_no_survivors(&t);
 }
 
-/// The shm provider's objects in /dev/shm (`<pid>:<uid>:<n>`).
-fn shm_objects() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| {
-                    let p: Vec<&str> = n.split(':').collect();
-                    p.len() == 3 && p.iter().all(|x| x.parse::<u32>().is_ok())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 /// A rank of an mpi- or pmi-spawned job (the ranks are mpirun's children,
 /// not the launcher's) killed with SIGKILL in the middle of a flood over
 /// shm: the job ends, and what the killed rank's shm endpoints left in
