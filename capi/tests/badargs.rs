@@ -59,6 +59,8 @@ const CASES: &[(&str, i32, &str)] = &[
     ("value-size", 1, "*** FATAL ERROR (proc 0): in gex_RMA_PutBlockingVal(): nbytes=9: value-based RMA moves 1 to 8 bytes (SIZEOF_GEX_RMA_VALUE_T)"),
     ("region-nested", 1, "*** FATAL ERROR (proc 0): in gex_NBI_BeginAccessRegion(): an access region is already open (regions do not nest: call gex_NBI_EndAccessRegion first)"),
     ("region-end", 1, "*** FATAL ERROR (proc 0): in gex_NBI_EndAccessRegion(): no access region is open (call gex_NBI_BeginAccessRegion first)"),
+    ("ad-misaligned", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNB_U64(): atomic target offset 4 is not a multiple of u64's size 8"),
+    ("reduce-user-null", 1, "*** FATAL ERROR (proc 0): in gex_Coll_ReduceToAllNB(): user_op is NULL with a user-defined operator"),
     ("split-rank", 1, "*** FATAL ERROR (proc 0): in gex_TM_TranslateRankToJobrank(): rank=2 is not a rank of this job (0..2)"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),

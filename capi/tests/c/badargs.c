@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &peer, NULL, &psize, 0);
     char buf[64] = {0};
     gex_AD_t ad = GEX_AD_INVALID;
-    if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
+    if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result") || !strcmp(mode, "ad-misaligned")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -127,6 +127,11 @@ int main(int argc, char **argv) {
             gex_NBI_BeginAccessRegion(0);
         } else if (!strcmp(mode, "region-end")) {
             gex_NBI_EndAccessRegion(0);
+        } else if (!strcmp(mode, "ad-misaligned")) {
+            uint64_t old;
+            gex_AD_OpNB_U64(ad, &old, (me + 1) % n, (char *)peer + 4, GEX_OP_FADD, 1, 0, 0);
+        } else if (!strcmp(mode, "reduce-user-null")) {
+            gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_USER, 12, 1, GEX_OP_USER, NULL, NULL, 0);
         } else if (!strcmp(mode, "split-rank")) {
             gex_TM_TranslateRankToJobrank(tm, n);
         } else if (!strcmp(mode, "barrier-wait")) {
