@@ -29,18 +29,7 @@ pub(crate) struct Pending {
 
 /// Store a started collective; its event handle.
 fn insert(a: &Api, p: Pending) -> Handle {
-    let mut colls = a.colls.borrow_mut();
-    let i = match colls.iter().position(Option::is_none) {
-        Some(i) => {
-            colls[i] = Some(p);
-            i
-        }
-        None => {
-            colls.push(Some(p));
-            colls.len() - 1
-        }
-    };
-    drop(colls);
+    let i = crate::state::slot_insert(&mut a.colls.borrow_mut(), p);
     a.events.borrow_mut().insert(Ev::Coll(i))
 }
 

@@ -60,18 +60,7 @@ pub extern "C" fn gex_NBI_EndAccessRegion(_flags: gex_Flags_t) -> Handle {
     if ops.is_empty() {
         return std::ptr::null_mut();
     }
-    let mut regions = a.regions.borrow_mut();
-    let i = match regions.iter().position(Option::is_none) {
-        Some(i) => {
-            regions[i] = Some(ops);
-            i
-        }
-        None => {
-            regions.push(Some(ops));
-            regions.len() - 1
-        }
-    };
-    drop(regions);
+    let i = crate::state::slot_insert(&mut a.regions.borrow_mut(), ops);
     a.events.borrow_mut().insert(Ev::Region(i))
 }
 

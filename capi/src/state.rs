@@ -238,6 +238,21 @@ pub(crate) fn segment_offset(
     (d - s.base) as usize
 }
 
+/// Put `x` in the first free slot of `v` (or a new one at the end); its
+/// index. The tables behind `Ev::Coll` and `Ev::Region` use it.
+pub(crate) fn slot_insert<T>(v: &mut Vec<Option<T>>, x: T) -> usize {
+    match v.iter().position(Option::is_none) {
+        Some(i) => {
+            v[i] = Some(x);
+            i
+        }
+        None => {
+            v.push(Some(x));
+            v.len() - 1
+        }
+    }
+}
+
 /// An explicit event's state.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ev {
