@@ -10,7 +10,9 @@ pub enum TestKind {
     /// Long round trip by size.
     Am,
     /// Blocking put and get latency and NBI put and get bandwidth by size,
-    /// with the put path taken.
+    /// with the put path taken; NBI puts both to one target buffer and
+    /// spread over the target's segment as the gets spread over theirs,
+    /// and `memcpy` in both shapes.
     Rma,
     /// Anonymous barrier latency.
     Barrier,
@@ -119,6 +121,13 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 impl Opts {
+    /// Bytes the NBI gets land in (disjoint parts, one per get in
+    /// flight), and the spread puts write in the target's segment:
+    /// `--flood-bytes`, at least 16 of the largest size.
+    pub fn rma_span(&self, largest: usize) -> usize {
+        self.flood_bytes.max(largest * 16)
+    }
+
     /// Messages in a flood of `size`-byte payloads.
     pub fn flood_count(&self, size: usize) -> usize {
         (self.flood_bytes / size.max(1))

@@ -133,7 +133,7 @@ impl Bench<'_> {
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
                                 "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
-                                | "get_nbi_bw" => {
+                                | "put_nbi_bw_spread" | "get_nbi_bw" => {
                                     // Its MB/sec is size / usec/xfer, printed
                                     // with 2 decimals: recompute it with the
                                     // latency's precision.
@@ -281,7 +281,14 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
     if am {
         let page = conduit::config::host_page_size();
         let largest = o.sizes.iter().copied().max().unwrap_or(0).max(1);
-        c.attach_segment(largest.div_ceil(page) * page)?;
+        // The spread puts write as much of the segment as the gets write
+        // of their buffer (`rma_bandwidth`).
+        let span = if o.tests.contains(&TestKind::Rma) {
+            o.rma_span(largest)
+        } else {
+            largest
+        };
+        c.attach_segment(span.div_ceil(page) * page)?;
     }
     let start_mem = rss_parts();
     c.barrier()?;

@@ -188,11 +188,21 @@ impl Bench<'_> {
         let sizes = self.o.sizes.clone();
         let largest = sizes.iter().copied().max().unwrap_or(0);
         let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
-        let mut dst = vec![0u8; self.o.flood_bytes.max(largest * 16)];
+        let mut dst = vec![0u8; self.o.rma_span(largest)];
         // Touch every page before timing: a fresh allocation is mapped on
         // first write, and the gets would otherwise time page faults.
         for b in dst.iter_mut().step_by(4096) {
             *b = 1;
+        }
+        // The same for the target's segment, which the spread puts write:
+        // fill it once, untimed.
+        if self.rank0() && largest > 0 {
+            self.c.rma_scope(|s| {
+                for off in (0..dst.len()).step_by(largest) {
+                    s.put_nbi(1, off, &src[..largest.min(dst.len() - off)])?;
+                }
+                s.sync_nbi(conduit::client::NbiSync::Puts)
+            })?;
         }
         for &size in &sizes {
             self.c.barrier()?;
@@ -210,13 +220,30 @@ impl Bench<'_> {
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
                 let f = self.figs.get("put_nbi_bw", Some(size), "MB/s");
                 f.ours.push(mbs);
-                f.path = Some(if self.c.stats().shared_rma > shared_before {
-                    "shared".into()
-                } else {
-                    put_path(&before, &self.c.put_counts())
-                });
+                f.path = Some(path_since(self.c, &before, shared_before));
                 // Gets land in disjoint parts of `dst` (at most n of them).
                 let per = (dst.len() / size.max(1)).max(1).min(n);
+                // The same puts in the gets' shape: each of `per` in a row
+                // to its own part of the target's segment (as large as
+                // `dst`), so that both directions write as much memory.
+                let before = self.c.put_counts();
+                let shared_before = self.c.stats().shared_rma;
+                let t = Instant::now();
+                let mut done = 0usize;
+                while done < n {
+                    let k = per.min(n - done);
+                    self.c.rma_scope(|s| {
+                        for i in 0..k {
+                            s.put_nbi(1, i * size, &src[..size])?;
+                        }
+                        s.sync_nbi(conduit::client::NbiSync::Puts)
+                    })?;
+                    done += k;
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                let f = self.figs.get("put_nbi_bw_spread", Some(size), "MB/s");
+                f.ours.push(mbs);
+                f.path = Some(path_since(self.c, &before, shared_before));
                 let t = Instant::now();
                 let mut done = 0usize;
                 while done < n {
@@ -314,6 +341,16 @@ fn path_of(before: &AmStats, after: &AmStats) -> String {
         p.push("bounce");
     }
     p.join("+")
+}
+
+/// The path the puts since `before` (and `shared_before` copies through
+/// the shared-memory path) took: `shared`, or what `put_path` says.
+fn path_since(c: &conduit::client::Client, before: &PutCounts, shared_before: u64) -> String {
+    if c.stats().shared_rma > shared_before {
+        "shared".into()
+    } else {
+        put_path(before, &c.put_counts())
+    }
 }
 
 /// The put paths taken (`inject`, `bounce`, `block`, `+`-joined), from the
