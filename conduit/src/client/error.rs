@@ -316,7 +316,10 @@ fn av_hint(provider: &str, count: usize) -> String {
     if provider.split(';').next() == Some("shm") && count > SHM_MAX_PEERS {
         format!(
             "; the shm provider holds at most {SHM_MAX_PEERS} addresses ({} ranks of one \
-             endpoint set on a host): run fewer ranks per host or another provider \
+             endpoint set on a host): keep the shared-memory path on for every rank \
+             (GASNET_SUPERNODE_MAXSIZE=0, the default, without GASNET_OFI_ATOMICS=native \
+             or GASNET_OFI_COLL_RMA=on: the address vector then holds this rank's own \
+             endpoints only), run fewer ranks per host, or use another provider \
              (FI_PROVIDER=tcp)",
             SHM_MAX_PEERS / 3
         )

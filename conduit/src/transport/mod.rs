@@ -248,6 +248,12 @@ pub struct OpenPlan {
     pub multi_recv: bool,
     /// The largest AM (`FI_OPT_MIN_MULTI_RECV`).
     pub min_multi_recv: usize,
+    /// The provider carries nothing between this rank and the others (every
+    /// rank shares memory with it and nothing asks for the provider
+    /// between such ranks): the address vector holds this rank's own
+    /// endpoints only, so its size does not grow with the job (shm's holds
+    /// at most 256 addresses).
+    pub own_addresses_only: bool,
 }
 
 /// The buffers of one native atomic, kept in place by the initiator until

@@ -168,6 +168,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 .rma_offloaded
                 .unwrap_or(false),
         };
+        // The provider's address vector holds no other rank.
+        let idle = super::provider_idle_within(self.pshm.as_ref(), &self.cfg);
         let mut peers = Vec::with_capacity(n);
         for (r, rec) in records.chunks_exact(RECORD_WORDS).enumerate() {
             let job = team.to_job(r)?;
@@ -190,7 +192,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 match Mapping::open_peer(pid, fd, rec[3] as usize) {
                     Ok(m) => (Some(m.as_ptr()), Some(m)),
                     Err(e) => {
-                        // The provider still reaches it.
+                        // The provider still reaches it (unless its
+                        // address vector holds this rank only: then the
+                        // chunks go as AMs, below).
                         tracing::warn!(
                             "rank {} cannot map the collective cache of rank {job} \
                              (/proc/{pid}/fd/{fd}: {e})",
@@ -205,7 +209,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             peers.push(Peer {
                 job,
                 remote,
-                cached: mapped.is_some() || rma,
+                cached: mapped.is_some() || (rma && !idle),
                 mapped,
                 _map: map,
             });

@@ -270,6 +270,23 @@ fn new_set<M: Mode, T: Transport>(
     })
 }
 
+/// Whether the provider carries nothing between this rank and any other:
+/// every rank is in this rank's supernode (AMs through the rings, RMA and
+/// `auto` atomics by copies and CPU atomics through the mappings), and
+/// neither `GASNET_OFI_ATOMICS=native` nor `GASNET_OFI_COLL_RMA=on` asks
+/// for the provider between them. Tagged messaging has endpoints and an
+/// address vector of its own.
+pub(super) fn provider_idle_within<M: Mode>(
+    pshm: Option<&crate::pshm::Shared<M>>,
+    cfg: &Config,
+) -> bool {
+    use crate::config::extended::CollRma;
+    use crate::config::AtomicsMode;
+    pshm.is_some_and(|sh| sh.all_local)
+        && cfg.extended.atomics != AtomicsMode::Native
+        && cfg.extended.coll_rma != CollRma::On
+}
+
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Start-up (collective over the job): open the network, exchange
     /// endpoint names, set up buffers, post receives, end with a barrier.
@@ -282,12 +299,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let recv_size = wire::align_up(cfg.am.receive_buff_size.buffer_bytes(largest_am));
         let long_thresh = cfg.am.resolve_long_am_rma_thresh(largest_am);
         let sets = p.sets.max(1);
+        // The supernode first: when it holds every rank, the provider's
+        // address vector needs none of the others' endpoints.
+        let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
         let plan = OpenPlan {
             rank,
             size,
             sets,
             multi_recv: cfg.am.receive_buff_size.uses_multi_recv(),
             min_multi_recv: largest_am,
+            own_addresses_only: provider_idle_within(pshm.as_ref(), &cfg),
         };
         let (mut tp, mine) = net.open(&plan)?;
         let all = p.boot.allgather(&mine)?;
@@ -295,7 +316,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         tp.connect(&all)?;
         drop(all);
         let facts = tp.facts().clone();
-        let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
         let offloaded = crate::profile::lookup(&facts.provider).rma_offloaded == Some(true);
         let aggregate = cfg.rma.resolve_put_aggregate(offloaded);
         let batches =

@@ -49,7 +49,14 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     msg_completion: u64,
     sets: Vec<OfiSet>,
     nsets: usize,
+    /// Every rank's endpoints' addresses, `FI_ADDR_NOTAVAIL` for a rank
+    /// outside the address vector (see `own_only`).
     addrs: Vec<FiAddr>,
+    /// This rank.
+    rank: usize,
+    /// The address vector holds this rank's own endpoints only
+    /// ([`OpenPlan::own_addresses_only`](crate::transport::OpenPlan)).
+    own_only: bool,
     av: AddressVector,
     domain: Domain,
     next_key: AtomicU64,
@@ -101,6 +108,22 @@ fn post_error(e: OfiError) -> PostError {
     }
 }
 
+/// A transfer to a rank outside the address vector (the shared-memory path
+/// carries everything to it): a conduit bug, reported, never posted.
+#[cold]
+#[inline(never)]
+fn unreachable_rank(rank: usize) -> PostError {
+    PostError::Failed(OfiError {
+        call: "address lookup",
+        code: -(sys::FI_EHOSTUNREACH as i64),
+        text: format!(
+            "rank {rank} shares memory with this rank and its endpoints are not in the \
+             provider's address vector (the shared-memory path carries everything \
+             between them); set GASNET_SUPERNODE_MAXSIZE=1 to send through the provider"
+        ),
+    })
+}
+
 fn ep_index(ep: Ep) -> usize {
     match ep {
         Ep::Request => 0,
@@ -116,8 +139,12 @@ pub const MAX_BATCH: usize = 16;
 
 impl<L: DomainLock> OfiTransport<L> {
     #[inline]
-    fn addr(&self, rank: usize, set: usize, ep: Ep) -> FiAddr {
-        self.addrs[(rank * self.nsets + set) * 3 + ep_index(ep)]
+    fn addr(&self, rank: usize, set: usize, ep: Ep) -> Result<FiAddr, PostError> {
+        let a = self.addrs[(rank * self.nsets + set) * 3 + ep_index(ep)];
+        if a == sys::FI_ADDR_NOTAVAIL_VALUE {
+            return Err(unreachable_rank(rank));
+        }
+        Ok(a)
     }
 
     #[inline]
@@ -285,9 +312,22 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     }
 
     fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
-        let mut all: Vec<&[u8]> = Vec::with_capacity(names.len() * 3 * self.nsets);
+        let per = 3 * self.nsets;
+        if self.own_only {
+            let b = names.get(self.rank).ok_or(Error::Published {
+                rank: self.rank,
+                what: "set of endpoint names",
+            })?;
+            let own = unpack_names(self.rank, per, b)?;
+            let _g = self.lock.enter();
+            let got = self.av.insert(&own)?;
+            self.addrs = vec![sys::FI_ADDR_NOTAVAIL_VALUE; names.len() * per];
+            self.addrs[self.rank * per..(self.rank + 1) * per].copy_from_slice(&got);
+            return Ok(());
+        }
+        let mut all: Vec<&[u8]> = Vec::with_capacity(names.len() * per);
         for (r, b) in names.iter().enumerate() {
-            all.extend(unpack_names(r, 3 * self.nsets, b)?);
+            all.extend(unpack_names(r, per, b)?);
         }
         let _g = self.lock.enter();
         self.addrs = self.av.insert(&all)?;
@@ -329,7 +369,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
 
     #[inline]
     fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError> {
-        let to = self.addr(dest, set, ep);
+        let to = self.addr(dest, set, ep)?;
         let _g = self.lock.enter();
         // SAFETY: calls are serialised as the domain's threading level
         // requires (the lock, or a transport that is not Sync); inject copies
@@ -347,7 +387,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         dest: usize,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let to = self.addr(dest, set, ep);
+        let to = self.addr(dest, set, ep)?;
         let _g = self.lock.enter();
         // SAFETY: buffer lifetime per this function's contract; threading
         // as in inject.
@@ -392,7 +432,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         ctx: Context,
         inject: bool,
     ) -> Result<(), PostError> {
-        let to = self.addr(dest, set, Ep::Rma);
+        let to = self.addr(dest, set, Ep::Rma)?;
         let mut flags = (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64;
         if inject {
             flags |= sys::FI_INJECT as u64;
@@ -429,7 +469,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         remote: rma::plan::Remote,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let src = self.addr(from, set, Ep::Rma);
+        let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
         let _g = self.lock.enter();
         // SAFETY: destination lifetime per this function's contract;
@@ -490,7 +530,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             operand,
             compare,
             result,
-            dest: self.addr(dest, set, Ep::Rma),
+            dest: self.addr(dest, set, Ep::Rma)?,
             addr: remote.addr,
             key: remote.key,
             context: ctx.encode() as *mut libc::c_void,
@@ -511,7 +551,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         v: &mut crate::ofi::RmaVec,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let to = self.addr(peer, set, Ep::Rma);
+        let to = self.addr(peer, set, Ep::Rma)?;
         let flags = if write {
             (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64
         } else {
@@ -535,7 +575,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         data: u64,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let to = self.addr(dest, set, ep);
+        let to = self.addr(dest, set, ep)?;
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
         let _g = self.lock.enter();

@@ -155,12 +155,17 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
         let net = self;
         let entry = net.info.first().ok_or(Error::NoFiInfo)?;
         let domain = Domain::open_entry(&entry)?;
-        let count = 3 * plan.sets * plan.size;
+        let ranks = if plan.own_addresses_only {
+            1
+        } else {
+            plan.size
+        };
+        let count = 3 * plan.sets * ranks;
         let av = AddressVector::open(&domain, net.caps.av_type, count).map_err(|source| {
             Error::AvOpen {
                 count,
                 sets: plan.sets,
-                ranks: plan.size,
+                ranks,
                 provider: net.caps.provider.clone(),
                 source,
             }
@@ -198,6 +203,8 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 sets,
                 nsets: plan.sets,
                 addrs: Vec::new(),
+                rank: plan.rank,
+                own_only: plan.own_addresses_only,
                 av,
                 domain,
                 // Requested keys (providers without FI_MR_PROV_KEY) must be
