@@ -24,8 +24,10 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+mod addr;
 mod lock;
 mod open;
+use addr::{ep_index, lookup};
 
 pub use lock::{DomainLock, Synced, Unsynced};
 pub use open::OfiNetwork;
@@ -108,30 +110,6 @@ fn post_error(e: OfiError) -> PostError {
     }
 }
 
-/// A transfer to a rank outside the address vector (the shared-memory path
-/// carries everything to it): a conduit bug, reported, never posted.
-#[cold]
-#[inline(never)]
-fn unreachable_rank(rank: usize) -> PostError {
-    PostError::Failed(OfiError {
-        call: "address lookup",
-        code: -(sys::FI_EHOSTUNREACH as i64),
-        text: format!(
-            "rank {rank} shares memory with this rank and its endpoints are not in the \
-             provider's address vector (the shared-memory path carries everything \
-             between them); set GASNET_SUPERNODE_MAXSIZE=1 to send through the provider"
-        ),
-    })
-}
-
-fn ep_index(ep: Ep) -> usize {
-    match ep {
-        Ep::Request => 0,
-        Ep::Reply => 1,
-        Ep::Rma => 2,
-    }
-}
-
 /// Most completions read per queue per call: one chunk on the poll loop's
 /// stack (a poll reads up to `GASNET_OFI_NUM_COMPLETIONS` in chunks; a
 /// 64-entry chunk made the loop's frame 6 KiB and 8-byte puts 3% slower).
@@ -140,11 +118,7 @@ pub const MAX_BATCH: usize = 16;
 impl<L: DomainLock> OfiTransport<L> {
     #[inline]
     fn addr(&self, rank: usize, set: usize, ep: Ep) -> Result<FiAddr, PostError> {
-        let a = self.addrs[(rank * self.nsets + set) * 3 + ep_index(ep)];
-        if a == sys::FI_ADDR_NOTAVAIL_VALUE {
-            return Err(unreachable_rank(rank));
-        }
-        Ok(a)
+        lookup(&self.addrs, self.nsets, rank, set, ep)
     }
 
     #[inline]

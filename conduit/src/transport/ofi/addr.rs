@@ -1,0 +1,80 @@
+//! The transport's table of endpoint addresses: every rank's `3 * sets`
+//! addresses in rank order, `FI_ADDR_NOTAVAIL` for a rank outside the
+//! provider's address vector (one that shares memory with this rank when
+//! the shared-memory path carries everything).
+
+use crate::ofi::{FiAddr, OfiError};
+use crate::transport::{Ep, PostError};
+use ofi_sys as sys;
+
+/// The address of `rank`'s endpoint `ep` of set `set` in `addrs` (every
+/// rank's `3 * nsets` addresses in order); a rank outside the address
+/// vector is refused.
+#[inline(always)]
+pub(super) fn lookup(
+    addrs: &[FiAddr],
+    nsets: usize,
+    rank: usize,
+    set: usize,
+    ep: Ep,
+) -> Result<FiAddr, PostError> {
+    let a = addrs[(rank * nsets + set) * 3 + ep_index(ep)];
+    if a == sys::FI_ADDR_NOTAVAIL_VALUE {
+        return Err(unreachable_rank(rank));
+    }
+    Ok(a)
+}
+
+/// A transfer to a rank outside the address vector (the shared-memory path
+/// carries everything to it): a conduit bug, reported, never posted.
+#[cold]
+#[inline(never)]
+fn unreachable_rank(rank: usize) -> PostError {
+    PostError::Failed(OfiError {
+        call: "address lookup",
+        code: -(sys::FI_EHOSTUNREACH as i64),
+        text: format!(
+            "rank {rank} shares memory with this rank and its endpoints are not in the \
+             provider's address vector (the shared-memory path carries everything \
+             between them); set GASNET_SUPERNODE_MAXSIZE=1 to send through the provider"
+        ),
+    })
+}
+
+pub(super) fn ep_index(ep: Ep) -> usize {
+    match ep {
+        Ep::Request => 0,
+        Ep::Reply => 1,
+        Ep::Rma => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rank_outside_the_address_vector_is_refused_by_name() {
+        // Two sets; rank 1's addresses only (rank 0 and 2 share memory).
+        let na = sys::FI_ADDR_NOTAVAIL_VALUE;
+        let mut addrs = vec![na; 3 * 2 * 3];
+        for (i, a) in addrs[6..12].iter_mut().enumerate() {
+            *a = i as FiAddr;
+        }
+        assert_eq!(lookup(&addrs, 2, 1, 0, Ep::Request).ok(), Some(0));
+        assert_eq!(lookup(&addrs, 2, 1, 1, Ep::Rma).ok(), Some(5));
+        match lookup(&addrs, 2, 2, 1, Ep::Reply) {
+            Err(PostError::Failed(e)) => {
+                assert_eq!(e.code, -(sys::FI_EHOSTUNREACH as i64));
+                assert!(
+                    e.text.starts_with("rank 2 shares memory with this rank and its endpoints are not in the provider's address vector"),
+                    "{}",
+                    e.text
+                );
+            }
+            Err(PostError::Again) | Err(PostError::NoMemory) | Ok(_) => {
+                panic!("rank 2 is outside the address vector")
+            }
+        }
+    }
+}
