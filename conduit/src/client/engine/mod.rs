@@ -310,6 +310,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             min_multi_recv: largest_am,
             own_addresses_only: provider_idle_within(pshm.as_ref(), &cfg),
         };
+        if plan.own_addresses_only {
+            tracing::debug!(
+                "every rank shares memory with rank {rank}: the provider's address vector holds its own {} endpoints only",
+                3 * sets
+            );
+        }
         let (mut tp, mine) = net.open(&plan)?;
         let all = p.boot.allgather(&mine)?;
         let names_at_startup = all.iter().map(|n| n.len()).sum();
