@@ -302,6 +302,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // The supernode first: when it holds every rank, the provider's
         // address vector needs none of the others' endpoints.
         let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
+        if cfg.pshm.enabled() {
+            // Every member has mapped the others' memory before any opens
+            // the network: a rank that then fails to open it cannot make
+            // another's mapping fail (the same value on every rank, or
+            // setup refused it everywhere).
+            p.boot.barrier()?;
+        }
         let plan = OpenPlan {
             rank,
             size,
