@@ -168,8 +168,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 .rma_offloaded
                 .unwrap_or(false),
         };
-        // The provider's address vector holds no other rank.
-        let idle = super::provider_idle_within(self.pshm.as_ref(), &self.cfg);
         let mut peers = Vec::with_capacity(n);
         for (r, rec) in records.chunks_exact(RECORD_WORDS).enumerate() {
             let job = team.to_job(r)?;
@@ -209,7 +207,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             peers.push(Peer {
                 job,
                 remote,
-                cached: mapped.is_some() || (rma && !idle),
+                cached: mapped.is_some() || (rma && self.provider_reaches(job)),
                 mapped,
                 _map: map,
             });

@@ -175,6 +175,9 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub pshm: Option<crate::pshm::Shared<M>>,
     /// This rank's neighbourhood (supernode) among the job's.
     pub nbrhd: crate::pshm::Position,
+    /// The provider's address vector holds this rank's own endpoints only
+    /// ([`OpenPlan::own_addresses_only`]): it reaches no other rank.
+    pub own_addresses_only: bool,
     /// Atomics by AM waiting for replies; whether a native domain exists.
     pub atomics: atomic::AtomicState<M>,
     /// Teams and their collectives.
@@ -276,10 +279,7 @@ fn new_set<M: Mode, T: Transport>(
 /// neither `GASNET_OFI_ATOMICS=native` nor `GASNET_OFI_COLL_RMA=on` asks
 /// for the provider between them. Tagged messaging has endpoints and an
 /// address vector of its own.
-pub(super) fn provider_idle_within<M: Mode>(
-    pshm: Option<&crate::pshm::Shared<M>>,
-    cfg: &Config,
-) -> bool {
+fn provider_idle_within<M: Mode>(pshm: Option<&crate::pshm::Shared<M>>, cfg: &Config) -> bool {
     use crate::config::extended::CollRma;
     use crate::config::AtomicsMode;
     pshm.is_some_and(|sh| sh.all_local)
@@ -288,6 +288,12 @@ pub(super) fn provider_idle_within<M: Mode>(
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Whether the provider can carry transfers to `rank` (its address
+    /// vector holds it).
+    pub(super) fn provider_reaches(&self, rank: usize) -> bool {
+        !self.own_addresses_only || rank == self.rank
+    }
+
     /// Start-up (collective over the job): open the network, exchange
     /// endpoint names, set up buffers, post receives, end with a barrier.
     pub fn init<N: Network<Transport = T>>(net: N, p: Params<S>) -> Result<Self, Error> {
@@ -401,6 +407,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             tagged: OnceLock::new(),
             pshm,
             nbrhd,
+            own_addresses_only: plan.own_addresses_only,
             atomics: atomic::AtomicState::new(),
             coll: coll::CollState::new(),
         };
