@@ -10,9 +10,10 @@ pub enum TestKind {
     /// Long round trip by size.
     Am,
     /// Blocking put and get latency and NBI put and get bandwidth by size,
-    /// with the put path taken; NBI puts both to one target buffer and
-    /// spread over the target's segment as the gets spread over theirs,
-    /// and `memcpy` in both shapes.
+    /// with the put path taken; NBI puts and gets in two shapes: all to
+    /// one buffer (the put's target range, the get's range of this rank's
+    /// segment) and spread over disjoint buffers (parts of the target's
+    /// segment, buffers of this process), and `memcpy` in both shapes.
     Rma,
     /// Anonymous barrier latency.
     Barrier,

@@ -80,6 +80,7 @@ fn json_table_and_csv_agree() {
         "put_nbi_bw",
         "put_nbi_bw_spread",
         "get_nbi_bw",
+        "get_nbi_bw_spread",
         "memcpy_put_bw",
         "memcpy_get_bw",
         "barrier",
@@ -102,6 +103,7 @@ fn json_table_and_csv_agree() {
         "put_nbi_bw",
         "put_nbi_bw_spread",
         "get_nbi_bw",
+        "get_nbi_bw_spread",
     ] {
         assert_eq!(sizes(t), vec![8, 4096, 65536], "{t}");
     }

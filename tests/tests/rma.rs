@@ -97,7 +97,7 @@ fn bad_addresses_are_refused_and_nothing_is_written() {
         assert_eq!(r.code, Some(0), "{p}: {}\n{}", r.stdout, r.stderr);
         assert!(
             r.stdout
-                .contains("gex-rma bad: ok: 7 bad requests refused and nothing was written"),
+                .contains("gex-rma bad: ok: 9 bad requests refused and nothing was written"),
             "{p}: {}",
             r.stdout
         );

@@ -133,7 +133,7 @@ impl Bench<'_> {
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
                                 "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
-                                | "put_nbi_bw_spread" | "get_nbi_bw" => {
+                                | "put_nbi_bw_spread" | "get_nbi_bw" | "get_nbi_bw_spread" => {
                                     // Its MB/sec is size / usec/xfer, printed
                                     // with 2 decimals: recompute it with the
                                     // latency's precision.

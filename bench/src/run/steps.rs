@@ -244,6 +244,22 @@ impl Bench<'_> {
                 let f = self.figs.get("put_nbi_bw_spread", Some(size), "MB/s");
                 f.ours.push(mbs);
                 f.path = Some(path_since(self.c, &before, shared_before));
+                // Gets in the put's shape (as GASNet's testlarge): every one
+                // into the same range of this rank's segment, one sync.
+                let t = Instant::now();
+                self.c.rma_scope(|s| {
+                    for _ in 0..n {
+                        s.get_nbi_to_segment(1, 0, 0, size)?;
+                    }
+                    s.sync_nbi(conduit::client::NbiSync::Gets)
+                })?;
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("get_nbi_bw", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+                // Gets into buffers of this process: those in flight need
+                // disjoint destinations, `per` of them per sync.
                 let t = Instant::now();
                 let mut done = 0usize;
                 while done < n {
@@ -258,7 +274,7 @@ impl Bench<'_> {
                 }
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
                 self.figs
-                    .get("get_nbi_bw", Some(size), "MB/s")
+                    .get("get_nbi_bw_spread", Some(size), "MB/s")
                     .ours
                     .push(mbs);
                 // The same-host limit, in this process with the same shapes:

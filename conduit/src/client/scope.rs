@@ -258,6 +258,76 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         Ok(())
     }
 
+    /// Non-blocking get of `len` bytes at `offset` of `rank`'s segment into
+    /// this rank's own segment at `local_offset`: GASNet's get whose
+    /// destination lies in the local segment (a copy between two global
+    /// addresses, as UPC++'s `copy` makes). The destination is shared
+    /// memory rather than a borrowed buffer, so gets in flight may target
+    /// the same range, as puts from several ranks may: what it holds
+    /// before the event completes is unspecified, and afterwards it holds
+    /// the last transfer to complete. A destination outside this rank's
+    /// segment is refused and nothing is sent.
+    pub fn get_nb_to_segment(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        local_offset: usize,
+        len: usize,
+    ) -> Result<Event<'env>, Error> {
+        let op = self.get_to_segment(rank, offset, local_offset, len, Implicit::No)?;
+        Ok(self.event(op, "get", rank))
+    }
+
+    /// Implicit get into this rank's own segment: [`Self::get_nb_to_segment`]
+    /// completed by [`Self::sync_nbi`] of gets.
+    pub fn get_nbi_to_segment(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        local_offset: usize,
+        len: usize,
+    ) -> Result<(), Error> {
+        let op = self.get_to_segment(rank, offset, local_offset, len, Implicit::Get)?;
+        self.track(op, "get", rank);
+        Ok(())
+    }
+
+    fn get_to_segment(
+        &mut self,
+        rank: usize,
+        offset: usize,
+        local_offset: usize,
+        len: usize,
+        implicit: Implicit,
+    ) -> Result<Option<OpId>, Error> {
+        let seg = self.core.segment.get().ok_or(Error::NoSegment)?;
+        let dst = seg.range(local_offset, len).map_err(|e| match e {
+            // Name this rank, whose segment the destination misses.
+            Error::Range(rma::Error::OutOfSegment {
+                offset, len, size, ..
+            }) => Error::Range(rma::Error::OutOfSegment {
+                rank: self.core.rank,
+                offset,
+                len,
+                size,
+            }),
+            e => e,
+        })?;
+        // The destination is this rank's segment mapping, which the core
+        // holds for the client's life (longer than any scope); remote ranks
+        // write it anyway, so no Rust reference covers it.
+        self.core.start_transfer(
+            self.set,
+            rank,
+            offset,
+            Local::Read(dst),
+            len,
+            implicit,
+            false,
+            Progress::Full,
+        )
+    }
+
     fn running(&self, t: &Tracked) -> bool {
         self.core.sets[self.set].ops.lock().running(t.op)
     }

@@ -4,13 +4,14 @@
 //! * `all`: every form (blocking, NB now/deferred/with-LC, NBI now/deferred,
 //!   value forms; put and get) at sizes 1 B .. 4 MiB with unaligned offsets,
 //!   data checked at the target (in its segment) and at the initiator (got
-//!   back); every put path (inject, bounce, block) taken, proved by the
+//!   back, and for the NB and NBI forms got again into its own segment); every put path (inject, bounce, block) taken, proved by the
 //!   counters; hundreds of outstanding NB and NBI operations synced in one
 //!   call; a storm of 20,000 small NBI puts (aggregated where
 //!   `GASNET_OFI_PUT_AGGREGATE_LIMIT` allows, proved by NB_PUT_AGGREGATE)
 //!   checked at their target.
 //! * `bad`: out-of-segment, overflowing and negative (wrapped) offsets are
-//!   refused and nothing is written.
+//!   refused and nothing is written (remote ranges, and a get's destination
+//!   in the own segment).
 //! * `attach <bytes>`: attach a segment of that size and report.
 //! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
 //!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
@@ -131,6 +132,28 @@ fn step(c: &Client, form: usize, len: usize, seed: usize) -> Fallible<()> {
         let j = (0..checked).find(|&j| back[j] != data[j]).unwrap_or(0);
         return Err(fail(format!(
             "{} get of {len} bytes: byte {j} differs",
+            FORMS[form]
+        )));
+    }
+    // The NB and NBI forms also get into this rank's own segment, at an odd
+    // offset near its end (nobody writes there during the steps).
+    let local = SEG - checked - 5;
+    match FORMS[form] {
+        "nb-now" | "nb-deferred" => c.rma_scope(|s| {
+            let ev = s.get_nb_to_segment(peer, off, local, checked)?;
+            s.wait(ev)
+        })?,
+        "nbi-now" | "nbi-deferred" => c.rma_scope(|s| {
+            s.get_nbi_to_segment(peer, off, local, checked)?;
+            s.sync_nbi(NbiSync::Gets)
+        })?,
+        _ => return Ok(c.barrier()?),
+    }
+    c.segment_read(local, &mut back)?;
+    if back[..] != data[..checked] {
+        let j = (0..checked).find(|&j| back[j] != data[j]).unwrap_or(0);
+        return Err(fail(format!(
+            "{} get of {len} bytes into the own segment: byte {j} differs",
             FORMS[form]
         )));
     }
@@ -385,6 +408,20 @@ fn bad(c: &Client) -> Fallible<String> {
             "5000 bytes at offset {} do not fit in the 65536-byte segment of rank {peer}",
             seg - 4
         ),
+    )?;
+    // A get whose destination misses this rank's own segment names this
+    // rank, and nothing is sent.
+    let me = c.rank();
+    expect(
+        c.rma_scope(|s| s.get_nbi_to_segment(peer, 0, seg - 8, 16)),
+        format!(
+            "16 bytes at offset {} do not fit in the 65536-byte segment of rank {me}",
+            seg - 8
+        ),
+    )?;
+    expect(
+        c.rma_scope(|s| s.get_nb_to_segment(peer, 0, negative, 16).map(|_| ())),
+        format!("16 bytes at offset {negative} do not fit in the 65536-byte segment of rank {me}"),
     )?;
     c.barrier()?;
     // Nothing was written anywhere in my segment.

@@ -132,7 +132,7 @@ pub const PROGRAMS: &[Program] = &[
         ranks: 2,
         args: &["bad"],
         exit_code: 0,
-        want: "gex-rma bad: ok: 7 bad requests refused and nothing was written",
+        want: "gex-rma bad: ok: 9 bad requests refused and nothing was written",
         what: "bad RMA addresses are refused and nothing is written",
     },
     Program {
