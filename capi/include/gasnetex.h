@@ -70,6 +70,12 @@ typedef struct gasnetc_Segment_s *gex_Segment_t;
 typedef struct gasnetc_Token_s *gex_Token_t;
 typedef struct gasnetc_Event_s *gex_Event_t;
 typedef struct gasnetc_SrcDesc_s *gex_AM_SrcDesc_t;
+typedef uint32_t gex_EP_Index_t;
+/* A (job rank, endpoint index) pair. */
+typedef struct {
+    gex_Rank_t gex_rank;
+    gex_EP_Index_t gex_ep_index;
+} gex_EP_Location_t;
 /* Handlers are registered without casts: an unprototyped pointer (in C++
  * cast to gex_AM_Fn_t, as with GASNet). */
 #ifdef __cplusplus
@@ -266,6 +272,28 @@ extern void gex_System_QueryNbrhdInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_
 extern gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
                                               void **localaddr_p, uintptr_t *size_p,
                                               gex_Flags_t flags);
+/* Deprecated since specification 0.13 (gex_EP_QueryBoundSegmentNB): 0 on
+ * success; non-zero, outputs untouched, when (tm, rank) has no segment. */
+extern int gex_Segment_QueryBound(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
+                                  void **localaddr_p, uintptr_t *size_p);
+extern gex_Flags_t gex_Client_QueryFlags(gex_Client_t client);
+extern const char *gex_Client_QueryName(gex_Client_t client);
+extern gex_Client_t gex_EP_QueryClient(gex_EP_t ep);
+extern gex_Flags_t gex_EP_QueryFlags(gex_EP_t ep);
+extern gex_Segment_t gex_EP_QuerySegment(gex_EP_t ep);
+extern gex_EP_Index_t gex_EP_QueryIndex(gex_EP_t ep);
+extern gex_Client_t gex_Segment_QueryClient(gex_Segment_t seg);
+extern gex_Flags_t gex_Segment_QueryFlags(gex_Segment_t seg);
+extern void *gex_Segment_QueryAddr(gex_Segment_t seg);
+extern uintptr_t gex_Segment_QuerySize(gex_Segment_t seg);
+extern gex_Client_t gex_TM_QueryClient(gex_TM_t tm);
+extern gex_EP_t gex_TM_QueryEP(gex_TM_t tm);
+extern gex_Flags_t gex_TM_QueryFlags(gex_TM_t tm);
+extern gex_EP_Location_t gex_TM_TranslateRankToEP(gex_TM_t tm, gex_Rank_t rank,
+                                                  gex_Flags_t flags);
+extern int gex_System_GetVerboseErrors(void);
+extern void gex_System_SetVerboseErrors(int enable);
+extern uint64_t gex_System_QueryMaxThreads(void);
 GASNETT_NORETURN extern void gasnet_exit(int exitcode) GASNETT_NORETURNP(gasnet_exit);
 extern const char *gasnet_ErrorName(int errval);
 extern const char *gasnet_ErrorDesc(int errval);

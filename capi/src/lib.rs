@@ -24,6 +24,7 @@ mod cdata;
 mod coll;
 mod handlers;
 mod npam;
+mod query;
 mod region;
 mod rma;
 mod start;

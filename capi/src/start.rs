@@ -92,8 +92,12 @@ pub extern "C" fn gex_Client_Init(
             gex_jobrank: r as u32,
         })
         .collect();
+    // SAFETY: check_name read it as a NUL-terminated string already.
+    let name = unsafe { CStr::from_ptr(clientName) }.to_owned();
     state::install(Api {
         client,
+        name,
+        flags,
         segs: RefCell::new(Vec::new()),
         events: RefCell::default(),
         nbi_puts: RefCell::default(),

@@ -12,6 +12,11 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 pub(crate) struct Api {
     /// The conduit's single-threaded client.
     pub client: Client<()>,
+    /// The name and flags `gex_Client_Init` was given
+    /// (`gex_Client_QueryName`, `gex_Client_QueryFlags`).
+    pub name: std::ffi::CString,
+    /// See `name`.
+    pub flags: crate::types::gex_Flags_t,
     /// Every rank's segment, once attached.
     pub segs: RefCell<Vec<SegmentInfo>>,
     /// Explicit events (`gex_Event_t`).
@@ -151,9 +156,13 @@ pub(crate) fn fatal(call: &str, what: &str) -> ! {
     }
 }
 
-/// Print GASNet's report of an error code being returned, and return it.
+/// Print GASNet's report of an error code being returned (unless
+/// `gex_System_SetVerboseErrors(0)` silenced them), and return it.
 #[cold]
 pub(crate) fn error_return(call: &str, code: i32, why: &str) -> i32 {
+    if !crate::query::verbose_errors() {
+        return code;
+    }
     eprintln!(
         "GASNet {call} returning an error code: {} ({}): {why}",
         crate::start::error_name(code),

@@ -30,6 +30,8 @@ pub(crate) struct TmObj {
     pub scratch: Option<(usize, usize)>,
     /// Client data (`gex_TM_SetCData`).
     pub cdata: Cell<*const c_void>,
+    /// The flags `gex_TM_Split` was given (`gex_TM_QueryFlags`).
+    pub flags: gex_Flags_t,
 }
 
 /// The client-data cell of `tm` (the primordial team's, or a live split
@@ -40,6 +42,13 @@ pub(crate) fn cdata(a: &'static Api, call: &str, tm: Handle) -> &'static Cell<*c
     }
     team(a, call, tm);
     &split_team(a, tm).expect("team() checked it").cdata
+}
+
+/// The flags of the split team `tm` (a fatal error for a handle that is
+/// not a live split team).
+pub(crate) fn split_flags(a: &'static Api, call: &str, tm: Handle) -> gex_Flags_t {
+    team(a, call, tm);
+    split_team(a, tm).expect("team() checked it").flags
 }
 
 /// The primordial team (made at its first use).
@@ -193,6 +202,7 @@ pub extern "C" fn gex_TM_Split(
                 destroyed: Cell::new(false),
                 scratch,
                 cdata: Cell::new(std::ptr::null()),
+                flags,
             }));
             a.teams.borrow_mut().push(obj);
             obj as *const TmObj as Handle

@@ -31,6 +31,12 @@ fn every_name_of_the_subset_compiles_links_and_runs() {
             "{}",
             r.stdout
         );
+        // gex_System_SetVerboseErrors(0) silenced the second attach's error.
+        assert!(
+            !r.stderr.contains("returning an error code"),
+            "{}",
+            r.stderr
+        );
     }
 }
 

@@ -134,6 +134,12 @@ int main(int argc, char **argv) {
             gex_Coll_ReduceToAllNB(tm, buf, buf, GEX_DT_USER, 12, 1, GEX_OP_USER, NULL, NULL, 0);
         } else if (!strcmp(mode, "split-rank")) {
             gex_TM_TranslateRankToJobrank(tm, n);
+        } else if (!strcmp(mode, "verbose-errors")) {
+            gex_System_SetVerboseErrors(2);
+        } else if (!strcmp(mode, "segment-handle")) {
+            printf("%p\n", gex_Segment_QueryAddr((gex_Segment_t)(uintptr_t)ep));
+        } else if (!strcmp(mode, "ep-location-flags")) {
+            gex_TM_TranslateRankToEP(tm, 1, 1);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {

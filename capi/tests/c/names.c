@@ -59,7 +59,37 @@ int main(int argc, char **argv) {
     if (gex_Client_Init(&client, &ep, &tm, "NAMES", &argc, &argv, 0) != GASNET_OK) die();
     gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
     gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    /* Object queries before the segment exists. */
+    void *untouched = (void *)&hits; uintptr_t usize = 7;
+    if (gex_EP_QuerySegment(ep) != GEX_SEGMENT_INVALID) die();
+    if (gex_Segment_QueryBound(tm, 0, &untouched, NULL, &usize) == 0 || untouched != (void *)&hits || usize != 7) die();
     if (gex_Segment_Attach(&seg, tm, GASNETT_PAGESIZE * 4) != GASNET_OK) die();
+    /* ... and after. */
+    {
+        gex_Rank_t r = gex_TM_QueryRank(tm), nr = gex_TM_QuerySize(tm);
+        void *own = NULL, *own_local = NULL, *owner = NULL; uintptr_t own_size = 0;
+        gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, r, &own, NULL, &own_size, 0));
+        if (gex_Segment_QueryAddr(seg) != own || gex_Segment_QuerySize(seg) != GASNETT_PAGESIZE * 4 || own_size != GASNETT_PAGESIZE * 4) die();
+        if (gex_Segment_QueryClient(seg) != client || gex_Segment_QueryFlags(seg) != 0) die();
+        if (gex_Segment_QueryBound(tm, r, &owner, &own_local, &usize) != 0 || owner != own || own_local != own || usize != own_size) die();
+        if (gex_EP_QueryClient(ep) != client || gex_EP_QueryFlags(ep) != 0 || gex_EP_QuerySegment(ep) != seg || gex_EP_QueryIndex(ep) != 0) die();
+        if (gex_TM_QueryClient(tm) != client || gex_TM_QueryEP(tm) != ep || gex_TM_QueryFlags(tm) != 0) die();
+        if (strcmp(gex_Client_QueryName(client), "NAMES") != 0 || gex_Client_QueryFlags(client) != 0) die();
+        gex_EP_Location_t loc = gex_TM_TranslateRankToEP(tm, (r + 1) % nr, 0);
+        if (loc.gex_rank != (r + 1) % nr || loc.gex_ep_index != 0) die();
+        if (gex_System_QueryMaxThreads() != 1 || gex_System_GetVerboseErrors() != 1) die();
+        /* Silenced: a second attach fails without a message (the test
+         * checks stderr), then messages are back on. */
+        gex_System_SetVerboseErrors(0);
+        gex_Segment_t again;
+        if (gex_System_GetVerboseErrors() != 0 || gex_Segment_Attach(&again, tm, GASNETT_PAGESIZE) != GASNET_ERR_RESOURCE) die();
+        gex_System_SetVerboseErrors(1);
+        gex_TM_t sub = GEX_TM_INVALID;
+        gex_TM_Split(&sub, tm, (int)(r % 2), (int)r, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        if (gex_TM_QueryFlags(sub) != GEX_FLAG_TM_NO_SCRATCH || gex_TM_QueryEP(sub) != ep || gex_TM_QueryClient(sub) != client) die();
+        loc = gex_TM_TranslateRankToEP(sub, 0, 0);
+        if (loc.gex_rank != r % 2) die();
+    }
     gex_AM_Entry_t e[4] = {
         {0xfe, h_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL, "short"},
         {0xff, h_reply, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REPLY, 0, NULL, "reply"},
