@@ -291,6 +291,10 @@ extern gex_EP_t gex_TM_QueryEP(gex_TM_t tm);
 extern gex_Flags_t gex_TM_QueryFlags(gex_TM_t tm);
 extern gex_EP_Location_t gex_TM_TranslateRankToEP(gex_TM_t tm, gex_Rank_t rank,
                                                   gex_Flags_t flags);
+/* An ad hoc TM for point-to-point calls whose rank argument is a job rank
+ * (gex_TM_pair is the specification's other spelling). */
+extern gex_TM_t gex_TM_Pair(gex_EP_t local_ep, gex_EP_Index_t remote_ep_index);
+#define gex_TM_pair gex_TM_Pair
 extern int gex_System_GetVerboseErrors(void);
 extern void gex_System_SetVerboseErrors(int enable);
 extern uint64_t gex_System_QueryMaxThreads(void);

@@ -341,7 +341,7 @@ fn check_max(call: &str, tm: Handle, other: u32, numargs: c_uint) {
     let a = api(call);
     if other != u32::MAX {
         crate::team::tm_rank(a, call, tm, other);
-    } else {
+    } else if !crate::team::is_pair(tm) {
         crate::team::team(a, call, tm);
     }
     if numargs > 16 {

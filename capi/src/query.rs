@@ -184,6 +184,7 @@ pub extern "C" fn gex_TM_TranslateRankToEP(
 ) -> gex_EP_Location_t {
     const CALL: &str = "gex_TM_TranslateRankToEP";
     let a = api(CALL);
+    crate::team::not_pair(CALL, tm);
     if flags != 0 {
         fatal(
             CALL,
@@ -194,6 +195,23 @@ pub extern "C" fn gex_TM_TranslateRankToEP(
         gex_rank: tm_rank(a, CALL, tm, rank) as gex_Rank_t,
         gex_ep_index: 0,
     }
+}
+
+/// `gex_TM_Pair`: the ad hoc TM-pair for point-to-point calls from
+/// `local_ep` to endpoint `remote_ep_index` of the process whose job rank
+/// each call names. Every process has one endpoint (index 0), so there is
+/// one TM-pair; any other index is a fatal error.
+#[no_mangle]
+pub extern "C" fn gex_TM_Pair(local_ep: Handle, remote_ep_index: gex_EP_Index_t) -> Handle {
+    const CALL: &str = "gex_TM_Pair";
+    ep(CALL, local_ep);
+    if remote_ep_index != 0 {
+        fatal(
+            CALL,
+            &format!("remote_ep_index={remote_ep_index}: every process has one endpoint, index 0 (GASNET_MAXEPS is 1)"),
+        )
+    }
+    handle(&crate::state::PAIR_OBJ)
 }
 
 /// `gex_Segment_QueryBound` (deprecated since specification 0.13): as

@@ -177,6 +177,9 @@ pub(crate) static CLIENT_OBJ: u8 = 1;
 pub(crate) static EP_OBJ: u8 = 2;
 pub(crate) static TM_OBJ: u8 = 3;
 pub(crate) static SEGMENT_OBJ: u8 = 4;
+/// The TM-pair `gex_TM_Pair` returns (the only one: one endpoint per
+/// process).
+pub(crate) static PAIR_OBJ: u8 = 5;
 
 /// The handle of one of the static objects.
 pub(crate) fn handle(obj: &'static u8) -> Handle {

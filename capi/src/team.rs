@@ -71,6 +71,7 @@ pub(crate) fn team(a: &'static Api, call: &str, tm: Handle) -> &'static CTeam {
     if tm == handle(&TM_OBJ) {
         return world(a, call);
     }
+    not_pair(call, tm);
     match split_team(a, tm) {
         Some(t) if !t.destroyed.get() => &t.team,
         Some(_) => fatal(
@@ -93,6 +94,23 @@ fn split_team(a: &Api, tm: Handle) -> Option<&'static TmObj> {
         .find(|t| std::ptr::eq(*t as *const TmObj as *const c_void, tm))
 }
 
+/// A fatal error when `tm` is the TM-pair, for the calls that need a team.
+#[inline]
+pub(crate) fn not_pair(call: &str, tm: Handle) {
+    if is_pair(tm) {
+        fatal(
+            call,
+            &format!("tm={tm:p} is a TM-pair (gex_TM_Pair), which names no team: it is valid only in point-to-point calls (gex_RMA_*, gex_VIS_*, gex_AM_*) and segment queries"),
+        )
+    }
+}
+
+/// Whether `tm` is the TM-pair of `gex_TM_Pair`.
+#[inline]
+pub(crate) fn is_pair(tm: Handle) -> bool {
+    tm == handle(&crate::state::PAIR_OBJ)
+}
+
 /// Whether `tm` is the primordial team.
 #[inline]
 pub(crate) fn is_world(tm: Handle) -> bool {
@@ -103,7 +121,8 @@ pub(crate) fn is_world(tm: Handle) -> bool {
 /// team's size when `rank` is not one of its ranks.
 #[inline]
 pub(crate) fn tm_rank(a: &'static Api, call: &str, tm: Handle, rank: gex_Rank_t) -> usize {
-    if is_world(tm) {
+    if is_world(tm) || is_pair(tm) {
+        // A TM-pair's rank argument is the peer's job rank.
         return crate::state::check_rank(a, call, rank);
     }
     let t = team(a, call, tm);
@@ -145,6 +164,7 @@ pub extern "C" fn gex_TM_QuerySize(tm: Handle) -> gex_Rank_t {
 #[no_mangle]
 pub extern "C" fn gex_TM_TranslateRankToJobrank(tm: Handle, rank: gex_Rank_t) -> gex_Rank_t {
     const CALL: &str = "gex_TM_TranslateRankToJobrank";
+    not_pair(CALL, tm);
     tm_rank(api(CALL), CALL, tm, rank) as gex_Rank_t
 }
 

@@ -65,6 +65,8 @@ const CASES: &[(&str, i32, &str)] = &[
     ("verbose-errors", 1, "*** FATAL ERROR (proc 0): in gex_System_SetVerboseErrors(): enable=2: only 0 and 1 are accepted (other values are reserved)"),
     ("segment-handle", 1, "*** FATAL ERROR (proc 0): in gex_Segment_QueryAddr(): seg=0xADDR is not the seg gex_Segment_Attach returned"),
     ("ep-location-flags", 1, "*** FATAL ERROR (proc 0): in gex_TM_TranslateRankToEP(): flags=0xADDR: the flags are reserved and must be 0"),
+    ("pair-index", 1, "*** FATAL ERROR (proc 0): in gex_TM_Pair(): remote_ep_index=1: every process has one endpoint, index 0 (GASNET_MAXEPS is 1)"),
+    ("pair-team", 1, "*** FATAL ERROR (proc 0): in gex_TM_QuerySize(): tm=0xADDR is a TM-pair (gex_TM_Pair), which names no team: it is valid only in point-to-point calls (gex_RMA_*, gex_VIS_*, gex_AM_*) and segment queries"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),

@@ -140,6 +140,10 @@ int main(int argc, char **argv) {
             printf("%p\n", gex_Segment_QueryAddr((gex_Segment_t)(uintptr_t)ep));
         } else if (!strcmp(mode, "ep-location-flags")) {
             gex_TM_TranslateRankToEP(tm, 1, 1);
+        } else if (!strcmp(mode, "pair-index")) {
+            gex_TM_Pair(ep, 1);
+        } else if (!strcmp(mode, "pair-team")) {
+            printf("%u\n", (unsigned)gex_TM_QuerySize(gex_TM_Pair(ep, 0)));
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {

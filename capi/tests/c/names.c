@@ -89,6 +89,20 @@ int main(int argc, char **argv) {
         if (gex_TM_QueryFlags(sub) != GEX_FLAG_TM_NO_SCRATCH || gex_TM_QueryEP(sub) != ep || gex_TM_QueryClient(sub) != client) die();
         loc = gex_TM_TranslateRankToEP(sub, 0, 0);
         if (loc.gex_rank != r % 2) die();
+        /* A TM-pair: point-to-point with job ranks. */
+        gex_TM_t pair = gex_TM_Pair(ep, 0);
+        if (pair != gex_TM_Pair(ep, 0) || pair == tm || pair == GEX_TM_INVALID) die();
+        void *peer_base = NULL; uintptr_t peer_size = 0;
+        gex_Event_Wait(gex_EP_QueryBoundSegmentNB(pair, (r + 1) % nr, &peer_base, NULL, &peer_size, 0));
+        if (peer_size != GASNETT_PAGESIZE * 4) die();
+        uint64_t word = 0x1234 + r, back = 0;
+        gex_RMA_PutBlocking(pair, (r + 1) % nr, (char *)peer_base + 64, &word, 8, 0);
+        gex_RMA_GetBlocking(pair, &back, (r + 1) % nr, (char *)peer_base + 64, 8, 0);
+        if (back != word) die();
+        if (gex_AM_MaxRequestMedium(pair, GEX_RANK_INVALID, GEX_EVENT_NOW, 0, 0) < gex_AM_LUBRequestMedium()) die();
+        gex_Coll_BarrierBlocking(tm, 0);
+        if (*(uint64_t *)((char *)own + 64) != 0x1234 + (r + nr - 1) % nr) die();
+        gex_Coll_BarrierBlocking(tm, 0);
     }
     gex_AM_Entry_t e[4] = {
         {0xfe, h_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL, "short"},
