@@ -23,7 +23,12 @@ if [ $# -lt 1 ]; then
   sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
-src=$(cd "$1" && pwd) rounds=${2:-3} iters=${3:-200000}
+rounds=${2:-3} iters=${3:-200000}
+for v in "ROUNDS=$rounds" "ITERS=$iters"; do
+  [[ ${v#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench-gasnet-smp: ${v%%=*} '${v#*=}' is not a positive whole number" >&2; exit 2; }
+done
+[ -d "$1" ] || { echo "bench-gasnet-smp: GASNET_SRC '$1' is not a directory (give a GASNet-1 source tree)" >&2; exit 2; }
+src=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 rel=$root/target/release
 for b in gasnetrun-ofi gex-bench examples/shm_floor; do

@@ -67,3 +67,25 @@ fn benchmark_scripts_refuse_an_unknown_figure() {
         );
     }
 }
+
+#[test]
+fn bench_gasnet_smp_refuses_bad_arguments() {
+    let (code, err) = run("bench-gasnet-smp.sh", &["/nonexistent-gasnet"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-gasnet-smp: GASNET_SRC '/nonexistent-gasnet' is not a directory (give a GASNet-1 source tree)"
+    );
+    let (code, err) = run("bench-gasnet-smp.sh", &["/tmp", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-gasnet-smp: ROUNDS '0' is not a positive whole number"
+    );
+    let (code, err) = run("bench-gasnet-smp.sh", &["/tmp", "2", "many"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-gasnet-smp: ITERS 'many' is not a positive whole number"
+    );
+}
