@@ -102,3 +102,39 @@ fn bad_arguments_give_exact_messages() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A malformed AM that rank 1 meets inside a barrier, after which rank 0
+/// exits with 0 at once: whichever rank 1 sees first (its own poll after
+/// the barrier, or rank 0's exit), the error is printed and the job fails.
+#[test]
+fn a_malformed_am_met_before_a_peers_exit_fails_the_job() {
+    let _g = tests::serial();
+    let s = setup();
+    let exe = build(&s.shared, "badargs.c");
+    let why = "received a short request with 1 argument from rank 0 for handler index 201, \
+               which is registered as a short request with 2 arguments";
+    let polled = format!("*** FATAL ERROR (proc 1): in gasnet_barrier_wait(): {why}");
+    let overtaken = format!(
+        "ofi-conduit (rank 1): {why} (met before the job's exit; this rank exits with a failure code)"
+    );
+    let mut seen = [0usize; 2];
+    for run in 0..6 {
+        let r = job(&s.shared, &exe, 2, &["wrong-nargs-exit"], "tcp");
+        let out = scrub(&format!("{}\n{}", r.stdout, r.stderr));
+        let which = out
+            .lines()
+            .position(|l| l == polled)
+            .map(|_| 0)
+            .or_else(|| out.lines().any(|l| l == overtaken).then_some(1));
+        assert!(
+            r.code.is_some_and(|c| c != 0) && which.is_some(),
+            "run {run}: exit {:?}; expected a failure and one of\n  {polled}\n  {overtaken}\nin\n{out}",
+            r.code
+        );
+        seen[which.unwrap_or(0)] += 1;
+    }
+    eprintln!(
+        "reported by the poll after the barrier {} times, overtaken by the exit {} times",
+        seen[0], seen[1]
+    );
+}

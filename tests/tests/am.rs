@@ -148,6 +148,25 @@ fn exit_codes_from_every_place() {
     }
 }
 
+/// A peer's malformed AM met inside a barrier, then the peer's exit (code
+/// 0) before this rank polls: the error is printed and the job fails.
+#[test]
+fn a_malformed_am_overtaken_by_a_peers_exit_fails_the_job() {
+    let _g = serial();
+    for p in PROVIDERS {
+        let r = run(2, &["exit", "malformed", "0"], p, &[], 120);
+        assert_eq!(r.code, Some(1), "{p}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.lines().any(|l| l
+                == "ofi-conduit (rank 1): received a short request with 1 argument from rank 0 \
+                    for handler index 211, which is registered as a short request with 2 \
+                    arguments (met before the job's exit; this rank exits with a failure code)"),
+            "{p}: {}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn bad_input_is_refused_with_clear_errors() {
     let _g = serial();

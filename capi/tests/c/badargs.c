@@ -85,6 +85,10 @@ int main(int argc, char **argv) {
              * it in gasnet_AMPoll and not while it leaves the barrier. */
             GASNET_BLOCKUNTIL(saved != NULL);
             gex_AM_RequestShort1(tm, (me + 1) % n, 201, 0, 7);
+        } else if (!strcmp(mode, "wrong-nargs-exit")) {
+            /* Met by rank 1 inside the barrier below; rank 0 then exits
+             * with 0 at once, which may reach rank 1 before it polls. */
+            gex_AM_RequestShort1(tm, (me + 1) % n, 201, 0, 7);
         } else if (!strcmp(mode, "other-thread")) {
             pthread_t th;
             pthread_create(&th, NULL, other_thread, NULL);

@@ -13,7 +13,9 @@
 //!   a Long reply that is checked too (credits of Longs in one message).
 //! * `exit <how> <code>`: `rank0`, `rank1`, `handler` (rank 0's handler
 //!   exits), `after-barrier` (every rank exits), `return` (every rank drops
-//!   the client after a barrier).
+//!   the client after a barrier), `malformed` (rank 0 sends rank 1 an AM
+//!   its handler's registration refuses, then exits; rank 1 polls after
+//!   the exit arrived: the error is printed and rank 1 exits with 1).
 //! * `bad`: bad input on the sender side (Medium over the maximum, 17
 //!   arguments, rank out of range, Long outside the segment).
 //! * `unregistered`: rank 1 sends to a handler index rank 0 never

@@ -228,8 +228,12 @@ pub(crate) fn end_process(code: i32) -> ! {
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// The collective exit from `exit(code)`: does not return.
     pub fn exit_process(&self, code: i32) -> ! {
+        self.report_before_exit();
         self.request_exit(code);
-        let code = self.coordinate_exit();
+        let mut code = self.coordinate_exit();
+        if code == 0 && self.exit.failed.load(Ordering::Acquire) {
+            code = 1;
+        }
         self.finalize(code);
         (self.end)(code)
     }
@@ -244,5 +248,26 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.exit_process(code);
         }
         Ok(())
+    }
+
+    /// An error deferred to the next poll that the exit overtook (this
+    /// rank's own exit, or a peer's seen first): a
+    /// protocol error (a peer's malformed AM, an AM for an unregistered
+    /// handler) is printed and fails this rank's exit; anything else (a
+    /// send to a peer that is leaving) is what exits bring, and is logged.
+    #[cold]
+    fn report_before_exit(&self) {
+        match self.deferred.take() {
+            Some(e @ Error::Am(_)) => {
+                gex_env::eprintln_whole!(
+                    "ofi-conduit (rank {}): {} (met before the job's exit; this rank exits with a failure code)",
+                    self.rank,
+                    e.report()
+                );
+                self.exit.failed.store(true, Ordering::Release);
+            }
+            Some(e) => tracing::debug!("at exit: {}", e.report()),
+            None => {}
+        }
     }
 }

@@ -124,6 +124,9 @@ pub(crate) struct ExitCoord<M: Mode> {
     pub sends: M::Lock<Vec<(usize, usize)>>,
     /// The thread that runs the exit took this.
     pub leader: AtomicBool,
+    /// A protocol error (a peer's malformed AM) was met before this rank
+    /// ran the exit: it exits with a failure code even if the job's is 0.
+    pub failed: AtomicBool,
 }
 
 /// What start-up decided besides the network.
@@ -397,6 +400,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 state: M::Lock::new(ExitState::new(rank, size)),
                 sends: M::Lock::new(Vec::new()),
                 leader: AtomicBool::new(false),
+                failed: AtomicBool::new(false),
             },
             boot: p.boot,
             cfg,

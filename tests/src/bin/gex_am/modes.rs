@@ -10,8 +10,23 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
         210,
         Handler::request_short(1, move |tok, a| tok.exit(a[0] as i32)),
     )?;
+    c.register(211, Handler::request_short(2, |_, _| {}))?;
     let me = c.rank();
     c.barrier()?;
+    if how == "malformed" && c.size() > 1 {
+        // Rank 0 sends rank 1 a Short with one argument for a handler of
+        // two, which rank 1 meets inside the barrier; rank 0 then exits at
+        // once, and rank 1 polls only once that exit has surely arrived:
+        // the exit overtakes the error deferred to that poll.
+        if me == 0 {
+            c.request_short(1, 211, &[7])?;
+            c.barrier()?;
+            c.exit(code)
+        }
+        c.barrier()?;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        c.poll()?;
+    }
     if how == "after-pause" {
         // For fault tests: each rank says it is past the barrier (with its
         // pid); rank 0 then polls for 2 s and exits.
@@ -35,7 +50,7 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
             c.barrier()?;
             return Ok("return".into());
         }
-        "rank0" | "rank1" | "handler" | "after-pause" => {}
+        "rank0" | "rank1" | "handler" | "after-pause" | "malformed" => {}
         _ => return Err(fail(format!("unknown exit mode {how}"))),
     }
     // Everyone else waits for the exit to reach them.
