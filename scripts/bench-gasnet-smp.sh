@@ -19,7 +19,7 @@
 # cargo build --release -p conduit --example shm_floor). Measure on a
 # quiet machine: two spinning ranks fill the two CPUs.
 set -euo pipefail
-if [ $# -lt 1 ]; then
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
   sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
@@ -27,8 +27,9 @@ rounds=${2:-3} iters=${3:-200000}
 for v in "ROUNDS=$rounds" "ITERS=$iters"; do
   [[ ${v#*=} =~ ^[1-9][0-9]*$ ]] || { echo "bench-gasnet-smp: ${v%%=*} '${v#*=}' is not a positive whole number" >&2; exit 2; }
 done
+[ "$iters" -ge 1000 ] || { echo "bench-gasnet-smp: ITERS '$iters' is below 1000 (too few round trips to time)" >&2; exit 2; }
 [ -d "$1" ] || { echo "bench-gasnet-smp: GASNET_SRC '$1' is not a directory (give a GASNet-1 source tree)" >&2; exit 2; }
-src=$(cd "$1" && pwd)
+src=$(CDPATH='' cd -- "$1" >/dev/null && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 rel=$root/target/release
 for b in gasnetrun-ofi gex-bench examples/shm_floor; do
@@ -38,6 +39,7 @@ done
 build=$src/build-smp
 testam=$build/smp-conduit/testam
 if [ ! -x "$testam" ]; then
+  [ -f "$src/gasnet_pshm.c" ] || { echo "bench-gasnet-smp: $src/gasnet_pshm.c is missing: give a GASNet-1 source tree with PSHM" >&2; exit 2; }
   sed -i 's/^#ifndef GASNET_PSHM \/\* Otherwise file is empty \*\//#if GASNET_PSHM \/* Otherwise file is empty *\//' "$src/gasnet_pshm.c"
   [ -x "$src/configure" ] || (cd "$src" && ./Bootstrap)
   mkdir -p "$build"
@@ -49,8 +51,12 @@ if [ ! -x "$testam" ]; then
 fi
 for r in $(seq "$rounds"); do
   echo "round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
-  GASNET_SUPERNODE_MAXSIZE=0 GASNET_QUIET=1 timeout 300 "$rel/gasnetrun-ofi" -n 2 "$rel/gex-bench" \
-      --tests am --sizes 8 --reps 5 --iters $((iters / 4)) 2>/dev/null | grep am_short_rtt
-  (cd "$build/smp-conduit" && GASNET_PSHM_NODES=2 timeout 120 ./testam "$iters" 0 A | grep "AMShort     ping-pong roundtrip ReqRep")
+  out=$(GASNET_SUPERNODE_MAXSIZE=0 GASNET_QUIET=1 timeout 300 "$rel/gasnetrun-ofi" -n 2 \
+      "$rel/gex-bench" --tests am --sizes 8 --reps 5 --iters $((iters / 4)) 2>&1) ||
+    { echo "bench-gasnet-smp: round $r: gex-bench failed (exit $?):" >&2; echo "$out" >&2; exit 1; }
+  grep am_short_rtt <<<"$out"
+  out=$(cd "$build/smp-conduit" && GASNET_PSHM_NODES=2 timeout 120 ./testam "$iters" 0 A 2>&1) ||
+    { echo "bench-gasnet-smp: round $r: testam failed (exit $?):" >&2; echo "$out" >&2; exit 1; }
+  grep "AMShort     ping-pong roundtrip ReqRep" <<<"$out"
   "$rel/examples/shm_floor" "$iters" 5 | grep -E "two cache|two shared"
 done

@@ -133,6 +133,7 @@ pub extern "C" fn gex_Client_Init(
 pub extern "C" fn gex_Segment_Attach(segment_p: *mut Handle, tm: Handle, size: usize) -> c_int {
     const CALL: &str = "gex_Segment_Attach";
     let a = api(CALL);
+    crate::team::not_pair(CALL, tm);
     check_tm(CALL, tm);
     if segment_p.is_null() {
         return error_return(CALL, GASNET_ERR_BAD_ARG, "segment_p is NULL");

@@ -82,6 +82,12 @@ fn bench_gasnet_smp_refuses_bad_arguments() {
         err.trim_end(),
         "bench-gasnet-smp: ROUNDS '0' is not a positive whole number"
     );
+    let (code, err) = run("bench-gasnet-smp.sh", &["/tmp", "2", "999"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-gasnet-smp: ITERS '999' is below 1000 (too few round trips to time)"
+    );
     let (code, err) = run("bench-gasnet-smp.sh", &["/tmp", "2", "many"]);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(

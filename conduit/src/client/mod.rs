@@ -462,7 +462,7 @@ impl<M: Mode, S, T: Transport> Drop for ClientOf<M, S, T> {
     /// Returning from `main` without `exit`: a collective exit with code 0,
     /// then the network is closed in ownership order. If another rank
     /// exited with a non-zero code meanwhile, this process ends with that
-    /// code.
+    /// code (and with 1 after a protocol error the exit overtook).
     fn drop(&mut self) {
         if std::thread::panicking() {
             // Unwinding: close without coordinating; the launcher sees the
@@ -471,8 +471,7 @@ impl<M: Mode, S, T: Transport> Drop for ClientOf<M, S, T> {
             unsafe { ManuallyDrop::drop(&mut self.core) };
             return;
         }
-        self.core.request_exit(0);
-        let code = self.core.coordinate_exit();
+        let code = self.core.run_exit(0);
         let boot = self.core.boot.clone();
         let end = self.core.end;
         // SAFETY: the core is dropped once, here, and never used again.

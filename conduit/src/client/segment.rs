@@ -72,8 +72,9 @@ impl<'a> Segment<'a> {
     /// The whole segment as a byte slice.
     ///
     /// # Safety
-    /// For as long as the slice is used, no one (no remote put, AM Long, or
-    /// local write through another view) may write the bytes it is used to
+    /// For as long as the slice is used, no one (no remote put, AM Long,
+    /// get of this rank's into its own segment, or local write through
+    /// another view) may write the bytes it is used to
     /// read: the application's synchronisation must guarantee it.
     pub unsafe fn as_slice(&self) -> &'a [u8] {
         // SAFETY: the mapping covers len bytes and outlives 'a; the absence

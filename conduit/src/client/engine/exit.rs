@@ -228,14 +228,23 @@ pub(crate) fn end_process(code: i32) -> ! {
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// The collective exit from `exit(code)`: does not return.
     pub fn exit_process(&self, code: i32) -> ! {
-        self.report_before_exit();
-        self.request_exit(code);
-        let mut code = self.coordinate_exit();
-        if code == 0 && self.exit.failed.load(Ordering::Acquire) {
-            code = 1;
-        }
+        let code = self.run_exit(code);
         self.finalize(code);
         (self.end)(code)
+    }
+
+    /// Start (or join) the collective exit with `code` and run it; the code
+    /// this rank ends with: the job's, or 1 where that is 0 and a protocol
+    /// error was met before the exit (`report_before_exit`).
+    pub fn run_exit(&self, code: i32) -> i32 {
+        self.report_before_exit();
+        self.request_exit(code);
+        let code = self.coordinate_exit();
+        if code == 0 && self.exit.failed.load(Ordering::Acquire) {
+            1
+        } else {
+            code
+        }
     }
 
     /// Check whether a peer started an exit; if so run it (does not

@@ -465,7 +465,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// `poll` of the public API on set `set`.
     pub fn poll_api(&self, set: usize) -> Result<(), Error> {
         not_in_handler("poll")?;
-        let r = self.progress(set, Progress::Full);
+        let r = match self.progress(set, Progress::Full) {
+            // The same round may have met a peer's exit: the exit's report
+            // looks at deferred errors.
+            Err(e) if !e.is_fatal() && self.exiting() => {
+                self.deferred.put(e);
+                Ok(())
+            }
+            r => r,
+        };
         self.exit_if_requested()?;
         r?;
         if self.coll_pending() {

@@ -15,17 +15,20 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
     c.barrier()?;
     if how == "malformed" && c.size() > 1 {
         // Rank 0 sends rank 1 a Short with one argument for a handler of
-        // two, which rank 1 meets inside the barrier; rank 0 then exits at
-        // once, and rank 1 polls only once that exit has surely arrived:
-        // the exit overtakes the error deferred to that poll.
+        // two, which rank 1 meets inside the barrier (the error waits for
+        // rank 1's next poll); rank 0 then exits at once, while rank 1
+        // waits in a second barrier that rank 0 never joins: the exit
+        // always overtakes the deferred error.
         if me == 0 {
             c.request_short(1, 211, &[7])?;
             c.barrier()?;
             c.exit(code)
         }
         c.barrier()?;
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        c.poll()?;
+        c.barrier()?;
+        return Err(fail(
+            "rank 0 never joins this barrier: the exit should have ended it",
+        ));
     }
     if how == "after-pause" {
         // For fault tests: each rank says it is past the barrier (with its
