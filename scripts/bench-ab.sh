@@ -23,7 +23,7 @@ trap 'rm -f "$out"' EXIT
 for _ in $(seq 1 "$rounds"); do
   for v in old new; do
     d=$old; [ $v = new ] && d=$new
-    x=$(timeout 300 "$d/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE \
+    x=$(timeout 300 "$d/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE,GASNET_SUPERNODE_MAXSIZE \
           "$d/gex-bench" "${args[@]}" 2>&1 | pick | sort -n | sed -n 3p)
     [ -n "$x" ] || { echo "bench-ab: a $v run printed no figure" >&2; exit 1; }
     echo "$v $x" >> "$out"

@@ -31,7 +31,7 @@ for _ in $(seq 1 "$rounds"); do
     BENCH_R0=$old; [ "${pair:0:1}" = N ] && BENCH_R0=$new
     BENCH_R1=$old; [ "${pair:1:1}" = N ] && BENCH_R1=$new
     export BENCH_R0 BENCH_R1
-    x=$(timeout 300 "$new/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE,BENCH_R0,BENCH_R1 \
+    x=$(timeout 300 "$new/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE,GASNET_SUPERNODE_MAXSIZE,BENCH_R0,BENCH_R1 \
           "$tmp/rank.sh" "${args[@]}" 2>&1 | pick | sort -n | sed -n 3p)
     [ -n "$x" ] || { echo "bench-cross: a $pair run printed no figure" >&2; exit 1; }
     echo "$pair $x" >> "$tmp/out"

@@ -1,8 +1,11 @@
 # Sourced by bench-ab.sh and bench-cross.sh: for the figure $what (rtt or
 # put) on provider $prov, sets `args` (gex-bench's arguments), defines
 # `pick` (reads the figure of each repetition from gex-bench's output) and
-# exports the provider's FI_PROVIDER and GASNET_OFI_DEVICE. $1 names the
-# calling script in errors.
+# exports the provider's FI_PROVIDER and GASNET_OFI_DEVICE, and
+# GASNET_SUPERNODE_MAXSIZE=1 unless set (the provider carries every message:
+# builds from before the shared-memory path ignore the variable, so an A/B
+# against them measures the same path). $1 names the calling script in
+# errors.
 case $what in
   rtt) args=(--tests am --sizes 8 --reps 5 --iters 50000 --flood-bytes 64 --no-pingpong)
        pick() { grep "us per round trip" | awk '{print $(NF-4)}'; } ;;
@@ -11,4 +14,5 @@ case $what in
   *) echo "$1: the figure must be rtt or put, not '$what'" >&2; exit 2 ;;
 esac
 dev=lo; [ "$prov" = shm ] && dev=shm
-export GASNET_QUIET=1 FI_PROVIDER=$prov GASNET_OFI_DEVICE=$dev
+export GASNET_QUIET=1 FI_PROVIDER=$prov GASNET_OFI_DEVICE=$dev \
+  GASNET_SUPERNODE_MAXSIZE=${GASNET_SUPERNODE_MAXSIZE:-1}

@@ -149,6 +149,7 @@ typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t
 #define GEX_FLAG_AM_PREPARE_LEAST_CLIENT ((gex_Flags_t)0x2)
 #define GEX_FLAG_AM_PREPARE_LEAST_ALLOC ((gex_Flags_t)0x4)
 #define GEX_FLAG_USES_GASNET1 ((gex_Flags_t)0x8)
+#define GEX_FLAG_ENABLE_LEAF_LC ((gex_Flags_t)0x10)
 #define GEX_FLAG_AM_SHORT ((gex_Flags_t)0x100)
 #define GEX_FLAG_AM_MEDIUM ((gex_Flags_t)0x200)
 #define GEX_FLAG_AM_LONG ((gex_Flags_t)0x400)
@@ -169,6 +170,10 @@ typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t
 #define GEX_FLAG_TM_SCRATCH_SIZE_MIN ((gex_Flags_t)0x2000000)
 #define GEX_FLAG_TM_NO_SCRATCH ((gex_Flags_t)0x4000000)
 #define GEX_FLAG_GLOBALLY_QUIESCED ((gex_Flags_t)0x8000000)
+#define GEX_FLAG_TM_GLOBAL_SCRATCH ((gex_Flags_t)0x10000000)
+#define GEX_FLAG_TM_LOCAL_SCRATCH ((gex_Flags_t)0x20000000)
+#define GEX_FLAG_TM_SYMMETRIC_SCRATCH ((gex_Flags_t)0x40000000)
+#define GEX_FLAG_SCRATCH_SEG_OFFSET ((gex_Flags_t)0x80000000)
 
 #define GEX_AD_INVALID ((gex_AD_t)0)
 
@@ -258,6 +263,12 @@ extern gex_Rank_t gex_TM_QueryRank(gex_TM_t tm);
 extern gex_Rank_t gex_TM_QuerySize(gex_TM_t tm);
 extern size_t gex_TM_Split(gex_TM_t *new_tm_p, gex_TM_t parent_tm, int color, int key,
                            void *scratch_addr, size_t scratch_size, gex_Flags_t flags);
+/* Collective over parent_tm: each caller names the members of the team it
+ * joins (args[0..numargs], in rank order; none with numargs == 0). Exactly
+ * one of GEX_FLAG_TM_{GLOBAL,LOCAL,SYMMETRIC,NO}_SCRATCH. */
+extern size_t gex_TM_Create(gex_TM_t *new_tms, size_t num_new_tms, gex_TM_t parent_tm,
+                            gex_EP_Location_t *args, size_t numargs, gex_Addr_t *scratch_addrs,
+                            size_t scratch_size, gex_Flags_t flags);
 extern int gex_TM_Destroy(gex_TM_t tm, gex_Memvec_t *scratch_p, gex_Flags_t flags);
 extern gex_Rank_t gex_TM_TranslateRankToJobrank(gex_TM_t tm, gex_Rank_t rank);
 extern gex_Rank_t gex_TM_TranslateJobrankToRank(gex_TM_t tm, gex_Rank_t jobrank);
@@ -1279,6 +1290,9 @@ extern int gex_Event_TestAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t 
 extern void gex_Event_WaitAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
 extern int gex_Event_TestSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
 extern void gex_Event_WaitSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+/* The GEX_EC_LC leaf of a root event: local completion is reached before
+ * every initiation returns here, so it is GEX_EVENT_INVALID (happened). */
+extern gex_Event_t gex_Event_QueryLeaf(gex_Event_t root, gex_EC_t event_category);
 extern gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src, size_t nbytes,
                                               gex_Flags_t flags);
 extern int gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,

@@ -30,6 +30,7 @@ mod rma;
 mod start;
 mod state;
 mod team;
+mod team_create;
 mod tools;
 mod types;
 mod value;

@@ -266,6 +266,32 @@ pub extern "C" fn gex_Event_Wait(event: Handle) {
     finish_event("gex_Event_Wait", event, true);
 }
 
+/// `gex_Event_QueryLeaf`: the local-completion leaf (`GEX_EC_LC`) of a
+/// root event. Every operation of this library reaches local completion
+/// before its initiation returns (puts and AM payloads are injected or
+/// copied; `GEX_FLAG_ENABLE_LEAF_LC` VIS puts complete on return), so the
+/// leaf has always happened: `GEX_EVENT_INVALID`, as the specification
+/// allows. `root` must be `GEX_EVENT_INVALID` or a pending event; other
+/// categories are not leaves here.
+#[no_mangle]
+pub extern "C" fn gex_Event_QueryLeaf(root: Handle, event_category: u32) -> Handle {
+    const CALL: &str = "gex_Event_QueryLeaf";
+    if event_category != EC_LC {
+        fatal(
+            CALL,
+            &format!(
+                "event_category={event_category:#x}: the only leaf event is GEX_EC_LC ({EC_LC:#x})"
+            ),
+        )
+    }
+    if root as usize == EVENT_NO_OP {
+        fatal(CALL, "root=GEX_EVENT_NO_OP is not a root event")
+    }
+    // Checks that a non-INVALID root is a pending event.
+    api(CALL).events.borrow().get(CALL, root);
+    std::ptr::null_mut()
+}
+
 fn events<'a>(call: &str, p: *mut Handle, n: usize) -> &'a mut [Handle] {
     if n == 0 {
         return &mut [];

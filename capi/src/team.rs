@@ -1,5 +1,6 @@
 //! Teams: the primordial team `gex_Client_Init` returns and the teams
-//! `gex_TM_Split` makes; `(tm, rank)` to job rank and back.
+//! `gex_TM_Split` and `gex_TM_Create` (`team_create`) make; `(tm, rank)`
+//! to job rank and back.
 //!
 //! A split team's handle is the address of its [`TmObj`], which lives
 //! until the process ends (`gex_TM_Destroy` retires it: later calls naming
@@ -19,7 +20,7 @@ use std::ffi::{c_int, c_void};
 /// A team of the C API's client.
 pub(crate) type CTeam = Team<'static, Seq, (), OfiTransport<Unsynced>>;
 
-/// A team made by `gex_TM_Split`.
+/// A team made by `gex_TM_Split` or `gex_TM_Create`.
 pub(crate) struct TmObj {
     /// The team.
     pub team: CTeam,
@@ -30,7 +31,8 @@ pub(crate) struct TmObj {
     pub scratch: Option<(usize, usize)>,
     /// Client data (`gex_TM_SetCData`).
     pub cdata: Cell<*const c_void>,
-    /// The flags `gex_TM_Split` was given (`gex_TM_QueryFlags`).
+    /// The flags `gex_TM_Split` or `gex_TM_Create` was given
+    /// (`gex_TM_QueryFlags`).
     pub flags: gex_Flags_t,
 }
 
@@ -80,7 +82,7 @@ pub(crate) fn team(a: &'static Api, call: &str, tm: Handle) -> &'static CTeam {
         ),
         None => fatal(
             call,
-            &format!("tm={tm:p} is not the team returned by gex_Client_Init nor one made by gex_TM_Split (GEX_TM_INVALID or a stale handle)"),
+            &format!("tm={tm:p} is not the team returned by gex_Client_Init nor one made by gex_TM_Split or gex_TM_Create (GEX_TM_INVALID or a stale handle)"),
         ),
     }
 }

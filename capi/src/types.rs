@@ -106,6 +106,9 @@ pub mod consts {
     pub const FLAG_IMMEDIATE: u32 = 0x1;
     /// `GEX_FLAG_USES_GASNET1`.
     pub const FLAG_USES_GASNET1: u32 = 0x8;
+    /// `GEX_FLAG_ENABLE_LEAF_LC` (VIS puts: local completion as a leaf of
+    /// the root event).
+    pub const FLAG_ENABLE_LEAF_LC: u32 = 0x10;
     /// `GEX_FLAG_AM_SHORT`.
     pub const AM_SHORT: u32 = 0x100;
     /// `GEX_FLAG_AM_MEDIUM`.
@@ -130,6 +133,8 @@ pub mod consts {
     pub const EC_GET: u32 = 0x1;
     /// `GEX_EC_PUT`.
     pub const EC_PUT: u32 = 0x2;
+    /// `GEX_EC_LC`.
+    pub const EC_LC: u32 = 0x8;
     /// `GEX_EVENT_NO_OP` as an address.
     pub const EVENT_NO_OP: usize = 1;
     /// `GEX_EVENT_NOW` as an address.
@@ -176,6 +181,15 @@ pub mod consts {
     pub const FLAG_TM_NO_SCRATCH: u32 = 0x400_0000;
     /// `GEX_FLAG_GLOBALLY_QUIESCED` (`gex_TM_Destroy`).
     pub const FLAG_GLOBALLY_QUIESCED: u32 = 0x800_0000;
+    /// `GEX_FLAG_TM_GLOBAL_SCRATCH` (`gex_TM_Create`).
+    pub const FLAG_TM_GLOBAL_SCRATCH: u32 = 0x1000_0000;
+    /// `GEX_FLAG_TM_LOCAL_SCRATCH` (`gex_TM_Create`).
+    pub const FLAG_TM_LOCAL_SCRATCH: u32 = 0x2000_0000;
+    /// `GEX_FLAG_TM_SYMMETRIC_SCRATCH` (`gex_TM_Create`).
+    pub const FLAG_TM_SYMMETRIC_SCRATCH: u32 = 0x4000_0000;
+    /// `GEX_FLAG_SCRATCH_SEG_OFFSET` (`gex_TM_Create`: scratch addresses
+    /// are offsets into the segment).
+    pub const FLAG_SCRATCH_SEG_OFFSET: u32 = 0x8000_0000;
     /// `GEX_DT_I32`.
     pub const DT_I32: u32 = 0x1;
     /// `GEX_DT_U32`.

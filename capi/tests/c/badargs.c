@@ -148,12 +148,38 @@ int main(int argc, char **argv) {
             gex_TM_Pair(ep, 1);
         } else if (!strcmp(mode, "pair-team")) {
             printf("%u\n", (unsigned)gex_TM_QuerySize(gex_TM_Pair(ep, 0)));
+        } else if (!strcmp(mode, "create-dup")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {0, 0}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_RANK_IS_JOBRANK | GEX_FLAG_TM_NO_SCRATCH);
+        } else if (!strcmp(mode, "create-rank")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {n, 0}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        } else if (!strcmp(mode, "create-scratch")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {1, 0}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_TM_NO_SCRATCH | GEX_FLAG_TM_LOCAL_SCRATCH);
+        } else if (!strcmp(mode, "create-count")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {1, 0}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 0, tm, l, 2, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        } else if (!strcmp(mode, "create-mismatch")) {
+            /* Both ranks, below. */
+        } else if (!strcmp(mode, "leaf-category")) {
+            gex_Event_QueryLeaf(GEX_EVENT_INVALID, GEX_EC_PUT);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {
             printf("badargs: unknown mode '%s'\n", mode);
             gasnet_exit(2);
         }
+    }
+    if (!strcmp(mode, "create-mismatch")) {
+        /* Rank 1 names the team in another order than rank 0. */
+        gex_EP_Location_t l[2] = {{me, 0}, {1 - me, 0}};
+        gex_TM_t t;
+        gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
     }
     /* The receiver of the malformed AM polls until it reports it. */
     if (me == 1 && !strcmp(mode, "wrong-nargs")) {

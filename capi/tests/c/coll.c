@@ -302,6 +302,59 @@ int main(int argc, char **argv) {
         }
         gex_Coll_BarrierBlocking(tm, 0);
     }
+    /* gex_TM_Create: pairs of job ranks named in reverse order (a last odd
+     * rank names none) with scratch given as a segment offset; every rank
+     * but 0, in descending order, named by all (rank 0 joins none); and
+     * `half` in reverse, named by ranks of `half`. */
+    {
+        if (gex_TM_Create(NULL, 0, tm, NULL, 0, NULL, 0, GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED) != 0) FAIL("gex_TM_Create scratch size query");
+        gex_EP_Location_t pair[2] = {{me | 1u, 0}, {me & ~1u, 0}};
+        size_t np = (me | 1u) < n ? 2 : 0;
+        gex_Addr_t off = (gex_Addr_t)(uintptr_t)4096;
+        gex_TM_t pt = GEX_TM_INVALID;
+        gex_TM_Create(&pt, np / 2, tm, pair, np, &off, 512,
+                      GEX_FLAG_RANK_IS_JOBRANK | GEX_FLAG_TM_SYMMETRIC_SCRATCH | GEX_FLAG_SCRATCH_SEG_OFFSET);
+        if (np) {
+            if (gex_TM_QuerySize(pt) != 2 || gex_TM_QueryRank(pt) != (me % 2 ? 0u : 1u) || gex_TM_TranslateRankToJobrank(pt, 0) != (me | 1u))
+                FAIL("created pair: size %u rank %u", (unsigned)gex_TM_QuerySize(pt), (unsigned)gex_TM_QueryRank(pt));
+            int64_t mine1 = (int64_t)me + 1, sum = 0;
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(pt, &sum, &mine1, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+            if (sum != (int64_t)(me | 1u) + (int64_t)(me & ~1u) + 2) FAIL("created pair: sum %lld", (long long)sum);
+            gex_Memvec_t back = {NULL, 0};
+            if (gex_TM_Destroy(pt, &back, 0) != 1 || back.gex_addr != (char *)own + 4096 || back.gex_len != 512)
+                FAIL("gex_TM_Destroy did not hand back the created pair's scratch space (segment offset 4096)");
+        } else if (pt != GEX_TM_INVALID) FAIL("a rank that named no members got a team");
+        if (n > 1) {
+            gex_EP_Location_t *down = calloc(n - 1, sizeof *down);
+            for (gex_Rank_t i = 0; i < n - 1; i++) down[i].gex_rank = n - 1 - i;
+            static char local_scratch[1024];
+            gex_Addr_t la = local_scratch;
+            gex_TM_t dt = GEX_TM_INVALID;
+            gex_TM_Create(&dt, me == 0 ? 0 : 1, tm, down, n - 1, &la, sizeof local_scratch, GEX_FLAG_TM_LOCAL_SCRATCH);
+            if (me == 0 && dt != GEX_TM_INVALID) FAIL("rank 0 got a team it is not a member of");
+            if (me != 0) {
+                if (gex_TM_QuerySize(dt) != n - 1 || gex_TM_QueryRank(dt) != n - 1 - me) FAIL("created descending team: size %u rank %u", (unsigned)gex_TM_QuerySize(dt), (unsigned)gex_TM_QueryRank(dt));
+                int64_t one1 = 1, cnt = 0;
+                gex_Event_Wait(gex_Coll_ReduceToAllNB(dt, &cnt, &one1, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+                if (cnt != (int64_t)n - 1) FAIL("created descending team: %lld members", (long long)cnt);
+                gex_Memvec_t back = {NULL, 0};
+                if (gex_TM_Destroy(dt, &back, 0) != 1 || back.gex_addr != local_scratch || back.gex_len != sizeof local_scratch) FAIL("descending team: scratch not handed back");
+            }
+            free(down);
+        }
+        gex_EP_Location_t *rev = calloc(hn, sizeof *rev);
+        for (gex_Rank_t i = 0; i < hn; i++) rev[i].gex_rank = hn - 1 - i;
+        gex_TM_t ht = GEX_TM_INVALID;
+        gex_TM_Create(&ht, 1, half, rev, hn, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        if (gex_TM_QuerySize(ht) != hn || gex_TM_TranslateRankToJobrank(ht, 0) != gex_TM_TranslateRankToJobrank(half, hn - 1)
+            || gex_TM_TranslateRankToJobrank(ht, hn - 1) != gex_TM_TranslateRankToJobrank(half, 0))
+            FAIL("half reversed by gex_TM_Create");
+        bcast_all_roots(ht, "half reversed");
+        gex_Memvec_t none;
+        if (gex_TM_Destroy(ht, &none, 0) != 0) FAIL("a created team without scratch handed some back");
+        free(rev);
+        gex_Coll_BarrierBlocking(tm, 0);
+    }
     int checks = reductions(tm, "world") + reductions(half, "half"), achecks;
     matrices(tm, "world");
     matrices(half, "half");

@@ -43,8 +43,14 @@ int main(int argc, char **argv) {
         gex_Memvec_t src[3] = {{p[0], 100}, {p[1], 3000}, {p[2], 7}};
         gex_Memvec_t dst[2] = {{rseg + 4096, 2000}, {rseg + 65536, 1107}};
         gex_Event_t e = GEX_EVENT_INVALID;
-        if (form == 0) e = gex_VIS_VectorPutNB(tm, peer, 2, dst, 3, src, 0);
-        else if (form == 1) gex_VIS_VectorPutNBI(tm, peer, 2, dst, 3, src, 0);
+        if (form == 0) {
+            /* Local completion as a leaf: once it has happened the source
+             * pieces may be reused before the put completes. */
+            e = gex_VIS_VectorPutNB(tm, peer, 2, dst, 3, src, GEX_FLAG_ENABLE_LEAF_LC);
+            gex_Event_t lc = gex_Event_QueryLeaf(e, GEX_EC_LC);
+            gex_Event_Wait(lc);
+            for (int i = 0; i < 3; i++) memset(p[i], 0xee, pl[i]);
+        } else if (form == 1) gex_VIS_VectorPutNBI(tm, peer, 2, dst, 3, src, GEX_FLAG_ENABLE_LEAF_LC);
         else gex_VIS_VectorPutBlocking(tm, peer, 2, dst, 3, src, 0);
         sync_form(form, e);
         /* Read back in one piece per remote piece, into one buffer. */
