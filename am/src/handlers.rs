@@ -63,12 +63,18 @@ pub struct Widen {
     pub either_side: bool,
     /// A Medium or Long handler that runs for both categories.
     pub medium_or_long: bool,
+    /// A GASNet-1 handler (`gasnet_attach` registers no category, side or
+    /// argument count): runs for every message naming its index.
+    pub untyped: bool,
 }
 
 impl Widen {
     /// Whether a handler registered as `want`, widened so, runs for `got`.
     #[inline]
     pub fn accepts(self, want: Signature, got: Signature) -> bool {
+        if self.untyped {
+            return true;
+        }
         let side = want.is_request == got.is_request || self.either_side;
         let cat = want.category == got.category
             || (self.medium_or_long
@@ -254,11 +260,11 @@ mod tests {
         let t: HandlerTable<u32> = HandlerTable::new();
         let both = Widen {
             either_side: true,
-            medium_or_long: false,
+            ..Widen::default()
         };
         let medlong = Widen {
-            either_side: false,
             medium_or_long: true,
+            ..Widen::default()
         };
         t.register_widened(200, sig(Category::Short, true, 1), both, 1)
             .unwrap();
@@ -277,10 +283,31 @@ mod tests {
         let all = Widen {
             either_side: true,
             medium_or_long: true,
+            untyped: false,
         };
         assert!(!all.accepts(
             sig(Category::Short, true, 0),
             sig(Category::Medium, true, 0)
         ));
+    }
+
+    #[test]
+    fn an_untyped_handler_takes_every_category_side_and_count() {
+        let t: HandlerTable<u32> = HandlerTable::new();
+        let untyped = Widen {
+            untyped: true,
+            ..Widen::default()
+        };
+        t.register_widened(0, sig(Category::Medium, true, 0), untyped, 7)
+            .unwrap();
+        for cat in [Category::Short, Category::Medium, Category::Long] {
+            for req in [true, false] {
+                for n in [0, 1, 16] {
+                    assert_eq!(t.dispatch(255, sig(cat, req, n), 0).ok(), Some(&7));
+                }
+            }
+        }
+        // Other indices are still unregistered.
+        assert!(t.dispatch(254, sig(Category::Short, true, 0), 0).is_err());
     }
 }

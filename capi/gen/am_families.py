@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Regenerate the AM families region of include/gasnetex.h.
+"""Regenerate the AM families regions of include/gasnetex.h and include/gasnet.h.
 
 The families gex_AM_{Request,Reply}{Short,Medium,Long}N and
 gex_AM_Commit{Request,Reply}{Medium,Long}N for N = 0..16 are static inline
 functions over one library entry point per category, plus the
 count-inferred forms (gex_AM_RequestShort(tm, rank, h, flags, a0, a1)).
-The rest of the header is written by hand; the region between the BEGIN
-and END markers is replaced. Run after changing FAMILIES (an optional
-argument writes the result elsewhere instead of in place); the test
-capi/tests/header.rs checks include/gasnetex.h is current.
+gasnet.h's region holds GASNet-1's gasnet_AM{Request,Reply}{Short,Medium,
+Long}N and gasnet_AMRequestLongAsyncN as macros over them on the
+primordial team. The rest of each header is written by hand; the region
+between the BEGIN and END markers is replaced. Run after changing FAMILIES
+or LEGACY (optional arguments write gasnetex.h and gasnet.h elsewhere
+instead of in place); the test capi/tests/header.rs checks both are
+current.
 """
 import os
 import sys
@@ -41,6 +44,36 @@ FAMILIES = [
      "gasnetc_AM_Commit(sd, handler, nbytes, dest_addr, 3, %d, gasnetc_a);"),
 ]
 
+# GASNet-1 name, its fixed parameters, the GASNet-EX family and what goes
+# before the arguments in its call.
+LEGACY = [
+    ("AMRequestShort", "dest, handler", "RequestShort", "GASNETC_TM1, dest, handler, 0"),
+    ("AMRequestMedium", "dest, handler, source_addr, nbytes", "RequestMedium",
+     "GASNETC_TM1, dest, handler, source_addr, nbytes, GEX_EVENT_NOW, 0"),
+    ("AMRequestLong", "dest, handler, source_addr, nbytes, dest_addr", "RequestLong",
+     "GASNETC_TM1, dest, handler, source_addr, nbytes, dest_addr, GEX_EVENT_NOW, 0"),
+    ("AMRequestLongAsync", "dest, handler, source_addr, nbytes, dest_addr", "RequestLong",
+     "GASNETC_TM1, dest, handler, source_addr, nbytes, dest_addr, GEX_EVENT_NOW, 0"),
+    ("AMReplyShort", "token, handler", "ReplyShort", "token, handler, 0"),
+    ("AMReplyMedium", "token, handler, source_addr, nbytes", "ReplyMedium",
+     "token, handler, source_addr, nbytes, GEX_EVENT_NOW, 0"),
+    ("AMReplyLong", "token, handler, source_addr, nbytes, dest_addr", "ReplyLong",
+     "token, handler, source_addr, nbytes, dest_addr, GEX_EVENT_NOW, 0"),
+]
+
+
+def legacy():
+    out = []
+    for name, params, ex, pre in LEGACY:
+        out.append(f"/* gasnet_{name}0 .. gasnet_{name}16 */")
+        for n in range(N):
+            if n == 0:
+                out.append(f"#define gasnet_{name}0({params}) gex_AM_{ex}0({pre})")
+            else:
+                out.append(f"#define gasnet_{name}{n}({params}, ...) gex_AM_{ex}{n}({pre}, __VA_ARGS__)")
+        out.append("")
+    return "\n".join(out)
+
 
 def families():
     out = []
@@ -69,13 +102,14 @@ END = "/* END AM FAMILIES */\n"
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "..", "include", "gasnetex.h")
-    text = open(path).read()
-    start = text.index(BEGIN) + len(BEGIN)
-    end = text.index(END)
-    text = text[:start] + families() + text[end:]
-    out = sys.argv[1] if len(sys.argv) > 1 else path
-    open(out, "w").write(text)
+    for i, (header, region) in enumerate([("gasnetex.h", families), ("gasnet.h", legacy)]):
+        path = os.path.join(here, "..", "include", header)
+        text = open(path).read()
+        start = text.index(BEGIN) + len(BEGIN)
+        end = text.index(END)
+        text = text[:start] + region() + text[end:]
+        out = sys.argv[1 + i] if len(sys.argv) > 1 + i else path
+        open(out, "w").write(text)
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ macro_rules! dispatch_arms {
     };
 }
 
-fn run_short(f: Fp, entry: usize, tok: &mut Token<'_, ()>, args: &[u32]) {
+pub(crate) fn run_short(f: Fp, entry: usize, tok: &mut Token<'_, ()>, args: &[u32]) {
     let mut ct = CToken {
         tok: tok as *mut Token<'_, ()> as *mut c_void,
         entry: entry as *const gex_AM_Entry_t,
@@ -114,7 +114,13 @@ fn run_short(f: Fp, entry: usize, tok: &mut Token<'_, ()>, args: &[u32]) {
     state::in_handler(t, || dispatch_arms!(short f, args, t));
 }
 
-fn run_payload(f: Fp, entry: usize, tok: &mut Token<'_, ()>, args: &[u32], payload: &[u8]) {
+pub(crate) fn run_payload(
+    f: Fp,
+    entry: usize,
+    tok: &mut Token<'_, ()>,
+    args: &[u32],
+    payload: &[u8],
+) {
     let mut ct = CToken {
         tok: tok as *mut Token<'_, ()> as *mut c_void,
         entry: entry as *const gex_AM_Entry_t,
@@ -190,6 +196,7 @@ fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<Handler<()>, String> {
     Ok(h.widened(Widen {
         either_side: dir == AM_REQUEST | AM_REPLY,
         medium_or_long: cat == AM_MEDIUM | AM_LONG,
+        untyped: false,
     }))
 }
 

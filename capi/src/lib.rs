@@ -23,6 +23,7 @@ mod barrier;
 mod cdata;
 mod coll;
 mod handlers;
+mod legacy;
 mod npam;
 mod query;
 mod region;

@@ -135,6 +135,8 @@ pub mod consts {
     pub const EC_PUT: u32 = 0x2;
     /// `GEX_EC_LC`.
     pub const EC_LC: u32 = 0x8;
+    /// `GASNET_PAGESIZE`: the unit of GASNet-1 segment sizes.
+    pub const PAGESIZE: usize = 4096;
     /// `GEX_EVENT_NO_OP` as an address.
     pub const EVENT_NO_OP: usize = 1;
     /// `GEX_EVENT_NOW` as an address.

@@ -80,6 +80,11 @@ fn teams_collectives_and_atomic_domains() {
 }
 
 #[test]
+fn gasnet1_api() {
+    program("legacy.c", "GASNet-1 AMs, puts, gets and syncs checked");
+}
+
+#[test]
 fn vis_vector_indexed_and_strided() {
     program(
         "vis.c",

@@ -2,6 +2,7 @@
  * each must give GASNet's error code with a message naming the call and
  * the argument, or a fatal error that ends the job, never undefined
  * behaviour. Rank 0 makes the bad call; the test suite checks the text. */
+#include <gasnet.h>
 #include <gasnetex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -168,6 +169,11 @@ int main(int argc, char **argv) {
             /* Both ranks, below. */
         } else if (!strcmp(mode, "leaf-category")) {
             gex_Event_QueryLeaf(GEX_EVENT_INVALID, GEX_EC_PUT);
+        } else if (!strcmp(mode, "legacy-index")) {
+            gasnet_handlerentry_t e = {5, (void (*)())nop};
+            report("gasnet_attach", gasnet_attach(&e, 1, GASNET_PAGESIZE, 0));
+        } else if (!strcmp(mode, "legacy-segsize")) {
+            report("gasnet_attach", gasnet_attach(NULL, 0, 1000, 0));
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {

@@ -75,7 +75,7 @@ pub use scope::{Event, NbiSync, RmaScope};
 pub use segment::Segment;
 pub use stats::AmStats;
 pub use team::{CollEvent, CollOp, CollValue, DType, Reduction, Team, UserOp};
-pub use token::{Handler, PayloadFn, ShortFn, Token};
+pub use token::{Handler, PayloadFn, ShortFn, Token, UntypedFn};
 pub use wait::WaitMode;
 
 pub use crate::sync::{Mode, Par, Seq};
@@ -380,6 +380,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     pub fn attach_segment(&self, size: usize) -> Result<(), Error> {
         engine::not_in_handler("attach_segment")?;
         self.core.attach_segment(size)
+    }
+
+    /// The largest segment [`attach_segment`](Self::attach_segment)
+    /// accepts on this rank (`GASNET_MAX_SEGSIZE` over this host's memory
+    /// and ranks), in whole pages: GASNet's `gasnet_getMaxLocalSegmentSize`.
+    pub fn max_segment_size(&self) -> usize {
+        self.core.segment_limit()
     }
 
     /// Base address (in its owner's address space), size and key of

@@ -20,10 +20,15 @@ pub type ShortFn<S> = dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync;
 /// handler's payload is a reference into the segment".
 pub type PayloadFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync;
 
+/// A GASNet-1 handler's code: the payload is `None` for a Short, the
+/// message's (possibly empty) payload for a Medium or Long.
+pub type UntypedFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], Option<&[u8]>) + Send + Sync;
+
 pub(crate) enum HandlerFn<S> {
     Short(Box<ShortFn<S>>),
     Medium(Box<PayloadFn<S>>),
     Long(Box<PayloadFn<S>>),
+    Untyped(Box<UntypedFn<S>>),
 }
 
 /// A handler to register: its category, whether it handles requests or
@@ -61,8 +66,21 @@ impl<S> Handler<S> {
         self.widen = Widen {
             either_side: w.either_side,
             medium_or_long: w.medium_or_long && self.sig.category != Category::Short,
+            untyped: self.widen.untyped,
         };
         self
+    }
+    /// A handler for every category, side and argument count (GASNet-1's
+    /// `gasnet_attach` table, whose entries declare none of them): it
+    /// receives the arguments the message carries and, for a Medium or
+    /// Long, the payload. The sender is trusted to send what the code
+    /// expects, as in GASNet-1.
+    pub fn untyped(
+        f: impl Fn(&mut Token<'_, S>, &[u32], Option<&[u8]>) + Send + Sync + 'static,
+    ) -> Self {
+        let mut h = Self::new(Category::Medium, true, 0, HandlerFn::Untyped(Box::new(f)));
+        h.widen.untyped = true;
+        h
     }
     /// A Short request handler taking `nargs` arguments.
     pub fn request_short(

@@ -104,6 +104,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             match cm.handler {
                 HandlerFn::Short(f) => f(&mut tok, args),
                 HandlerFn::Medium(f) | HandlerFn::Long(f) => f(&mut tok, args, payload),
+                HandlerFn::Untyped(f) => {
+                    f(&mut tok, args, (h.kind != Kind::Short).then_some(payload))
+                }
             }
         }
         if let Some(code) = tok.exit_code {

@@ -79,6 +79,22 @@ impl<R> SegmentState<R> {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// What `GASNET_MAX_SEGSIZE` allows this rank, over this host's
+    /// memory and ranks.
+    fn segment_limit_bytes(&self) -> u64 {
+        let phys = crate::config::host_physical_memory().unwrap_or(u64::MAX);
+        let on_host = self.boot.hosts().local_ranks().len().max(1);
+        self.cfg.max_segsize.limit_bytes(phys, on_host)
+    }
+
+    /// The largest segment [`attach_segment`](Self::attach_segment)
+    /// accepts here, in whole pages.
+    pub fn segment_limit(&self) -> usize {
+        let page = page_size();
+        let limit = usize::try_from(self.segment_limit_bytes()).unwrap_or(usize::MAX);
+        limit / page * page
+    }
+
     /// Allocate, register and publish this rank's segment of `size` bytes
     /// (collective).
     pub fn attach_segment(&self, size: usize) -> Result<(), Error> {
@@ -89,9 +105,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if size == 0 || size % page != 0 {
             return Err(Error::SegmentSize { size, page });
         }
-        let phys = crate::config::host_physical_memory().unwrap_or(u64::MAX);
-        let on_host = self.boot.hosts().local_ranks().len().max(1);
-        let limit = self.cfg.max_segsize.limit_bytes(phys, on_host);
+        let limit = self.segment_limit_bytes();
         if size as u64 > limit {
             return Err(Error::SegmentLimit {
                 size,
