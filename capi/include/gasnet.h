@@ -23,6 +23,7 @@ typedef gex_AM_Arg_t gasnet_handlerarg_t;
 typedef gex_Token_t gasnet_token_t;
 typedef gex_Event_t gasnet_handle_t;
 typedef gex_RMA_Value_t gasnet_register_value_t;
+#define SIZEOF_GASNET_REGISTER_VALUE_T 8
 #define GASNET_INVALID_HANDLE ((gasnet_handle_t)0)
 
 /* One entry of gasnet_attach's handler table: any category, side and
@@ -34,6 +35,13 @@ typedef struct {
 
 /* gasnet_seginfo_t (addr, size) is in gasnetex.h. */
 
+typedef struct {
+    gasnet_node_t host;      /* 0-based: the ranks of one host share it */
+    gasnet_node_t supernode; /* 0-based: the ranks that share memory */
+    uintptr_t offset;        /* add to the node's segment addresses for where
+                              * it is mapped here (0 outside the supernode) */
+} gasnet_nodeinfo_t;
+
 /* Collective: gex_Client_Init as "GASNET1" with GEX_FLAG_USES_GASNET1. */
 extern int gasnet_init(int *argc, char ***argv);
 /* Collective: register the table, then attach a segment of segsize bytes
@@ -43,6 +51,7 @@ extern int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t
 extern uintptr_t gasnet_getMaxLocalSegmentSize(void);
 extern uintptr_t gasnet_getMaxGlobalSegmentSize(void);
 extern int gasnet_getSegmentInfo(gasnet_seginfo_t *seginfo_table, int numentries);
+extern int gasnet_getNodeInfo(gasnet_nodeinfo_t *nodeinfo_table, int numentries);
 extern int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex);
 extern void gasnet_QueryGexObjects(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_p,
                                    gex_Segment_t *segment_p);
@@ -230,11 +239,14 @@ typedef gex_HSL_t gasnet_hsl_t;
     gex_RMA_GetNB(GASNETC_TM1, dest, node, (void *)(src), nbytes, 0)
 #define gasnet_get_nb_bulk(dest, node, src, nbytes) gasnet_get_nb(dest, node, src, nbytes)
 #define gasnet_wait_syncnb(h) gex_Event_Wait(h)
-#define gasnet_try_syncnb(h) gex_Event_Test(h)
+/* GASNet-1's try calls poll first (GASNet-EX's Test calls need not):
+ * a loop of tries over handles that are all GASNET_INVALID_HANDLE still
+ * runs AM handlers and lets remote puts into this rank land. */
+#define gasnet_try_syncnb(h) (gasnet_AMPoll(), gex_Event_Test(h))
 #define gasnet_wait_syncnb_all(hs, n) gex_Event_WaitAll(hs, n, 0)
 #define gasnet_wait_syncnb_some(hs, n) gex_Event_WaitSome(hs, n, 0)
-#define gasnet_try_syncnb_all(hs, n) gex_Event_TestAll(hs, n, 0)
-#define gasnet_try_syncnb_some(hs, n) gex_Event_TestSome(hs, n, 0)
+#define gasnet_try_syncnb_all(hs, n) (gasnet_AMPoll(), gex_Event_TestAll(hs, n, 0))
+#define gasnet_try_syncnb_some(hs, n) (gasnet_AMPoll(), gex_Event_TestSome(hs, n, 0))
 
 /* Implicit handles. */
 #define gasnet_put_nbi(node, dest, src, nbytes) \
@@ -249,11 +261,27 @@ typedef gex_HSL_t gasnet_hsl_t;
 #define gasnet_wait_syncnbi_all() gex_NBI_Wait(GEX_EC_ALL, 0)
 #define gasnet_wait_syncnbi_puts() gex_NBI_Wait(GEX_EC_PUT, 0)
 #define gasnet_wait_syncnbi_gets() gex_NBI_Wait(GEX_EC_GET, 0)
-#define gasnet_try_syncnbi_all() gex_NBI_Test(GEX_EC_ALL, 0)
-#define gasnet_try_syncnbi_puts() gex_NBI_Test(GEX_EC_PUT, 0)
-#define gasnet_try_syncnbi_gets() gex_NBI_Test(GEX_EC_GET, 0)
+#define gasnet_try_syncnbi_all() (gasnet_AMPoll(), gex_NBI_Test(GEX_EC_ALL, 0))
+#define gasnet_try_syncnbi_puts() (gasnet_AMPoll(), gex_NBI_Test(GEX_EC_PUT, 0))
+#define gasnet_try_syncnbi_gets() (gasnet_AMPoll(), gex_NBI_Test(GEX_EC_GET, 0))
 #define gasnet_begin_nbi_accessregion() gex_NBI_BeginAccessRegion(0)
 #define gasnet_end_nbi_accessregion() gex_NBI_EndAccessRegion(0)
+
+/* A value get's handle: the value, fetched at once. */
+typedef struct gasnetc_valget_s { gasnet_register_value_t value; } *gasnet_valget_handle_t;
+GASNETT_INLINE(gasnet_get_nb_val)
+gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
+    gasnet_valget_handle_t h = (gasnet_valget_handle_t)malloc(sizeof *h);
+    if (!h) gasnett_fatalerror("gasnet_get_nb_val: out of memory");
+    h->value = gex_RMA_GetBlockingVal(GASNETC_TM1, node, src, nbytes, 0);
+    return h;
+}
+GASNETT_INLINE(gasnet_wait_syncnb_valget)
+gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t h) {
+    gasnet_register_value_t v = h->value;
+    free(h);
+    return v;
+}
 
 /* Fill nbytes of node's memory at dest with the byte val. */
 GASNETT_INLINE(gasnet_memset)
@@ -265,6 +293,10 @@ void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes) {
         gex_RMA_PutBlocking(GASNETC_TM1, node, (char *)dest + done, buf, n, 0);
     }
 }
+
+/* The memset is complete when these return. */
+#define gasnet_memset_nb(node, dest, val, nbytes) (gasnet_memset(node, dest, val, nbytes), GASNET_INVALID_HANDLE)
+#define gasnet_memset_nbi(node, dest, val, nbytes) gasnet_memset(node, dest, val, nbytes)
 
 GASNETT_END_EXTERNC
 #endif

@@ -21,14 +21,16 @@
 #define GASNETT_INLINE(fnname) static inline
 #define GASNETT_NORETURN __attribute__((__noreturn__))
 #define GASNETT_NORETURNP(fnname)
+/* The attribute goes first, so the macro also wraps a definition. */
 #define GASNETT_FORMAT_PRINTF(fnname, fmtarg, firstvararg, declarator) \
-    declarator __attribute__((__format__(__printf__, fmtarg, firstvararg)))
+    __attribute__((__format__(__printf__, fmtarg, firstvararg))) declarator
 #define GASNETT_IDENT(identName, identText) \
     extern char volatile identName[];      \
     char volatile identName[] = identText
 #define GASNETT_TRACE_PRINTF(...) ((void)0)
 #define GASNETT_TRACE_SETSOURCELINE(file, line) ((void)0)
 #define GASNET_BEGIN_FUNCTION() ((void)0)
+#define GASNETT_CURRENT_FUNCTION __func__
 
 #define _STRINGIFY_HELPER(x) #x
 #define _STRINGIFY(x) _STRINGIFY_HELPER(x)
@@ -90,6 +92,16 @@ extern const char *gasnett_gethostname(void);
 extern void gasnett_nsleep(uint64_t ns_delay);
 extern int64_t gasnett_parse_int(const char *str, uint64_t mem_size_multiplier);
 extern int gasnett_sched_yield(void);
+/* End this process at once with exitcode (output streams flushed), without
+ * the job's exit protocol: the launcher ends the other ranks. */
+GASNETT_NORETURN extern void gasnett_killmyprocess(int exitcode);
+/* Print "*** FATAL ERROR: <message>" and abort this process. */
+GASNETT_NORETURN extern void gasnett_fatalerror(const char *msg);
+/* No backtrace support: returns non-zero (nothing printed). */
+extern int gasnett_print_backtrace(int fd);
+typedef void (*gasnett_sighandlerfn_t)(int);
+/* Install fn for sig (signal(2)); the previous handler. */
+extern gasnett_sighandlerfn_t gasnett_reghandler(int sigtocatch, gasnett_sighandlerfn_t fn);
 extern int gasnett_verboseenv(void);
 extern const char *gasnett_performance_warning_str(void);
 

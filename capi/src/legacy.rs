@@ -34,6 +34,22 @@ pub struct gasnet_seginfo_t {
     pub size: usize,
 }
 
+/// One rank's place (`gasnet_nodeinfo_t`).
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct gasnet_nodeinfo_t {
+    /// Its host's index.
+    pub host: u32,
+    /// Its supernode's index.
+    pub supernode: u32,
+    /// What to add to its segment addresses for where they are mapped in
+    /// this process (0 when they are not).
+    pub offset: usize,
+}
+
+/// Every rank's supernode index, gathered by `gasnet_init`.
+static SUPERNODES: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+
 /// The smallest segment limit over the job, found by `gasnet_init`.
 static GLOBAL_MAX: AtomicUsize = AtomicUsize::new(0);
 
@@ -64,10 +80,61 @@ pub extern "C" fn gasnet_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> 
         return rc;
     }
     let a = api(CALL);
+    let world = crate::team::world(a, CALL);
     let mine = a.client.max_segment_size() as u64;
-    match crate::team::world(a, CALL).allreduce(CollOp::Min, &[mine]) {
+    match world.allreduce(CollOp::Min, &[mine]) {
         Ok(v) => GLOBAL_MAX.store(v[0] as usize, Ordering::Relaxed),
         Err(e) => crate::am::failed(CALL, &e),
+    }
+    // Gather every rank's supernode index: each fills its own slot of a
+    // zeroed vector, and the maximum over the ranks is all of them.
+    let mut slots = vec![0u64; a.client.size()];
+    slots[a.client.rank()] = a.client.neighbourhood().index as u64;
+    match world.allreduce(CollOp::Max, &slots) {
+        Ok(v) => {
+            let _ = SUPERNODES.set(v.into_iter().map(|x| x as u32).collect());
+        }
+        Err(e) => crate::am::failed(CALL, &e),
+    }
+    GASNET_OK
+}
+
+/// `gasnet_getNodeInfo`: the first `numentries` ranks' host and supernode
+/// indices, and (after `gasnet_attach`) the offset from a supernode
+/// member's segment addresses to where its segment is mapped here.
+#[no_mangle]
+pub extern "C" fn gasnet_getNodeInfo(
+    nodeinfo_table: *mut gasnet_nodeinfo_t,
+    numentries: c_int,
+) -> c_int {
+    const CALL: &str = "gasnet_getNodeInfo";
+    let a = api(CALL);
+    let Some(sn) = SUPERNODES.get() else {
+        return error_return(CALL, GASNET_ERR_NOT_INIT, "called before gasnet_init");
+    };
+    if numentries < 0 || (numentries > 0 && nodeinfo_table.is_null()) {
+        return error_return(
+            CALL,
+            GASNET_ERR_BAD_ARG,
+            &format!("nodeinfo_table={nodeinfo_table:p} with numentries={numentries}"),
+        );
+    }
+    let segs = a.segs.borrow();
+    let hosts = a.client.hosts();
+    for (r, &supernode) in sn.iter().enumerate().take(numentries as usize) {
+        let offset = match (segs.get(r), a.client.shared_segment(r)) {
+            (Some(s), Some((local, _))) => (local as usize).wrapping_sub(s.base as usize),
+            _ => 0,
+        };
+        // SAFETY: checked non-NULL; GASNet-1 requires `numentries` writable
+        // entries and `r < numentries`.
+        unsafe {
+            *nodeinfo_table.add(r) = gasnet_nodeinfo_t {
+                host: hosts.host_of(r).unwrap_or(0) as u32,
+                supernode,
+                offset,
+            }
+        };
     }
     GASNET_OK
 }

@@ -154,6 +154,52 @@ pub extern "C" fn gasnett_sched_yield() -> c_int {
     0
 }
 
+/// `gasnett_killmyprocess`: end this process now with `exitcode`, output
+/// flushed, without the job's exit protocol (the launcher ends the others).
+#[no_mangle]
+pub extern "C" fn gasnett_killmyprocess(exitcode: c_int) -> ! {
+    // SAFETY: fflush(NULL) flushes every stream; _exit has no
+    // preconditions.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(exitcode)
+    }
+}
+
+/// `gasnett_fatalerror`: print `*** FATAL ERROR: msg` and abort.
+#[no_mangle]
+pub extern "C" fn gasnett_fatalerror(msg: *const c_char) -> ! {
+    let m = if msg.is_null() {
+        std::borrow::Cow::Borrowed("(null)")
+    } else {
+        // SAFETY: a non-NULL msg is a NUL-terminated string (GASNet).
+        unsafe { CStr::from_ptr(msg) }.to_string_lossy()
+    };
+    eprintln!("*** FATAL ERROR: {m}");
+    // SAFETY: fflush(NULL) flushes every stream.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    std::process::abort()
+}
+
+/// `gasnett_print_backtrace`: this library prints no backtraces; 1 (not
+/// printed).
+#[no_mangle]
+pub extern "C" fn gasnett_print_backtrace(_fd: c_int) -> c_int {
+    1
+}
+
+/// `gasnett_reghandler`: `signal(2)` (handlers as addresses, so
+/// `SIG_IGN` and `SIG_DFL` pass through).
+#[no_mangle]
+pub extern "C" fn gasnett_reghandler(
+    sigtocatch: c_int,
+    handler: libc::sighandler_t,
+) -> libc::sighandler_t {
+    // SAFETY: installs the handler the caller gives, as signal(2) does
+    // for it.
+    unsafe { libc::signal(sigtocatch, handler) }
+}
+
 /// `gasnett_verboseenv`: whether GASNET_VERBOSEENV asks for reports.
 #[no_mangle]
 pub extern "C" fn gasnett_verboseenv() -> c_int {

@@ -75,6 +75,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("leaf-category", 1, "*** FATAL ERROR (proc 0): in gex_Event_QueryLeaf(): event_category=0xADDR: the only leaf event is GEX_EC_LC (0xADDR)"),
     ("legacy-index", 0, "GASNet gasnet_attach returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): table[0].index=5 is outside the client's range (0 to assign one, or 128..255)"),
     ("legacy-segsize", 0, "GASNet gasnet_attach returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): segsize=1000 is not a multiple of GASNET_PAGESIZE (4096)"),
+    ("tools-fatal", 1, "*** FATAL ERROR: boom"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),

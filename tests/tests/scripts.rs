@@ -95,3 +95,36 @@ fn bench_gasnet_smp_refuses_bad_arguments() {
         "bench-gasnet-smp: ITERS 'many' is not a positive whole number"
     );
 }
+
+#[test]
+fn gasnet1_tests_refuses_bad_arguments() {
+    let (code, err) = run("gasnet1-tests.sh", &["/nonexistent-gasnet"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "gasnet1-tests: GASNET_SRC '/nonexistent-gasnet' is not a directory (give a GASNet source tree)"
+    );
+    let (code, err) = run("gasnet1-tests.sh", &["/tmp"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "gasnet1-tests: /tmp/tests/test.h is missing (give a GASNet source tree)"
+    );
+    let dir = std::env::temp_dir().join(format!("gasnet1-args-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/test.h"), "").unwrap();
+    let d = dir.to_str().unwrap();
+    let (code, err) = run("gasnet1-tests.sh", &[d, "testam;rm"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "gasnet1-tests: 'testam;rm' is not NAME[:ARG...][=CODE] (for example testam or testexit:3=3)"
+    );
+    let (code, err) = run("gasnet1-tests.sh", &[d, "testexit:3=3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("gasnet1-tests: {d}/tests/testexit.c does not exist")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -174,6 +174,8 @@ int main(int argc, char **argv) {
             report("gasnet_attach", gasnet_attach(&e, 1, GASNET_PAGESIZE, 0));
         } else if (!strcmp(mode, "legacy-segsize")) {
             report("gasnet_attach", gasnet_attach(NULL, 0, 1000, 0));
+        } else if (!strcmp(mode, "tools-fatal")) {
+            gasnett_fatalerror("boom");
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {

@@ -6,6 +6,7 @@
  * objects behind it, barriers and gasnet_exit. Each rank talks to the
  * next; every byte is checked. */
 #include <gasnet.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ static volatile int pongs, medium_back, long_back, long_pings;
 static volatile int64_t pong_value;
 static gasnet_hsl_t lock = GASNET_HSL_INITIALIZER;
 
+static volatile sig_atomic_t got_signal;
+static void on_usr1(int sig) { got_signal = sig; }
 static unsigned char pat(size_t i, unsigned salt) { return (unsigned char)(i * 31 + salt); }
 
 static void check_source(gasnet_token_t t, gasnet_node_t want, const char *what) {
@@ -107,6 +110,12 @@ int main(int argc, char **argv) {
     segs = malloc(n * sizeof *segs);
     if (gasnet_getSegmentInfo(segs, (int)n) != GASNET_OK) return 1;
     if (segs[me].size != SEGSZ) FAIL("own segment of %lu bytes", (unsigned long)segs[me].size);
+    gasnet_nodeinfo_t *ni = malloc(n * sizeof *ni);
+    if (gasnet_getNodeInfo(ni, (int)n) != GASNET_OK) return 1;
+    if (ni[me].offset != 0) FAIL("own node's offset %lu", (unsigned long)ni[me].offset);
+    for (gasnet_node_t r = 0; r < n; r++)
+        if ((ni[r].supernode == ni[me].supernode) != (ni[r].host == ni[me].host && getenv("GASNET_SUPERNODE_MAXSIZE") && !strcmp(getenv("GASNET_SUPERNODE_MAXSIZE"), "0") ? 1 : r == me))
+            FAIL("node %u: supernode %u (mine %u)", (unsigned)r, (unsigned)ni[r].supernode, (unsigned)ni[me].supernode);
     gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t seg;
     gasnet_QueryGexObjects(&client, &ep, &tm, &seg);
     if (gex_TM_QueryRank(tm) != me || gex_Segment_QueryAddr(seg) != segs[me].addr || gex_EP_QueryClient(ep) != client)
@@ -193,6 +202,19 @@ int main(int argc, char **argv) {
             if (ms[i] != 0xc3) { FAIL("memset byte %zu is %u", i, ms[i]); break; }
         if (ms[sizeof ms - 1] != pat(3 * 4096 + 17 - CH, 50)) FAIL("memset wrote past its end");
     }
+    if (peer != me && ni[peer].supernode == ni[me].supernode) {
+        /* The peer's segment is mapped here at its address plus offset. */
+        *((volatile unsigned char *)rbase + CH * 11 + ni[peer].offset) = 0x99;
+        if (gasnet_get_val(peer, rbase + CH * 11, 1) != 0x99) FAIL("a store through gasnet_nodeinfo_t's offset");
+    }
+    {
+        gasnet_valget_handle_t vh = gasnet_get_nb_val(peer, rbase, 8);
+        if (gasnet_wait_syncnb_valget(vh) != (gasnet_register_value_t)0xc3c3c3c3c3c3c3c3ull) FAIL("gasnet_get_nb_val");
+        gasnet_wait_syncnb(gasnet_memset_nb(peer, rbase, 0x11, 64));
+        gasnet_memset_nbi(peer, rbase + 64, 0x22, 64);
+        gasnet_wait_syncnbi_all();
+        if (gasnet_get_val(peer, rbase + 63, 1) != 0x11 || gasnet_get_val(peer, rbase + 64, 1) != 0x22) FAIL("gasnet_memset_nb/nbi");
+    }
     gasnet_begin_nbi_accessregion();
     memset(src, 0x77, CH);
     gasnet_put_nbi(peer, rbase + CH * 10, src, CH);
@@ -201,6 +223,10 @@ int main(int argc, char **argv) {
     if (gasnet_get_val(peer, rbase + CH * 10 + CH - 1, 1) != 0x77) FAIL("access region");
     if (gasnet_hsl_trylock(&lock) != GASNET_OK) FAIL("gasnet_hsl_trylock");
     gasnet_hsl_unlock(&lock);
+    gasnett_sighandlerfn_t before = gasnett_reghandler(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
+    if (got_signal != SIGUSR1 || gasnett_reghandler(SIGUSR1, before) != on_usr1) FAIL("gasnett_reghandler");
+    if (gasnett_print_backtrace(2) == 0) FAIL("gasnett_print_backtrace claimed a backtrace");
     gasnet_hsl_t dyn;
     gasnet_hsl_init(&dyn);
     gasnet_hsl_destroy(&dyn);
@@ -213,6 +239,7 @@ int main(int argc, char **argv) {
     gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
     free(lb);
     free(segs);
+    free(ni);
     gasnet_exit(errors ? 1 : 0);
     return 0;
 }
