@@ -154,6 +154,20 @@ int main(int argc, char **argv) {
     gasnet_barrier_notify(1, 0);
     if (gasnet_barrier_wait(1, 0) != GASNET_OK) FAIL("named barrier");
 
+    /* GASNet-1's try calls poll: each rank's flag is set by the previous
+     * rank's put, which over tcp;ofi_rxm lands only when this rank polls,
+     * and the only calls in the loop are tries over complete handles. */
+    {
+        volatile int *flag = (volatile int *)((char *)segs[me].addr + 900000);
+        gasnet_handle_t hp = gasnet_put_nb_val(peer, (char *)segs[peer].addr + 900000, 1, sizeof(int));
+        gasnet_handle_t none[2] = {GASNET_INVALID_HANDLE, GASNET_INVALID_HANDLE};
+        while (*flag == 0) {
+            gasnet_try_syncnb_some(none, 2);
+            gasnet_try_syncnb_all(none, 2);
+        }
+        gasnet_wait_syncnb(hp);
+    }
+
     /* Puts and gets into the next rank's segment, past the AM area. */
     char *rbase = (char *)segs[peer].addr + 262144;
     enum { CH = 8192 };
