@@ -112,12 +112,8 @@ pub extern "C" fn gasnet_getNodeInfo(
     let Some(sn) = SUPERNODES.get() else {
         return error_return(CALL, GASNET_ERR_NOT_INIT, "called before gasnet_init");
     };
-    if numentries < 0 || (numentries > 0 && nodeinfo_table.is_null()) {
-        return error_return(
-            CALL,
-            GASNET_ERR_BAD_ARG,
-            &format!("nodeinfo_table={nodeinfo_table:p} with numentries={numentries}"),
-        );
+    if let Some(rc) = bad_table(CALL, "nodeinfo_table", nodeinfo_table, numentries) {
+        return rc;
     }
     let segs = a.segs.borrow();
     let hosts = a.client.hosts();
@@ -137,6 +133,18 @@ pub extern "C" fn gasnet_getNodeInfo(
         };
     }
     GASNET_OK
+}
+
+/// GASNET_ERR_BAD_ARG (reported) for a negative count or a NULL table
+/// with entries; `None` when the pair is usable.
+fn bad_table<T>(call: &str, name: &str, p: *mut T, numentries: c_int) -> Option<c_int> {
+    (numentries < 0 || (numentries > 0 && p.is_null())).then(|| {
+        error_return(
+            call,
+            GASNET_ERR_BAD_ARG,
+            &format!("{name}={p:p} with numentries={numentries}"),
+        )
+    })
 }
 
 /// `gasnet_getMaxLocalSegmentSize`: the largest `segsize` this rank may
@@ -193,12 +201,8 @@ pub extern "C" fn gasnet_attach(
 ) -> c_int {
     const CALL: &str = "gasnet_attach";
     let a = api(CALL);
-    if numentries < 0 || (numentries > 0 && table.is_null()) {
-        return error_return(
-            CALL,
-            GASNET_ERR_BAD_ARG,
-            &format!("table={table:p} with numentries={numentries}"),
-        );
+    if let Some(rc) = bad_table(CALL, "table", table, numentries) {
+        return rc;
     }
     if segsize % PAGESIZE != 0 {
         return error_return(
@@ -275,12 +279,8 @@ pub extern "C" fn gasnet_getSegmentInfo(
     if segs.is_empty() {
         return error_return(CALL, GASNET_ERR_NOT_INIT, "called before gasnet_attach");
     }
-    if numentries < 0 || (numentries > 0 && seginfo_table.is_null()) {
-        return error_return(
-            CALL,
-            GASNET_ERR_BAD_ARG,
-            &format!("seginfo_table={seginfo_table:p} with numentries={numentries}"),
-        );
+    if let Some(rc) = bad_table(CALL, "seginfo_table", seginfo_table, numentries) {
+        return rc;
     }
     let n = (numentries as usize).min(segs.len());
     for (r, s) in segs.iter().take(n).enumerate() {

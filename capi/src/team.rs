@@ -219,21 +219,32 @@ pub extern "C" fn gex_TM_Split(
         Some(team) => {
             let scratch =
                 (flags & FLAG_TM_NO_SCRATCH == 0).then_some((scratch_addr as usize, scratch_size));
-            let obj: &'static TmObj = Box::leak(Box::new(TmObj {
-                team,
-                destroyed: Cell::new(false),
-                scratch,
-                cdata: Cell::new(std::ptr::null()),
-                flags,
-            }));
-            a.teams.borrow_mut().push(obj);
-            obj as *const TmObj as Handle
+            keep(a, team, scratch, flags)
         }
         None => std::ptr::null_mut(),
     };
     // SAFETY: checked non-NULL; GASNet-EX requires a writable handle.
     unsafe { *new_tm_p = h };
     0
+}
+
+/// Record a team this process made (`gex_TM_Split`, `gex_TM_Create`);
+/// its handle. The object lives until the process ends.
+pub(crate) fn keep(
+    a: &Api,
+    team: CTeam,
+    scratch: Option<(usize, usize)>,
+    flags: gex_Flags_t,
+) -> Handle {
+    let obj: &'static TmObj = Box::leak(Box::new(TmObj {
+        team,
+        destroyed: Cell::new(false),
+        scratch,
+        cdata: Cell::new(std::ptr::null()),
+        flags,
+    }));
+    a.teams.borrow_mut().push(obj);
+    obj as *const TmObj as Handle
 }
 
 /// `gex_TM_Destroy`: retire a split team (collective over it; the

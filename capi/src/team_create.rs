@@ -12,10 +12,9 @@
 use crate::am::failed;
 use crate::query::gex_EP_Location_t;
 use crate::state::{api, fatal};
-use crate::team::{team, TmObj};
+use crate::team::team;
 use crate::types::consts::*;
 use crate::types::{gex_Flags_t, Handle};
-use std::cell::Cell;
 use std::ffi::c_void;
 
 /// The four mutually exclusive scratch-space choices, one of which
@@ -106,17 +105,10 @@ pub extern "C" fn gex_TM_Create(
             ),
         )
     }
-    let obj: &'static TmObj = Box::leak(Box::new(TmObj {
-        team,
-        destroyed: Cell::new(false),
-        scratch,
-        cdata: Cell::new(std::ptr::null()),
-        flags,
-    }));
-    a.teams.borrow_mut().push(obj);
+    let h = crate::team::keep(a, team, scratch, flags);
     // SAFETY: checked non-NULL above; GASNet-EX requires `num_new_tms` (1)
     // writable entries.
-    unsafe { *new_tms = obj as *const TmObj as Handle };
+    unsafe { *new_tms = h };
     0
 }
 
