@@ -176,6 +176,23 @@ int main(int argc, char **argv) {
             report("gasnet_attach", gasnet_attach(NULL, 0, 1000, 0));
         } else if (!strcmp(mode, "tools-fatal")) {
             gasnett_fatalerror("boom");
+        } else if (!strcmp(mode, "create-epindex")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {1, 3}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        } else if (!strcmp(mode, "create-jobrank")) {
+            gex_EP_Location_t l[2] = {{0, 0}, {n, 0}};
+            gex_TM_t t;
+            gex_TM_Create(&t, 1, tm, l, 2, NULL, 0, GEX_FLAG_RANK_IS_JOBRANK | GEX_FLAG_TM_NO_SCRATCH);
+        } else if (!strcmp(mode, "leaf-noop")) {
+            gex_Event_QueryLeaf(GEX_EVENT_NO_OP, GEX_EC_LC);
+        } else if (!strcmp(mode, "legacy-init-twice")) {
+            report("gasnet_init", gasnet_init(&argc, &argv));
+        } else if (!strcmp(mode, "legacy-seginfo-null")) {
+            report("gasnet_getSegmentInfo", gasnet_getSegmentInfo(NULL, 2));
+        } else if (!strcmp(mode, "legacy-msgsource")) {
+            gasnet_node_t src;
+            gasnet_AMGetMsgSource(NULL, &src);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else {
