@@ -53,6 +53,32 @@ impl Mapping {
         Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
     }
 
+    /// `len` bytes of zeroed anonymous private address space reserved
+    /// without committing memory (`MAP_NORESERVE`): pages cost memory only
+    /// once touched, and may be given back with [`Mapping::discard`].
+    pub fn reserve(len: usize) -> io::Result<Mapping> {
+        Self::map(
+            len,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+        )
+    }
+
+    /// Give the pages of the first `len` bytes of an anonymous private
+    /// mapping back to the kernel (`MADV_DONTNEED`): they read as zero
+    /// afterwards. For memory whose contents are never read (a failure
+    /// is only logged).
+    pub fn discard(&self, len: usize) {
+        let len = len.min(self.len).div_ceil(page_size()) * page_size();
+        // SAFETY: the range lies inside this mapping; MADV_DONTNEED on
+        // private anonymous memory only replaces its pages with zero
+        // pages, which every user of a discarded range accepts.
+        let rc = unsafe { libc::madvise(self.ptr.as_ptr().cast(), len, libc::MADV_DONTNEED) };
+        if rc != 0 {
+            tracing::warn!("madvise(MADV_DONTNEED): {}", io::Error::last_os_error());
+        }
+    }
+
     /// `len` bytes (a multiple of the page size) of a file under `/dev/shm`
     /// that is unlinked as soon as it is mapped, so nothing is left behind
     /// even when the job is killed, and another process could map the same

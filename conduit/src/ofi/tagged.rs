@@ -320,10 +320,12 @@ impl Endpoint {
 
     /// `fi_trecvmsg` of one buffer from `src` (FI_ADDR_UNSPEC: any) with
     /// `tag`/`ignore` and `flags` (0, FI_PEEK, FI_PEEK|FI_CLAIM,
-    /// FI_CLAIM, FI_DISCARD, ...).
+    /// FI_CLAIM, FI_DISCARD, ...); with `spill`, a second iov that takes
+    /// whatever of the message does not fit in `buf`.
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid and untouched until the completion for
+    /// `buf..buf+len` (and the spill's range) must stay valid and
+    /// untouched by anything that reads it until the completion for
     /// `context` is read. With FI_CLAIM, `context` must point to an
     /// `fi_context` the provider may write, valid until that completion.
     /// Threading as for [`Endpoint::inject`].
@@ -338,15 +340,24 @@ impl Endpoint {
         ignore: u64,
         context: usize,
         flags: u64,
+        spill: Option<(*mut u8, usize)>,
     ) -> Result<(), OfiError> {
-        let iov = libc::iovec {
+        let mut iov = [libc::iovec {
             iov_base: buf.cast(),
             iov_len: len,
-        };
+        }; 2];
+        let mut count = if len == 0 && buf.is_null() { 0 } else { 1 };
+        if let Some((p, n)) = spill {
+            iov[count] = libc::iovec {
+                iov_base: p.cast(),
+                iov_len: n,
+            };
+            count += 1;
+        }
         let msg = sys::fi_msg_tagged {
-            msg_iov: (&iov as *const libc::iovec).cast(),
+            msg_iov: iov.as_ptr().cast(),
             desc: ptr::null_mut(),
-            iov_count: if len == 0 && buf.is_null() { 0 } else { 1 },
+            iov_count: count,
             addr: src,
             tag,
             ignore,

@@ -100,6 +100,7 @@ impl<M: Mode> Engine<M> {
             ignore,
             ctx: slot as *const ClaimSlot as usize,
             flags,
+            spill: if peek { None } else { self.spill },
         };
         // SAFETY: per this function's contract.
         if let Err(e) = unsafe { self.post_reserved(x, w) } {

@@ -3,6 +3,7 @@
 //! synchronous-send acknowledgements.
 
 use super::error::TaggedError;
+use super::spill::Spill;
 use crate::client::Error;
 use crate::ofi::{
     rx_addr, CompletionQueue, CqRead, Domain, Endpoint, FiAddr, OfiError, TaggedEntry,
@@ -94,6 +95,9 @@ pub(crate) struct Waiting {
     pub ignore: u64,
     pub ctx: usize,
     pub flags: u64,
+    /// The second iov that takes a truncated message's excess (a receive
+    /// on a provider that cannot truncate, `super::spill`).
+    pub spill: Option<&'static Spill>,
 }
 
 /// Room for one batch of completions.
@@ -162,6 +166,8 @@ pub(crate) struct Engine<M: Mode> {
     /// `(provider, why)` when matched probe is refused (the profile's
     /// `tagged_no_claim`).
     pub no_claim: Option<(String, String)>,
+    /// Receives carry the spill iov (shm from 1.19: `super::spill`).
+    pub spill: Option<&'static Spill>,
     /// The send and receive paths picked for the layout and endpoints.
     pub paths: super::paths::Paths<M>,
     /// `fi_rx_addr`'s context bits with a scalable endpoint (else 0).
@@ -202,6 +208,7 @@ impl<M: Mode> Engine<M> {
             truncation_defect: None,
             len_in_data: false,
             no_claim: None,
+            spill: None,
             paths,
             rx_ctx_bits,
         }

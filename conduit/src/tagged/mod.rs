@@ -35,6 +35,7 @@ pub(crate) mod open;
 mod ops;
 mod paths;
 mod scope;
+mod spill;
 
 pub use claim::Message;
 pub use comm::Comm;

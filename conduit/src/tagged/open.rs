@@ -253,6 +253,9 @@ pub(crate) fn open<M: Mode>(
         .tagged_no_claim
         .clone()
         .map(|why| (w.provider.clone(), why));
+    if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
+        eng.spill = super::spill::Spill::get();
+    }
     eng.len_in_data = crate::profile::lookup(&w.provider)
         .tagged_truncation_unreported
         .unwrap_or(false)

@@ -128,6 +128,7 @@ impl<M: Mode> Engine<M> {
                 ignore: 0,
                 ctx: actx,
                 flags: 0,
+                spill: None,
             };
             // SAFETY: a zero-byte receive; the context is a value.
             if let Err(e) = unsafe { self.post_reserved(x, w) } {
@@ -199,6 +200,8 @@ impl<M: Mode> Engine<M> {
             ignore,
             ctx,
             flags,
+            // A receive (not a probe) may be longer than its buffer.
+            spill: if probe { None } else { self.spill },
         };
         // SAFETY: the caller keeps buf valid until the request finishes.
         let r = unsafe {

@@ -103,13 +103,24 @@ impl<M: Mode> Engine<M> {
                     acks.push((e.tag(), d.source));
                 }
                 let size = self.sent_len(e).unwrap_or(e.len()).max(e.len());
+                // A receive with the spill iov may have placed more than
+                // its buffer holds: the rest went to the spill.
+                let placed = match kind {
+                    Some(Kind::Recv { cap, .. }) if e.len() > cap => {
+                        if let Some(s) = self.spill {
+                            s.written(e.len() - cap);
+                        }
+                        cap
+                    }
+                    _ => e.len(),
+                };
                 Status {
                     source: d.source,
                     tag: d.tag,
-                    len: e.len(),
+                    len: placed,
                     size,
                     // A probe reports the size; only a receive truncates.
-                    truncated: size > e.len() && matches!(kind, Some(Kind::Recv { .. })),
+                    truncated: size > placed && matches!(kind, Some(Kind::Recv { .. })),
                     ..Status::default()
                 }
             }

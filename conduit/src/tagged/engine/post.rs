@@ -141,6 +141,7 @@ unsafe fn post_waiting_one<M: Mode>(c: &Ctx<M>, w: &Waiting) -> Result<(), OfiEr
             w.ignore,
             w.ctx,
             w.flags,
+            w.spill.map(|s| s.iov()),
         )
     }
 }
