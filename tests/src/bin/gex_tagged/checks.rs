@@ -226,6 +226,9 @@ fn ordering(w: &World) -> Fallible<usize> {
             format!("flood: receive {i} matched message {seq} ({st:?})")
         })?;
     }
+    if std::env::var_os("GEX_TAGGED_TRACE").is_some() {
+        gex_env::eprintln_whole!("gex-tagged: rank {me}: the ring flood arrived");
+    }
     w.barrier()?;
     let mut from0 = vec![[0u8; 4]; if me == 0 { N * (n as usize - 1) } else { 0 }];
     let statuses = w.scope(|s| {
