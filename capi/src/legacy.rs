@@ -12,7 +12,7 @@ use crate::types::consts::*;
 use crate::types::{gex_AM_Entry_t, Handle};
 use conduit::client::{CollOp, Handler, Token};
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One entry of `gasnet_attach`'s table (`gasnet_handlerentry_t`).
 #[repr(C)]
@@ -47,8 +47,8 @@ pub struct gasnet_nodeinfo_t {
     pub offset: usize,
 }
 
-/// Every rank's supernode index, gathered by `gasnet_init`.
-static SUPERNODES: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+/// `gasnet_init` returned.
+static INITIALISED: AtomicBool = AtomicBool::new(false);
 
 /// The smallest segment limit over the job, found by `gasnet_init`.
 static GLOBAL_MAX: AtomicUsize = AtomicUsize::new(0);
@@ -86,16 +86,7 @@ pub extern "C" fn gasnet_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> 
         Ok(v) => GLOBAL_MAX.store(v[0] as usize, Ordering::Relaxed),
         Err(e) => crate::am::failed(CALL, &e),
     }
-    // Gather every rank's supernode index: each fills its own slot of a
-    // zeroed vector, and the maximum over the ranks is all of them.
-    let mut slots = vec![0u64; a.client.size()];
-    slots[a.client.rank()] = a.client.neighbourhood().index as u64;
-    match world.allreduce(CollOp::Max, &slots) {
-        Ok(v) => {
-            let _ = SUPERNODES.set(v.into_iter().map(|x| x as u32).collect());
-        }
-        Err(e) => crate::am::failed(CALL, &e),
-    }
+    INITIALISED.store(true, Ordering::Release);
     GASNET_OK
 }
 
@@ -109,15 +100,16 @@ pub extern "C" fn gasnet_getNodeInfo(
 ) -> c_int {
     const CALL: &str = "gasnet_getNodeInfo";
     let a = api(CALL);
-    let Some(sn) = SUPERNODES.get() else {
+    if !INITIALISED.load(Ordering::Acquire) {
         return error_return(CALL, GASNET_ERR_NOT_INIT, "called before gasnet_init");
-    };
+    }
     if let Some(rc) = bad_table(CALL, "nodeinfo_table", nodeinfo_table, numentries) {
         return rc;
     }
     let segs = a.segs.borrow();
     let hosts = a.client.hosts();
-    for (r, &supernode) in sn.iter().enumerate().take(numentries as usize) {
+    for r in 0..(numentries as usize).min(a.client.size()) {
+        let supernode = a.client.neighbourhood_of(r).unwrap_or(0) as u32;
         let offset = match (segs.get(r), a.client.shared_segment(r)) {
             (Some(s), Some((local, _))) => (local as usize).wrapping_sub(s.base as usize),
             _ => 0,

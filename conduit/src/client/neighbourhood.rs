@@ -24,7 +24,15 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// `gex_System_QueryMyPosition`). With the path off every rank is a
     /// neighbourhood of its own.
     pub fn neighbourhood(&self) -> Position {
-        self.core.nbrhd
+        self.core.nbrhds.position(self.core.rank)
+    }
+
+    /// The neighbourhood (supernode) index of `rank`, as
+    /// [`neighbourhood`](Self::neighbourhood) gives each rank its own
+    /// (GASNet-1's `gasnet_getNodeInfo` supernode field); `None` for a rank
+    /// outside the job. Known from start-up: no communication.
+    pub fn neighbourhood_of(&self, rank: usize) -> Option<usize> {
+        self.core.nbrhds.of(rank)
     }
 
     /// Whether puts, gets and AMs to `rank` take the shared-memory path.

@@ -104,23 +104,74 @@ pub struct Position {
     pub index: usize,
 }
 
-/// The neighbourhood position of `rank` when every rank of every host is
-/// grouped as [`supernode_of`] does (`hosts[r]`: the ranks of `r`'s host).
-pub fn position_of(
-    rank: usize,
-    hosts: &dyn Fn(usize) -> Vec<usize>,
-    kernel: &[[u64; 2]],
-    maxsize: usize,
-) -> Position {
-    let mut leaders: Vec<usize> = (0..kernel.len())
-        .map(|r| supernode_of(r, &hosts(r), kernel, maxsize)[0])
-        .collect();
-    let mine = supernode_of(rank, &hosts(rank), kernel, maxsize)[0];
-    leaders.sort_unstable();
-    leaders.dedup();
-    Position {
-        count: leaders.len(),
-        index: leaders.iter().position(|&l| l == mine).unwrap_or(0),
+/// Every rank's neighbourhood (supernode) index, ordered by the
+/// neighbourhoods' lowest ranks: what GASNet's `gasnet_getNodeInfo` reports
+/// per rank, and (for one rank) `gex_System_QueryMyPosition`. Computed
+/// once at start-up from data every rank already has (no exchange).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbourhoods {
+    count: usize,
+    of: Box<[u32]>,
+}
+
+impl Neighbourhoods {
+    /// Every rank of every host grouped as [`supernode_of`] does
+    /// (`hosts(r)`: the ranks of `r`'s host, in rank order).
+    pub fn grouped(
+        hosts: &dyn Fn(usize) -> Vec<usize>,
+        kernel: &[[u64; 2]],
+        maxsize: usize,
+    ) -> Self {
+        let n = kernel.len();
+        // A rank's neighbourhood is named by its lowest member; only the
+        // first rank of each host's group computes the group.
+        let mut leader = vec![usize::MAX; n];
+        for r in 0..n {
+            if leader[r] == usize::MAX {
+                for m in supernode_of(r, &hosts(r), kernel, maxsize) {
+                    leader[m] = leader[m].min(r);
+                }
+                leader[r] = leader[r].min(r);
+            }
+        }
+        let mut leaders: Vec<usize> = leader.clone();
+        leaders.sort_unstable();
+        leaders.dedup();
+        let of = leader
+            .iter()
+            .map(|l| leaders.binary_search(l).unwrap_or(0) as u32)
+            .collect();
+        Neighbourhoods {
+            count: leaders.len(),
+            of,
+        }
+    }
+
+    /// With the shared-memory path off: every rank a neighbourhood of its
+    /// own.
+    pub fn singletons(size: usize) -> Self {
+        Neighbourhoods {
+            count: size,
+            of: (0..size as u32).collect(),
+        }
+    }
+
+    /// How many neighbourhoods the job has.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// `rank`'s neighbourhood index, if `rank` is in the job.
+    pub fn of(&self, rank: usize) -> Option<usize> {
+        self.of.get(rank).map(|&i| i as usize)
+    }
+
+    /// Where `rank`'s neighbourhood sits among the job's.
+    pub fn position(&self, rank: usize) -> Position {
+        Position {
+            count: self.count,
+            index: self.of(rank).unwrap_or(0),
+        }
     }
 }
 
@@ -146,7 +197,7 @@ mod tests {
         // Host A: ranks 0, 1, 2; host B: ranks 3, 4 (4 in another kernel).
         let k = [[1, 1], [1, 1], [1, 1], [1, 1], [2, 1]];
         let hosts = |r: usize| if r < 3 { vec![0, 1, 2] } else { vec![3, 4] };
-        let p = |r, m| position_of(r, &hosts, &k, m);
+        let p = |r, m| Neighbourhoods::grouped(&hosts, &k, m).position(r);
         assert_eq!(p(0, 0), Position { count: 3, index: 0 });
         assert_eq!(p(2, 0), Position { count: 3, index: 0 });
         assert_eq!(p(3, 0), Position { count: 3, index: 1 });
@@ -154,6 +205,41 @@ mod tests {
         // Groups of 2: {0,1} {2} {3} {4}.
         assert_eq!(p(2, 2), Position { count: 4, index: 1 });
         assert_eq!(p(4, 2), Position { count: 4, index: 3 });
+        // Every rank's index at once, and the path off.
+        let all = Neighbourhoods::grouped(&hosts, &k, 2);
+        assert_eq!(
+            (0..5).map(|r| all.of(r).unwrap()).collect::<Vec<_>>(),
+            [0, 0, 1, 2, 3]
+        );
+        assert_eq!(all.of(5), None);
+        let off = Neighbourhoods::singletons(3);
+        assert_eq!(off.position(2), Position { count: 3, index: 2 });
+    }
+
+    #[test]
+    fn interleaved_hosts_name_groups_by_their_lowest_rank() {
+        // Round-robin placement: host A has 0, 2, 4; host B has 1, 3, 5.
+        let k = [[1, 1]; 6];
+        let hosts = |r: usize| {
+            if r % 2 == 0 {
+                vec![0, 2, 4]
+            } else {
+                vec![1, 3, 5]
+            }
+        };
+        let all = Neighbourhoods::grouped(&hosts, &k, 0);
+        assert_eq!(all.count(), 2);
+        assert_eq!(
+            (0..6).map(|r| all.of(r).unwrap()).collect::<Vec<_>>(),
+            [0, 1, 0, 1, 0, 1]
+        );
+        // Groups of 2 on each host: {0,2} {1,3} {4} {5}, indexed by lowest rank.
+        let pairs = Neighbourhoods::grouped(&hosts, &k, 2);
+        assert_eq!(pairs.count(), 4);
+        assert_eq!(
+            (0..6).map(|r| pairs.of(r).unwrap()).collect::<Vec<_>>(),
+            [0, 1, 0, 1, 2, 3]
+        );
     }
 
     #[test]

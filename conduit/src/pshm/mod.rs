@@ -27,7 +27,7 @@ mod discovery;
 pub mod ring;
 
 use discovery::{kernel_identity, Published};
-pub use discovery::{position_of, supernode_of, Position, SEGMENT_RECORD};
+pub use discovery::{supernode_of, Neighbourhoods, Position, SEGMENT_RECORD};
 
 use crate::client::Error;
 use crate::config::Config;
@@ -82,14 +82,14 @@ pub(crate) struct Shared<M: Mode> {
 impl<M: Mode> Shared<M> {
     /// Discover the supernode, create this rank's inbox, map the peers'
     /// (collective: one exchange over the bootstrap). `None` when the path
-    /// is off or this rank is alone in its supernode; the position is this
-    /// rank's neighbourhood's (each rank its own when the path is off).
+    /// is off or this rank is alone in its supernode; with it, every rank's
+    /// neighbourhood (each rank its own when the path is off).
     pub fn setup(
         boot: &dyn crate::boot::Bootstrap,
         cfg: &Config,
         sets: usize,
         largest: usize,
-    ) -> Result<(Option<Shared<M>>, Position), Error> {
+    ) -> Result<(Option<Shared<M>>, Neighbourhoods), Error> {
         let (rank, size) = (boot.rank(), boot.size());
         let maxsize = cfg.pshm.supernode_maxsize;
         let cap = cfg
@@ -140,26 +140,23 @@ impl<M: Mode> Shared<M> {
             )));
         }
         let kernels: Vec<[u64; 2]> = recs.iter().map(|p| p.kernel).collect();
-        let position = if cfg.pshm.enabled() {
+        let nbrhds = if cfg.pshm.enabled() {
             let of_host = |r: usize| {
                 hosts
                     .host_of(r)
                     .map(|h| hosts.ranks_on_host(h).to_vec())
                     .unwrap_or_else(|| vec![r])
             };
-            position_of(rank, &of_host, &kernels, maxsize)
+            Neighbourhoods::grouped(&of_host, &kernels, maxsize)
         } else {
-            Position {
-                count: size,
-                index: rank,
-            }
+            Neighbourhoods::singletons(size)
         };
         let Some(inbox) = inbox else {
-            return Ok((None, position));
+            return Ok((None, nbrhds));
         };
         let members = supernode_of(rank, &host_ranks, &kernels, maxsize);
         if members.len() < 2 {
-            return Ok((None, position));
+            return Ok((None, nbrhds));
         }
         let n = members.len();
         let me = members.iter().position(|&r| r == rank).unwrap_or(0);
@@ -243,7 +240,7 @@ set {}=1 to turn the shared-memory path off",
                 _inboxes: inboxes,
                 segments: OnceLock::new(),
             }),
-            position,
+            nbrhds,
         ))
     }
 

@@ -176,8 +176,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub tagged: OnceLock<crate::tagged::engine::Engine<M>>,
     /// The shared-memory path to the ranks of this supernode.
     pub pshm: Option<crate::pshm::Shared<M>>,
-    /// This rank's neighbourhood (supernode) among the job's.
-    pub nbrhd: crate::pshm::Position,
+    /// Every rank's neighbourhood (supernode) index.
+    pub nbrhds: crate::pshm::Neighbourhoods,
     /// The provider's address vector holds this rank's own endpoints only
     /// ([`OpenPlan::own_addresses_only`]): it reaches no other rank.
     pub own_addresses_only: bool,
@@ -310,7 +310,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let sets = p.sets.max(1);
         // The supernode first: when it holds every rank, the provider's
         // address vector needs none of the others' endpoints.
-        let (pshm, nbrhd) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
+        let (pshm, nbrhds) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
         if cfg.pshm.enabled() {
             // Every member has mapped the others' memory before any opens
             // the network: a rank that then fails to open it cannot make
@@ -410,7 +410,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             end: p.end,
             tagged: OnceLock::new(),
             pshm,
-            nbrhd,
+            nbrhds,
             own_addresses_only: plan.own_addresses_only,
             atomics: atomic::AtomicState::new(),
             coll: coll::CollState::new(),
