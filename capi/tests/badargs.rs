@@ -81,6 +81,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("leaf-noop", 1, "*** FATAL ERROR (proc 0): in gex_Event_QueryLeaf(): root=GEX_EVENT_NO_OP is not a root event"),
     ("legacy-init-twice", 0, "GASNet gasnet_init returning an error code: GASNET_ERR_NOT_INIT (GASNet message layer not initialized): GASNet is already initialised"),
     ("legacy-seginfo-null", 0, "GASNet gasnet_getSegmentInfo returning an error code: GASNET_ERR_BAD_ARG (Invalid function parameter passed): seginfo_table=0xADDR with numentries=2"),
+    ("legacy-nodeinfo-no-init", 0, "GASNet gasnet_getNodeInfo returning an error code: GASNET_ERR_NOT_INIT (GASNet message layer not initialized): called before gasnet_init"),
     ("legacy-msgsource", 1, "*** FATAL ERROR (proc 0): in gasnet_AMGetMsgSource(): token=0xADDR is not the token of a running AM handler (tokens are valid only inside their handler)"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),

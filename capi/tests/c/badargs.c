@@ -190,6 +190,9 @@ int main(int argc, char **argv) {
             report("gasnet_init", gasnet_init(&argc, &argv));
         } else if (!strcmp(mode, "legacy-seginfo-null")) {
             report("gasnet_getSegmentInfo", gasnet_getSegmentInfo(NULL, 2));
+        } else if (!strcmp(mode, "legacy-nodeinfo-no-init")) {
+            gasnet_nodeinfo_t ni[2];
+            report("gasnet_getNodeInfo", gasnet_getNodeInfo(ni, 2));
         } else if (!strcmp(mode, "legacy-msgsource")) {
             gasnet_node_t src;
             gasnet_AMGetMsgSource(NULL, &src);
