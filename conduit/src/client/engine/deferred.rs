@@ -10,6 +10,7 @@
 //! can account for) are not deferred: the operation cannot finish, so they
 //! are returned at once (and where transfers are in flight, abort).
 
+use super::progress::Fault;
 use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
@@ -60,12 +61,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// is deferred to the next poll, a fatal one returned.
     #[inline]
     pub(crate) fn progress_within(&self, set: usize, wait: Progress) -> Result<(), Error> {
+        self.progress_deferring(set, wait).map_err(|e| *e)
+    }
+
+    /// `progress_within` for the spinning waits, with the error boxed (see
+    /// [`Fault`]).
+    #[inline(always)]
+    pub(crate) fn progress_deferring(&self, set: usize, wait: Progress) -> Result<(), Fault> {
         match self.progress(set, wait) {
+            Ok(()) => Ok(()),
             Err(e) if !e.is_fatal() => {
-                self.deferred.put(e);
+                self.deferred.put(*e);
                 Ok(())
             }
-            r => r,
+            Err(e) => Err(e),
         }
     }
 }

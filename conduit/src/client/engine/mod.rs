@@ -417,7 +417,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {
-                core.repost(s, side)?;
+                core.repost(s, side).map_err(|e| *e)?;
             }
         }
         core.boot.barrier()?;
@@ -469,13 +469,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // The same round may have met a peer's exit: the exit's report
             // looks at deferred errors.
             Err(e) if !e.is_fatal() && self.exiting() => {
-                self.deferred.put(e);
+                self.deferred.put(*e);
                 Ok(())
             }
             r => r,
         };
         self.exit_if_requested()?;
-        r?;
+        r.map_err(|e| *e)?;
         if self.coll_pending() {
             self.coll_advance()?;
         }

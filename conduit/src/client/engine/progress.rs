@@ -25,15 +25,28 @@ pub(crate) enum Progress {
     Replies,
 }
 
+/// An error met in a round of progress, boxed: the round's functions pass
+/// `Result<(), Fault>` (one word, returned in a register) rather than the
+/// 120-byte [`Error`], which a spinning wait would otherwise copy through
+/// stack slots several times per round (measured: the poll loop's own
+/// share of a provider round trip halves).
+pub(crate) type Fault = Box<Error>;
+
 /// Keep the first error.
 #[inline(always)]
-pub(super) fn keep(first: &mut Option<Error>, r: Result<(), Error>) {
+pub(super) fn keep<E: Into<Fault>>(first: &mut Option<Fault>, r: Result<(), E>) {
     if let Err(e) = r {
-        if first.is_none() {
-            *first = Some(e);
-        } else {
-            tracing::debug!("further error in the same poll: {e}");
-        }
+        keep_err(first, e.into());
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn keep_err(first: &mut Option<Fault>, e: Fault) {
+    if first.is_none() {
+        *first = Some(e);
+    } else {
+        tracing::debug!("further error in the same poll: {e}");
     }
 }
 
@@ -45,7 +58,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// whose thread is done still completes its sends and answers its
     /// peers. The TX queue is read once per round.
     #[inline]
-    pub fn progress(&self, set: usize, what: Progress) -> Result<(), Error> {
+    pub fn progress(&self, set: usize, what: Progress) -> Result<(), Fault> {
         let r = self.progress_set(set, what);
         if let Some(t) = self.tagged.get() {
             let mut first = None;
@@ -74,7 +87,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     #[inline(always)]
-    fn progress_set(&self, set: usize, what: Progress) -> Result<(), Error> {
+    fn progress_set(&self, set: usize, what: Progress) -> Result<(), Fault> {
         let shared = self.pshm.as_ref();
         if let Some(sh) = shared.filter(|sh| {
             sh.all_local
@@ -115,7 +128,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     #[inline(always)]
-    fn poll_tx(&self, s: &EpSet<M>, seen: &mut usize) -> Result<(), Error> {
+    fn poll_tx(&self, s: &EpSet<M>, seen: &mut usize) -> Result<(), Fault> {
         let mut raw = [MaybeUninit::<Completion>::uninit(); MAX_BATCH];
         let want = self.batch.min(MAX_BATCH);
         let polled = {
@@ -148,7 +161,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
         want: usize,
         seen: &mut usize,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Fault> {
         let mut first = None;
         let mut left = self.batch;
         loop {

@@ -9,7 +9,7 @@
 //! dropped. A handler that panics leaves the rest of its batch queued for
 //! the next poll (on any thread): nothing read from a queue is lost.
 
-use super::progress::keep;
+use super::progress::{keep, Fault};
 use super::{Core, EpSet};
 use crate::client::error::Error;
 use crate::sync::{Counter, Lock, Mode};
@@ -117,7 +117,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// a spinning wait meets most (nothing queued, an empty queue) stays
     /// inline; the rest is out of line.
     #[inline(always)]
-    pub(super) fn poll_rx(&self, s: &EpSet<M>, side: Side, seen: &mut usize) -> Result<(), Error> {
+    pub(super) fn poll_rx(&self, s: &EpSet<M>, side: Side, seen: &mut usize) -> Result<(), Fault> {
         let mut first = None;
         if !s.queue[side.index()].lock().is_empty() {
             self.run_queued(s, side, seen, &mut first);
@@ -141,7 +141,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
         want: usize,
         seen: &mut usize,
-        first: &mut Option<Error>,
+        first: &mut Option<Fault>,
     ) -> bool {
         let Some(g) = s.cq[1 + side.index()].try_lock() else {
             return false;
@@ -179,7 +179,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         raw: &mut [MaybeUninit<Completion>; MAX_BATCH],
         mut left: usize,
         seen: &mut usize,
-        first: &mut Option<Error>,
+        first: &mut Option<Fault>,
     ) {
         while left > 0 {
             let want = left.min(MAX_BATCH);
@@ -199,7 +199,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         s: &EpSet<M>,
         side: Side,
         seen: &mut usize,
-        first: &mut Option<Error>,
+        first: &mut Option<Fault>,
     ) {
         let q = std::mem::take(&mut *s.queue[side.index()].lock());
         *seen += q.len();
@@ -230,7 +230,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         raw: &[MaybeUninit<Completion>],
         n: usize,
         seen: &mut usize,
-        first: &mut Option<Error>,
+        first: &mut Option<Fault>,
     ) {
         *seen += n;
         s.stats.cq_reads.add(1);
@@ -352,11 +352,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Post the buffers of `side` that wait for a post (the check that
     /// none does stays inline).
     #[inline(always)]
-    pub(super) fn repost(&self, s: &EpSet<M>, side: Side) -> Result<(), Error> {
+    pub(super) fn repost(&self, s: &EpSet<M>, side: Side) -> Result<(), Fault> {
         if s.rx[side.index()].lock().nothing_to_post() {
             return Ok(());
         }
-        self.post_waiting(s, side)
+        Ok(self.post_waiting(s, side)?)
     }
 
     /// Post the buffers that wait. After a multi-receive post answered "no

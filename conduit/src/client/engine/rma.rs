@@ -267,7 +267,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// aborts.
     pub fn drain(&self, set: usize, op: OpId) {
         while self.sets[set].ops.lock().running(op) {
-            if let Err(e) = self.progress_within(set, Progress::Full) {
+            if let Err(e) = self.progress_deferring(set, Progress::Full) {
                 abort_in_flight(self.rank, &e);
             }
         }
@@ -297,7 +297,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             armed: true,
         };
         while self.sets[set].ops.lock().running(op) {
-            if let Err(e) = self.progress_within(set, wait) {
+            if let Err(e) = self.progress_deferring(set, wait) {
                 abort_in_flight(self.rank, &e);
             }
         }

@@ -2,7 +2,7 @@
 //! ranks of this supernode go into their rings, the rings sent to this rank
 //! are read by progress, and RMA with a supernode rank is a memory copy.
 
-use super::progress::keep;
+use super::progress::{keep, Fault};
 use super::{Core, Local, Progress};
 use crate::client::error::Error;
 use crate::client::stats::kind_index;
@@ -159,7 +159,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         set: usize,
         side: Side,
         seen: &mut usize,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Fault> {
         let (rings, lock) = sh.inbox(set, side);
         if rings.iter().all(|r| r.is_empty()) {
             return Ok(());
@@ -177,7 +177,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         set: usize,
         side: Side,
         seen: &mut usize,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Fault> {
         let Some(_g) = lock.try_lock() else {
             return Ok(());
         };
@@ -248,7 +248,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         sh: &Shared<M>,
         set: usize,
         what: Progress,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Fault> {
         let s = &self.sets[set];
         let mut first = None;
         let mut seen = 0usize;
