@@ -1,6 +1,7 @@
 //! The split-phase dissemination barrier (`am::barrier`) over AM Short on
 //! the first endpoint set.
 
+use super::progress::Fault;
 use super::{Core, Progress, H_BARRIER};
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
@@ -37,15 +38,26 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Wait for the notified barrier. Errors progress meets meanwhile that
     /// are not the barrier's wait for the next poll (the barrier's own
     /// messages are sent whatever else happens).
+    ///
+    /// The loop is the one a rank spins in while a peer measures against
+    /// it (and, over a provider whose RMA needs the target's progress,
+    /// while its segment is written): each round is one progress round and
+    /// a few loads, with errors passed boxed ([`Fault`]).
     pub fn barrier_wait(&self) -> Result<(), Error> {
+        self.barrier_wait_fault().map_err(|e| *e)
+    }
+
+    fn barrier_wait_fault(&self) -> Result<(), Fault> {
         loop {
-            self.progress_within(0, Progress::Full)?;
+            self.progress_deferring(0, Progress::Full)?;
             self.exit_if_requested()?;
             // A collective's error is not the barrier's: for the next poll.
-            if let Err(e) = self.coll_advance() {
-                self.deferred.put(e);
+            if self.coll_pending() {
+                if let Err(e) = self.coll_advance() {
+                    self.deferred.put(e);
+                }
             }
-            if self.barrier_advance()? {
+            if self.barrier_step()? {
                 return Ok(());
             }
         }
@@ -53,14 +65,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// After a poll: whether the notified barrier completed.
     pub fn barrier_advance(&self) -> Result<bool, Error> {
-        let (sends, done) = self.barrier.lock().advance()?;
+        self.barrier_step().map_err(|e| *e)
+    }
+
+    #[inline]
+    fn barrier_step(&self) -> Result<bool, Fault> {
+        let (sends, done) = self.barrier.lock().advance().map_err(Error::from)?;
         for s in sends {
             self.send_barrier(s.dest, &s.args)?;
         }
         match done {
             None => Ok(false),
             Some(Outcome::Ok) => Ok(true),
-            Some(Outcome::Mismatch) => Err(Error::BarrierMismatch),
+            Some(Outcome::Mismatch) => Err(Box::new(Error::BarrierMismatch)),
         }
     }
 }
