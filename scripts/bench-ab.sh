@@ -9,6 +9,12 @@
 #
 # rtt: AM Short round trip (--tests am); put: 8-byte blocking put
 # (--tests rma). OLD_DIR and NEW_DIR hold gasnetrun-ofi and gex-bench.
+# Each build runs from COPIES (default 4) copies of its two binaries, used
+# in turn: a file's code sits in the same physical pages for as long as it
+# stays in the page cache, and where those pages fall in the caches moves a
+# spin loop's latency by a few percent, the same way for a whole series
+# (two fresh copies of one build measured 0.98-0.99 apart; four copies
+# each, 1.001).
 # Measure on a quiet machine.
 set -euo pipefail
 if [ $# -lt 3 ]; then
@@ -18,11 +24,23 @@ fi
 old=$1 new=$2 what=$3 rounds=${4:-20} prov=${5:-shm}
 # shellcheck source=bench-figure.sh
 source "$(dirname "$0")/bench-figure.sh" bench-ab
+copies=${COPIES:-4}
+case $copies in
+  ''|*[!0-9]*|0) echo "bench-ab: COPIES must be a positive whole number, not '$copies'" >&2; exit 2 ;;
+esac
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-for _ in $(seq 1 "$rounds"); do
+bins=$(mktemp -d)
+trap 'rm -rf "$out" "$bins"' EXIT
+for v in old new; do
+  d=$old; [ $v = new ] && d=$new
+  for c in $(seq 1 "$copies"); do
+    mkdir -p "$bins/$v$c"
+    cp "$d/gasnetrun-ofi" "$d/gex-bench" "$bins/$v$c/"
+  done
+done
+for r in $(seq 1 "$rounds"); do
   for v in old new; do
-    d=$old; [ $v = new ] && d=$new
+    d=$bins/$v$(( (r - 1) % copies + 1 ))
     x=$(timeout 300 "$d/gasnetrun-ofi" -n 2 -E FI_PROVIDER,GASNET_OFI_DEVICE,GASNET_SUPERNODE_MAXSIZE \
           "$d/gex-bench" "${args[@]}" 2>&1 | pick | sort -n | sed -n 3p)
     [ -n "$x" ] || { echo "bench-ab: a $v run printed no figure" >&2; exit 1; }
