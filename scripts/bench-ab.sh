@@ -26,8 +26,18 @@ old=$1 new=$2 what=$3 rounds=${4:-20} prov=${5:-shm}
 source "$(dirname "$0")/bench-figure.sh" bench-ab
 copies=${COPIES:-4}
 case $copies in
-  ''|*[!0-9]*|0) echo "bench-ab: COPIES must be a positive whole number, not '$copies'" >&2; exit 2 ;;
+  *[!0-9]*) copies_ok=0 ;;
+  *) copies_ok=$(( 10#$copies >= 1 )) ;;
 esac
+if [ "$copies_ok" != 1 ]; then
+  echo "bench-ab: COPIES must be a positive integer, not '$copies'" >&2
+  exit 2
+fi
+for d in "$old" "$new"; do
+  for b in gasnetrun-ofi gex-bench; do
+    [ -x "$d/$b" ] || { echo "bench-ab: '$d' holds no $b (give the target/release of a build with -p bench -p gasnetrun-ofi)" >&2; exit 2; }
+  done
+done
 out=$(mktemp)
 bins=$(mktemp -d)
 trap 'rm -rf "$out" "$bins"' EXIT

@@ -69,6 +69,37 @@ fn benchmark_scripts_refuse_an_unknown_figure() {
 }
 
 #[test]
+fn bench_ab_refuses_a_bad_copy_count() {
+    for bad in ["0", "00", "four", "-1"] {
+        let mut cmd = Command::new("bash");
+        cmd.arg(script("bench-ab.sh"))
+            .args(["old", "new", "rtt"])
+            .env("COPIES", bad);
+        let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "COPIES={bad}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("bench-ab: COPIES must be a positive integer, not '{bad}'")
+        );
+    }
+}
+
+#[test]
+fn bench_ab_refuses_a_directory_without_the_binaries() {
+    let (code, err) = run(
+        "bench-ab.sh",
+        &["/nonexistent-old", "/nonexistent-new", "put"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-ab: '/nonexistent-old' holds no gasnetrun-ofi (give the target/release of a \
+         build with -p bench -p gasnetrun-ofi)"
+    );
+}
+
+#[test]
 fn bench_gasnet_smp_refuses_bad_arguments() {
     let (code, err) = run("bench-gasnet-smp.sh", &["/nonexistent-gasnet"]);
     assert_eq!(code, Some(2), "{err}");
