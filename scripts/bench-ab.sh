@@ -5,7 +5,7 @@
 # figure of a run is the median of its 5 repetitions. Printed: each build's
 # median over the runs, NEW/OLD, and a 90% bootstrap interval of NEW/OLD.
 #
-#   bash scripts/bench-ab.sh OLD_DIR NEW_DIR rtt|put [ROUNDS] [PROVIDER]
+#   [COPIES=N] bash scripts/bench-ab.sh OLD_DIR NEW_DIR rtt|put [ROUNDS] [PROVIDER]
 #
 # rtt: AM Short round trip (--tests am); put: 8-byte blocking put
 # (--tests rma). OLD_DIR and NEW_DIR hold gasnetrun-ofi and gex-bench.
@@ -18,7 +18,7 @@
 # Measure on a quiet machine.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 old=$1 new=$2 what=$3 rounds=${4:-20} prov=${5:-shm}
