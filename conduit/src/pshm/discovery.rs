@@ -131,6 +131,9 @@ impl Neighbourhoods {
                 for m in supernode_of(r, &hosts(r), kernel, maxsize) {
                     leader[m] = leader[m].min(r);
                 }
+                // A host map that leaves `r` out of its own host's ranks
+                // (supernode_of then answers that host's first group):
+                // `r` still names a neighbourhood of its own.
                 leader[r] = leader[r].min(r);
             }
         }
