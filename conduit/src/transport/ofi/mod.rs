@@ -29,7 +29,7 @@ mod lock;
 mod open;
 use addr::{ep_index, lookup};
 
-pub use lock::{DomainLock, Synced, Unsynced};
+pub use lock::{DomainLock, Synced, Tally, Unsynced};
 pub use open::OfiNetwork;
 pub(crate) use open::{pack_names, unpack_names};
 
@@ -63,7 +63,19 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     domain: Domain,
     next_key: AtomicU64,
     lock: L,
+    /// Per set: operations posted with a transmit completion whose
+    /// completion has not been read yet. While it is zero a round does not
+    /// read the TX queue (each `fi_cq_read` of a shared queue drives the
+    /// progress of every endpoint bound to it).
+    pending: Box<[L::Tally]>,
+    /// Per set: rounds in a row that skipped the TX queue; every
+    /// `TX_IDLE_READ`th reads it anyway, so an error completion of an
+    /// operation that asked for none is still reported.
+    tx_idle: Box<[L::Tally]>,
 }
+
+/// An idle round reads the TX queue once in this many.
+const TX_IDLE_READ: usize = 64;
 
 impl<L: DomainLock> std::fmt::Debug for OfiTransport<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -124,6 +136,51 @@ impl<L: DomainLock> OfiTransport<L> {
     #[inline]
     fn ep(&self, set: usize, ep: Ep) -> &Endpoint {
         &self.sets[set].eps[ep_index(ep)]
+    }
+
+    /// Post an operation that reports a transmit completion: counted
+    /// before the call (its completion may be read by another thread
+    /// before the call returns), uncounted if the post fails.
+    #[inline(always)]
+    fn counted(
+        &self,
+        set: usize,
+        post: impl FnOnce() -> Result<(), PostError>,
+    ) -> Result<(), PostError> {
+        let p = &self.pending[set];
+        p.add(1);
+        let r = post();
+        if r.is_err() {
+            p.sub(1);
+        }
+        r
+    }
+
+    /// The TX queue of set `set`, unless nothing can be in it.
+    #[inline(always)]
+    fn poll_tx(&self, set: usize, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error> {
+        let s = &self.sets[set];
+        if self.pending[set].get() == 0 {
+            let idle = &self.tx_idle[set];
+            let n = idle.get() + 1;
+            if n < TX_IDLE_READ {
+                idle.set(n);
+                return Ok(Polled::Empty);
+            }
+            idle.set(0);
+        }
+        let r = if s.tx.len() == 1 {
+            self.read_queue(&s.tx[0], false, out)
+        } else {
+            self.poll_tx_queues(s, out)
+        };
+        match &r {
+            Ok(Polled::Empty) => {}
+            Ok(Polled::Completions(k)) => self.pending[set].sub(*k),
+            Ok(Polled::Error(_)) => self.pending[set].sub(1),
+            Err(_) => {}
+        }
+        r
     }
 
     /// The domain.
@@ -362,14 +419,16 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         ctx: Context,
     ) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
-        let _g = self.lock.enter();
-        // SAFETY: buffer lifetime per this function's contract; threading
-        // as in inject.
-        unsafe {
-            self.ep(set, ep)
-                .send(buf, len, to, ctx.encode() as *mut libc::c_void)
-        }
-        .map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: buffer lifetime per this function's contract; threading
+            // as in inject.
+            unsafe {
+                self.ep(set, ep)
+                    .send(buf, len, to, ctx.encode() as *mut libc::c_void)
+            }
+            .map_err(post_error)
+        })
     }
 
     #[inline]
@@ -412,24 +471,26 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             flags |= sys::FI_INJECT as u64;
         }
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        let _g = self.lock.enter();
-        // SAFETY: source lifetime per this function's contract (FI_INJECT
-        // copies it now); the remote range was checked against the target's
-        // segment by the caller; threading as in inject.
-        unsafe {
-            self.ep(set, Ep::Rma).write_msg(
-                src,
-                len,
-                desc,
-                to,
-                remote.addr,
-                remote.key,
-                ctx.encode() as *mut libc::c_void,
-                0,
-                flags,
-            )
-        }
-        .map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: source lifetime per this function's contract (FI_INJECT
+            // copies it now); the remote range was checked against the target's
+            // segment by the caller; threading as in inject.
+            unsafe {
+                self.ep(set, Ep::Rma).write_msg(
+                    src,
+                    len,
+                    desc,
+                    to,
+                    remote.addr,
+                    remote.key,
+                    ctx.encode() as *mut libc::c_void,
+                    0,
+                    flags,
+                )
+            }
+            .map_err(post_error)
+        })
     }
 
     #[inline]
@@ -445,27 +506,29 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        let _g = self.lock.enter();
-        // SAFETY: destination lifetime per this function's contract;
-        // threading as in inject.
-        unsafe {
-            self.ep(set, Ep::Rma).read_msg(
-                dst,
-                len,
-                desc,
-                src,
-                remote.addr,
-                remote.key,
-                ctx.encode() as *mut libc::c_void,
-                // A read's completion means its data is here; asking for
-                // FI_DELIVERY_COMPLETE as well (the endpoint's default
-                // for writes) makes shm route the read through the
-                // target's command queue instead of reading by CMA in
-                // the call (1 MiB: 91 instead of 168 us).
-                sys::FI_COMPLETION as u64,
-            )
-        }
-        .map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: destination lifetime per this function's contract;
+            // threading as in inject.
+            unsafe {
+                self.ep(set, Ep::Rma).read_msg(
+                    dst,
+                    len,
+                    desc,
+                    src,
+                    remote.addr,
+                    remote.key,
+                    ctx.encode() as *mut libc::c_void,
+                    // A read's completion means its data is here; asking for
+                    // FI_DELIVERY_COMPLETE as well (the endpoint's default
+                    // for writes) makes shm route the read through the
+                    // target's command queue instead of reading by CMA in
+                    // the call (1 MiB: 91 instead of 168 us).
+                    sys::FI_COMPLETION as u64,
+                )
+            }
+            .map_err(post_error)
+        })
     }
 
     fn atomic_valid(&self, set: usize, ty: AtomicType, native: Native) -> bool {
@@ -510,11 +573,13 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             context: ctx.encode() as *mut libc::c_void,
             flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
         };
-        let _g = self.lock.enter();
-        // SAFETY: the buffers per this function's contract; the remote
-        // element was checked against the target's segment by the caller;
-        // threading as in inject.
-        unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: the buffers per this function's contract; the remote
+            // element was checked against the target's segment by the caller;
+            // threading as in inject.
+            unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
+        })
     }
 
     unsafe fn rma_vec(
@@ -531,13 +596,20 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         } else {
             sys::FI_COMPLETION as u64
         };
-        let _g = self.lock.enter();
-        // SAFETY: per this function's contract; threading as in inject.
-        unsafe {
-            self.ep(set, Ep::Rma)
-                .rma_vec(write, v, to, ctx.encode() as *mut libc::c_void, flags)
-        }
-        .map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: per this function's contract; threading as in inject.
+            unsafe {
+                self.ep(set, Ep::Rma).rma_vec(
+                    write,
+                    v,
+                    to,
+                    ctx.encode() as *mut libc::c_void,
+                    flags,
+                )
+            }
+            .map_err(post_error)
+        })
     }
 
     unsafe fn write_landing(
@@ -552,13 +624,15 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let to = self.addr(dest, set, ep)?;
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
-        let _g = self.lock.enter();
-        // SAFETY: per this function's contract; threading as in inject.
-        unsafe {
-            self.ep(set, ep)
-                .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
-        }
-        .map_err(post_error)
+        self.counted(set, || {
+            let _g = self.lock.enter();
+            // SAFETY: per this function's contract; threading as in inject.
+            unsafe {
+                self.ep(set, ep)
+                    .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
+            }
+            .map_err(post_error)
+        })
     }
 
     #[inline(always)]
@@ -571,8 +645,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let s = &self.sets[set];
         match cq {
             Cq::Rx(side) => self.read_queue(&s.rx[side.index()], true, out),
-            Cq::Tx if s.tx.len() == 1 => self.read_queue(&s.tx[0], false, out),
-            Cq::Tx => self.poll_tx_queues(s, out),
+            Cq::Tx => self.poll_tx(set, out),
         }
     }
 }

@@ -121,8 +121,14 @@ impl<L: DomainLock> OfiNetwork<L> {
         let req = msg_ep(&rx[0], &mut tx)?;
         let rep = msg_ep(&rx[1], &mut tx)?;
         let q = tx_for(&mut tx)?;
+        // The RMA endpoint's receive side (no completions: it takes no
+        // messages, and RMA at the target reports none) is bound to the
+        // request queue, so reading that queue drives the progress of
+        // transfers targeting this rank: the TX queue is read only while
+        // something of this rank is in flight.
         let rma = Endpoint::open_with(domain, Some(&rma_info))?
-            .bind_cq(&q, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
+            .bind_cq(&q, sys::FI_TRANSMIT as u64)?
+            .bind_cq(&rx[0], sys::FI_RECV as u64)?
             .bind_av(av)?
             .enable()?;
         Ok(OfiSet {
@@ -211,6 +217,8 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 // unique in the domain.
                 next_key: AtomicU64::new(1),
                 lock: L::new(net.big_lock),
+                pending: (0..plan.sets).map(|_| Default::default()).collect(),
+                tx_idle: (0..plan.sets).map(|_| Default::default()).collect(),
             },
             pack_names(&names),
         ))
