@@ -207,6 +207,14 @@ impl RecvAccounting {
         self.queue.is_empty()
     }
 
+    /// Whether posting should not wait for an idle moment: half or more of
+    /// the buffers wait for a post (a busy receiver keeps at least half of
+    /// its buffers with the provider).
+    #[inline]
+    pub fn post_due(&self) -> bool {
+        self.queue.len() * 2 >= self.bufs.len()
+    }
+
     /// Take the next buffer to post and say how; the caller posts it and
     /// reports with [`RecvAccounting::posted_ok`] or
     /// [`RecvAccounting::refused`] (each buffer goes to one poster). The
@@ -384,6 +392,28 @@ mod tests {
         );
         assert!(r.consumed(0, b));
         assert_eq!(r.next_post(), Some((0, PostAs::Multi)));
+    }
+
+    /// A busy receiver may leave consumed buffers unposted until half of
+    /// them are out, never more.
+    #[test]
+    fn posting_is_due_once_half_the_buffers_wait() {
+        let mut r = RecvAccounting::new(4, 64, RecvMode::PerMessage);
+        assert!(r.post_due(), "nothing posted yet");
+        posted_all(&mut r);
+        assert!(!r.post_due());
+        for (i, due) in [(0, false), (1, true), (2, true)] {
+            let a = r.arrived(i, None, 16, true).unwrap().unwrap();
+            assert!(r.consumed(i, a));
+            assert_eq!(r.post_due(), due, "after buffer {i}");
+        }
+        posted_all(&mut r);
+        assert!(!r.post_due());
+        let mut one = RecvAccounting::new(1, 64, RecvMode::PerMessage);
+        posted_all(&mut one);
+        let a = one.arrived(0, None, 16, true).unwrap().unwrap();
+        assert!(one.consumed(0, a));
+        assert!(one.post_due(), "a single buffer is reposted at once");
     }
 
     /// The tcp;ofi_rxm 1.17 pattern: the last message of a buffer (with

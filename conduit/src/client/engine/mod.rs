@@ -417,7 +417,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         for s in core.sets.iter() {
             for side in [Side::Request, Side::Reply] {
-                core.repost(s, side).map_err(|e| *e)?;
+                core.repost(s, side, false).map_err(|e| *e)?;
             }
         }
         core.boot.barrier()?;

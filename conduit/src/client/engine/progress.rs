@@ -118,8 +118,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             );
         }
         keep(&mut first, self.poll_rx(s, Side::Reply, &mut seen));
-        keep(&mut first, self.repost(s, Side::Request));
-        keep(&mut first, self.repost(s, Side::Reply));
+        let busy = seen > 0;
+        keep(&mut first, self.repost(s, Side::Request, busy));
+        keep(&mut first, self.repost(s, Side::Reply, busy));
         if self.landing.get().is_some_and(|l| l.unsent(set)) {
             self.flush_credits(set);
         }

@@ -350,11 +350,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Post the buffers of `side` that wait for a post (the check that
-    /// none does stays inline).
+    /// none does stays inline). In a `busy` round (one that received or
+    /// completed something) they wait for an idle round unless half of the
+    /// buffers are out: a post costs the provider's locks and queue work,
+    /// and a round that just received a reply is on its requester's path
+    /// to the next request, while an idle round spins anyway.
     #[inline(always)]
-    pub(super) fn repost(&self, s: &EpSet<M>, side: Side) -> Result<(), Fault> {
-        if s.rx[side.index()].lock().nothing_to_post() {
-            return Ok(());
+    pub(super) fn repost(&self, s: &EpSet<M>, side: Side, busy: bool) -> Result<(), Fault> {
+        {
+            let a = s.rx[side.index()].lock();
+            if a.nothing_to_post() || (busy && !a.post_due()) {
+                return Ok(());
+            }
         }
         Ok(self.post_waiting(s, side)?)
     }
