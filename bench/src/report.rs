@@ -9,9 +9,9 @@ use std::fmt::Write;
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     /// `am_short_rtt`, `am_medium_flood`, `am_long_flood`, `am_long_rtt`,
-    /// `barrier`.
+    /// `empty_poll` (one round of progress that finds nothing), `barrier`.
     pub test: String,
-    /// Payload bytes (`None` for the barrier).
+    /// Payload bytes (`None` for the barrier and the empty poll).
     pub size: Option<usize>,
     /// `us` (lower is better) or `MB/s` (10^6 B/s, higher is better).
     pub unit: String,

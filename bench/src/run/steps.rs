@@ -32,6 +32,18 @@ impl Bench<'_> {
             f.ours.push(us);
             f.path = Some(path);
             self.progress(&format!("  {us:.3} us per round trip"));
+            // A round of progress that finds nothing (the other ranks
+            // poll too, in their wait for the next step): what every
+            // wait spins on, and what a message waits for before it is
+            // seen.
+            let n = self.o.iters;
+            let t = Instant::now();
+            for _ in 0..n {
+                self.c.poll()?;
+            }
+            let poll_us = t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64;
+            self.figs.get("empty_poll", None, "us").ours.push(poll_us);
+            self.progress(&format!("  {:.1} ns per empty poll", poll_us * 1e3));
         }
         self.step_end(false)
     }
