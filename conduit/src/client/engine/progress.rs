@@ -56,7 +56,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// One round of progress on set `set`; progress on set 0 (the client's
     /// own) also serves every set no thread owns right now, so an endpoint
     /// whose thread is done still completes its sends and answers its
-    /// peers. The TX queue is read once per round.
+    /// peers. The TX queue is read at most once per round (the transport
+    /// skips it while no post of the set owes a completion).
     #[inline]
     pub fn progress(&self, set: usize, what: Progress) -> Result<(), Fault> {
         let r = self.progress_set(set, what);

@@ -138,9 +138,10 @@ impl<L: DomainLock> OfiTransport<L> {
         &self.sets[set].eps[ep_index(ep)]
     }
 
-    /// Post an operation that reports a transmit completion: counted
-    /// before the call (its completion may be read by another thread
-    /// before the call returns), uncounted if the post fails.
+    /// Post an operation that reports a transmit completion, inside the
+    /// domain lock: counted before the call (its completion may be read by
+    /// another thread before the call returns), uncounted if the post
+    /// fails.
     #[inline(always)]
     fn counted(
         &self,
@@ -149,7 +150,10 @@ impl<L: DomainLock> OfiTransport<L> {
     ) -> Result<(), PostError> {
         let p = &self.pending[set];
         p.add(1);
-        let r = post();
+        let r = {
+            let _g = self.lock.enter();
+            post()
+        };
         if r.is_err() {
             p.sub(1);
         }
@@ -420,9 +424,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
         self.counted(set, || {
-            let _g = self.lock.enter();
-            // SAFETY: buffer lifetime per this function's contract; threading
-            // as in inject.
+            // SAFETY: buffer lifetime per this function's contract;
+            // `counted` holds the domain lock.
             unsafe {
                 self.ep(set, ep)
                     .send(buf, len, to, ctx.encode() as *mut libc::c_void)
@@ -472,10 +475,9 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         }
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
         self.counted(set, || {
-            let _g = self.lock.enter();
             // SAFETY: source lifetime per this function's contract (FI_INJECT
             // copies it now); the remote range was checked against the target's
-            // segment by the caller; threading as in inject.
+            // segment by the caller; `counted` holds the domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).write_msg(
                     src,
@@ -507,9 +509,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
         self.counted(set, || {
-            let _g = self.lock.enter();
             // SAFETY: destination lifetime per this function's contract;
-            // threading as in inject.
+            // `counted` holds the domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).read_msg(
                     dst,
@@ -574,10 +575,9 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
         };
         self.counted(set, || {
-            let _g = self.lock.enter();
             // SAFETY: the buffers per this function's contract; the remote
             // element was checked against the target's segment by the caller;
-            // threading as in inject.
+            // `counted` holds the domain lock.
             unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
         })
     }
@@ -597,8 +597,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             sys::FI_COMPLETION as u64
         };
         self.counted(set, || {
-            let _g = self.lock.enter();
-            // SAFETY: per this function's contract; threading as in inject.
+            // SAFETY: per this function's contract; `counted` holds the
+            // domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).rma_vec(
                     write,
@@ -625,8 +625,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
         self.counted(set, || {
-            let _g = self.lock.enter();
-            // SAFETY: per this function's contract; threading as in inject.
+            // SAFETY: per this function's contract; `counted` holds the
+            // domain lock.
             unsafe {
                 self.ep(set, ep)
                     .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
