@@ -67,10 +67,13 @@ impl Side {
 /// Which completion queue of a set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cq {
-    /// Sends and RMA (one queue, or one per endpoint on multi-CQ providers:
-    /// the transport reads them all).
+    /// Sends, and RMA where the transport reports it here (one queue, or
+    /// one per endpoint on multi-CQ providers: the transport reads them
+    /// all).
     Tx,
-    /// Receives of one side.
+    /// Receives of one side. A transport may report RMA transfers
+    /// ([`Context::Rma`]) on the reply side's queue, which every round of
+    /// progress reads in both modes; the libfabric transport does.
     Rx(Side),
 }
 

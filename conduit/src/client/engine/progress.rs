@@ -221,7 +221,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// A send or RMA transfer finished. RMA failures go to their operation
     /// (its waiter reports them); AM send failures are returned.
     #[inline]
-    fn tx_done(
+    pub(super) fn tx_done(
         &self,
         s: &EpSet<M>,
         ctx: Context,

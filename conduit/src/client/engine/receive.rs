@@ -286,7 +286,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let buf = match c.ctx {
             Context::Recv { buf } => buf,
             Context::Landed => return Ok(Some(Got::Landed(c.data))),
-            _ => {
+            // The RMA endpoint reports its transfers on the reply queue.
+            Context::Rma { .. } => {
+                self.tx_done(s, c.ctx, Ok(()))?;
+                return Ok(None);
+            }
+            Context::Send { .. } => {
                 return Err(Error::UnknownContext {
                     value: c.ctx.encode(),
                 })
@@ -335,6 +340,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     fn on_recv_error(&self, s: &EpSet<M>, side: Side, e: ErrorCompletion) -> Result<(), Error> {
+        if let Some(ctx @ Context::Rma { .. }) = e.ctx {
+            // An RMA transfer failed: its operation's waiter reports it.
+            return self.tx_done(s, ctx, Err(e.transfer_error()));
+        }
         if let Some(Context::Recv { buf }) = e.ctx {
             // The failed post is over (a single post always; a
             // multi-receive post when the flag says so).

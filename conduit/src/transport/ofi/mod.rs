@@ -160,6 +160,15 @@ impl<L: DomainLock> OfiTransport<L> {
         r
     }
 
+    /// Post an operation of the RMA endpoint, inside the domain lock. Its
+    /// completion is reported on the reply queue (read every round), not
+    /// the TX queue, so it is not counted.
+    #[inline(always)]
+    fn rma_post(&self, post: impl FnOnce() -> Result<(), PostError>) -> Result<(), PostError> {
+        let _g = self.lock.enter();
+        post()
+    }
+
     /// The TX queue of set `set`, unless nothing can be in it.
     #[inline(always)]
     fn poll_tx(&self, set: usize, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error> {
@@ -425,7 +434,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let to = self.addr(dest, set, ep)?;
         self.counted(set, || {
             // SAFETY: buffer lifetime per this function's contract;
-            // `counted` holds the domain lock.
+            // the closure runs inside the domain lock.
             unsafe {
                 self.ep(set, ep)
                     .send(buf, len, to, ctx.encode() as *mut libc::c_void)
@@ -474,10 +483,10 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             flags |= sys::FI_INJECT as u64;
         }
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.counted(set, || {
+        self.rma_post(|| {
             // SAFETY: source lifetime per this function's contract (FI_INJECT
             // copies it now); the remote range was checked against the target's
-            // segment by the caller; `counted` holds the domain lock.
+            // segment by the caller; the closure runs inside the domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).write_msg(
                     src,
@@ -508,9 +517,9 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.counted(set, || {
+        self.rma_post(|| {
             // SAFETY: destination lifetime per this function's contract;
-            // `counted` holds the domain lock.
+            // the closure runs inside the domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).read_msg(
                     dst,
@@ -574,10 +583,10 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             context: ctx.encode() as *mut libc::c_void,
             flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
         };
-        self.counted(set, || {
+        self.rma_post(|| {
             // SAFETY: the buffers per this function's contract; the remote
             // element was checked against the target's segment by the caller;
-            // `counted` holds the domain lock.
+            // the closure runs inside the domain lock.
             unsafe { self.ep(set, Ep::Rma).atomic(&a, io) }.map_err(post_error)
         })
     }
@@ -596,7 +605,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         } else {
             sys::FI_COMPLETION as u64
         };
-        self.counted(set, || {
+        self.rma_post(|| {
             // SAFETY: per this function's contract; `counted` holds the
             // domain lock.
             unsafe {

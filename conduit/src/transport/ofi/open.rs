@@ -120,15 +120,16 @@ impl<L: DomainLock> OfiNetwork<L> {
             };
         let req = msg_ep(&rx[0], &mut tx)?;
         let rep = msg_ep(&rx[1], &mut tx)?;
-        let q = tx_for(&mut tx)?;
-        // The RMA endpoint's receive side (no completions: it takes no
-        // messages, and RMA at the target reports none) is bound to the
-        // request queue, so reading that queue drives the progress of
-        // transfers targeting this rank: the TX queue is read only while
-        // something of this rank is in flight.
+        // The RMA endpoint is bound whole to the reply queue, which every
+        // round reads (in both progress modes): its transfers' completions
+        // are read there, and that read drives the progress of transfers
+        // targeting this rank (its receive side reports nothing: it takes
+        // no messages, and RMA at the target reports none). A rank waiting
+        // for an RMA operation thus drives three endpoints a round (the
+        // request queue's, the reply queue's two) instead of six, and the
+        // TX queue is read only while a send is in flight.
         let rma = Endpoint::open_with(domain, Some(&rma_info))?
-            .bind_cq(&q, sys::FI_TRANSMIT as u64)?
-            .bind_cq(&rx[0], sys::FI_RECV as u64)?
+            .bind_cq(&rx[1], (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
             .bind_av(av)?
             .enable()?;
         Ok(OfiSet {

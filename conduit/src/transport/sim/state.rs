@@ -368,9 +368,14 @@ impl Fabric {
         if self.faults.reorder {
             self.shuffle(rank, &mut due);
         }
+        let on_reply = self.faults.rma_on_reply;
         for op in due {
             let e = self.execute(rank, set, op, virt);
-            self.ranks[rank].sets[set].tx_ready.push_back(e);
+            let s = &mut self.ranks[rank].sets[set];
+            match e.ctx {
+                Context::Rma { .. } if on_reply => s.rx_ready[Side::Reply.index()].push_back(e),
+                _ => s.tx_ready.push_back(e),
+            }
         }
         take(&mut self.ranks[rank].sets[set].tx_ready, max)
     }
