@@ -352,6 +352,50 @@ fn send_error_completions_are_reported() {
     );
 }
 
+/// A reply send that fails, reported on the reply queue (where the
+/// libfabric transport reports the reply endpoint's sends): the replying
+/// rank's next poll returns the failure with the provider's numbers.
+#[test]
+fn a_failed_reply_send_is_reported_from_the_reply_queue() {
+    let job = Job::new(2).faults(Faults {
+        tx_on_reply: true,
+        ..Faults::default()
+    });
+    let fabric = job.fabric();
+    let (fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        move |c: &SimClient<()>| {
+            let f = fabric.clone();
+            c.on_request_short(221, 0, move |tok, _| {
+                f.set_faults(|x| x.fail_sends = 1);
+                tok.reply_medium(222, &[], &[3u8; 500]).unwrap();
+            })
+            .unwrap();
+            c.on_reply_medium(222, 0, |_, _, _| {}).unwrap();
+            c.barrier().unwrap();
+            let mut first = None;
+            if c.rank() == 0 {
+                c.request_short(1, 221, &[]).unwrap();
+            } else {
+                for _ in 0..1000 {
+                    if let Err(e) = c.poll() {
+                        first.get_or_insert(e.report());
+                        break;
+                    }
+                }
+            }
+            first
+        },
+    );
+    assert_eq!(fabric.faults().fail_sends, 0);
+    let got = ended.into_iter().nth(1).unwrap().value();
+    let text = got.expect("the failed reply send was not reported");
+    assert!(
+        text.starts_with("an AM send failed: simulated failure of a send (err 5,"),
+        "{text}"
+    );
+}
+
 /// A peer exits while the others wait in a barrier: every rank ends with
 /// the peer's code (collective exit), none hangs.
 #[test]

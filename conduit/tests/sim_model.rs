@@ -248,7 +248,7 @@ proptest! {
         max_delay in 0u32..4,
         reorder: bool,
         early_release: bool,
-        rma_on_reply: bool,
+        tx_on_reply: bool,
         max_msg in prop_oneof![Just(1usize << 16), Just(4096usize), Just(1000usize)],
         small_buffers: bool,
     ) {
@@ -258,12 +258,12 @@ proptest! {
             &[]
         };
         let (_f, ended) = Job::new(RANKS)
-            .faults(Faults { eagain_one_in: eagain, max_delay, reorder, early_release, rma_on_reply, ..Faults::default() })
+            .faults(Faults { eagain_one_in: eagain, max_delay, reorder, early_release, tx_on_reply, ..Faults::default() })
             .vars(vars)
             .max_msg(max_msg)
             .run::<Seq, _, _, _>(|_| Inbox::default(), |c: &C| run_rank(c, &plan));
         if std::env::var("SIM_MODEL_TRACE").is_ok() {
-            eprintln!("case: {} ops, eagain {eagain} delay {max_delay} reorder {reorder} early {early_release} rma_on_reply {rma_on_reply} max_msg {max_msg}", plan.iter().map(|v| v.len()).sum::<usize>());
+            eprintln!("case: {} ops, eagain {eagain} delay {max_delay} reorder {reorder} early {early_release} tx_on_reply {tx_on_reply} max_msg {max_msg}", plan.iter().map(|v| v.len()).sum::<usize>());
         }
         for e in ended {
             let problems = e.value();

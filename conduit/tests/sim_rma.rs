@@ -43,13 +43,13 @@ fn every_path_under_eagain_delay_and_reordering() {
     every_path(true);
 }
 
-fn every_path(rma_on_reply: bool) {
+fn every_path(tx_on_reply: bool) {
     let (_f, ended) = Job::new(3)
         .faults(Faults {
             eagain_one_in: 4,
             max_delay: 3,
             reorder: true,
-            rma_on_reply,
+            tx_on_reply,
             ..Faults::default()
         })
         .max_msg(4096)
@@ -205,18 +205,18 @@ fn rma_error_completions_keep_their_numbers() {
         },
     );
     assert_eq!(ended.into_iter().next().unwrap().value(), Some(Ok(())));
-    for rma_on_reply in [false, true] {
-        failed_put_reports_its_numbers(rma_on_reply);
+    for tx_on_reply in [false, true] {
+        failed_put_reports_its_numbers(tx_on_reply);
     }
 }
 
 /// A put whose transfer fails reports the provider's numbers, wherever the
 /// transport reports the failure.
-fn failed_put_reports_its_numbers(rma_on_reply: bool) {
+fn failed_put_reports_its_numbers(tx_on_reply: bool) {
     let (_f, ended) = Job::new(2)
         .faults(Faults {
             fail_rma: 1,
-            rma_on_reply,
+            tx_on_reply,
             ..Faults::default()
         })
         .run::<Seq, _, _, _>(

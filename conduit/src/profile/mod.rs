@@ -81,7 +81,9 @@ pub struct Profile {
     pub mr_endpoint: Option<bool>,
     /// AV type (None: the provider decides; table preferred).
     pub av_type: Option<ProfileAv>,
-    /// Separate TX CQs per endpoint (None: adapt at run time).
+    /// Separate TX CQs per endpoint (None: adapt at run time). Recorded: an
+    /// endpoint set has one endpoint on its TX queue, so it changes nothing
+    /// today.
     pub multi_cq: Option<bool>,
     /// Retry `fi_recvmsg` on -FI_EAGAIN.
     pub retry_recvmsg: Option<bool>,

@@ -204,7 +204,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// An error completion on the transmit queue.
-    fn tx_error(&self, s: &EpSet<M>, e: crate::transport::ErrorCompletion) -> Result<(), Error> {
+    pub(super) fn tx_error(
+        &self,
+        s: &EpSet<M>,
+        e: crate::transport::ErrorCompletion,
+    ) -> Result<(), Error> {
         let Some(ctx) = e.ctx else {
             return Err(Error::UnknownContext { value: 0 });
         };

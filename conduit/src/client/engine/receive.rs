@@ -286,15 +286,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let buf = match c.ctx {
             Context::Recv { buf } => buf,
             Context::Landed => return Ok(Some(Got::Landed(c.data))),
-            // The RMA endpoint reports its transfers on the reply queue.
-            Context::Rma { .. } => {
+            // A transport may report the reply endpoint's sends and RMA
+            // transfers on the reply queue (the libfabric one does).
+            Context::Rma { .. } | Context::Send { .. } => {
                 self.tx_done(s, c.ctx, Ok(()))?;
                 return Ok(None);
-            }
-            Context::Send { .. } => {
-                return Err(Error::UnknownContext {
-                    value: c.ctx.encode(),
-                })
             }
         };
         let Some(base) = s.recv_ptr(side, buf) else {
@@ -340,9 +336,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     fn on_recv_error(&self, s: &EpSet<M>, side: Side, e: ErrorCompletion) -> Result<(), Error> {
-        if let Some(ctx @ Context::Rma { .. }) = e.ctx {
-            // An RMA transfer failed: its operation's waiter reports it.
-            return self.tx_done(s, ctx, Err(e.transfer_error()));
+        if let Some(Context::Rma { .. } | Context::Send { .. }) = e.ctx {
+            // A send or RMA transfer reported on this queue failed (RMA
+            // failures go to their operation, send failures are returned).
+            return self.tx_error(s, e);
         }
         if let Some(Context::Recv { buf }) = e.ctx {
             // The failed post is over (a single post always; a

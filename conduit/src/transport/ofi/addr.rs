@@ -1,4 +1,4 @@
-//! The transport's table of endpoint addresses: every rank's `3 * sets`
+//! The transport's table of endpoint addresses: every rank's `EPS * sets`
 //! addresses in rank order, `FI_ADDR_NOTAVAIL` for a rank outside the
 //! provider's address vector (one that shares memory with this rank when
 //! the shared-memory path carries everything).
@@ -8,7 +8,7 @@ use crate::transport::{Ep, PostError};
 use ofi_sys as sys;
 
 /// The address of `rank`'s endpoint `ep` of set `set` in `addrs` (every
-/// rank's `3 * nsets` addresses in order); a rank outside the address
+/// rank's `EPS * nsets` addresses in order); a rank outside the address
 /// vector is refused.
 #[inline(always)]
 pub(super) fn lookup(
@@ -18,7 +18,7 @@ pub(super) fn lookup(
     set: usize,
     ep: Ep,
 ) -> Result<FiAddr, PostError> {
-    let a = addrs[(rank * nsets + set) * 3 + ep_index(ep)];
+    let a = addrs[(rank * nsets + set) * EPS + ep_index(ep)];
     if a == sys::FI_ADDR_NOTAVAIL_VALUE {
         return Err(unreachable_rank(rank));
     }
@@ -41,11 +41,16 @@ fn unreachable_rank(rank: usize) -> PostError {
     })
 }
 
+/// Endpoints per set: request and reply.
+pub(super) const EPS: usize = 2;
+
+/// Where endpoint `ep` sits in a set: RMA goes through the reply endpoint
+/// (whose queue every round reads, in both progress modes).
+#[inline(always)]
 pub(super) fn ep_index(ep: Ep) -> usize {
     match ep {
         Ep::Request => 0,
-        Ep::Reply => 1,
-        Ep::Rma => 2,
+        Ep::Reply | Ep::Rma => 1,
     }
 }
 
@@ -57,12 +62,13 @@ mod tests {
     fn a_rank_outside_the_address_vector_is_refused_by_name() {
         // Two sets; rank 1's addresses only (rank 0 and 2 share memory).
         let na = sys::FI_ADDR_NOTAVAIL_VALUE;
-        let mut addrs = vec![na; 3 * 2 * 3];
-        for (i, a) in addrs[6..12].iter_mut().enumerate() {
+        let mut addrs = vec![na; EPS * 2 * 3];
+        for (i, a) in addrs[4..8].iter_mut().enumerate() {
             *a = i as FiAddr;
         }
         assert_eq!(lookup(&addrs, 2, 1, 0, Ep::Request).ok(), Some(0));
-        assert_eq!(lookup(&addrs, 2, 1, 1, Ep::Rma).ok(), Some(5));
+        assert_eq!(lookup(&addrs, 2, 1, 1, Ep::Reply).ok(), Some(3));
+        assert_eq!(lookup(&addrs, 2, 1, 1, Ep::Rma).ok(), Some(3));
         match lookup(&addrs, 2, 2, 1, Ep::Reply) {
             Err(PostError::Failed(e)) => {
                 assert_eq!(e.code, -(sys::FI_EHOSTUNREACH as i64));

@@ -1,6 +1,7 @@
-//! The libfabric transport: endpoint sets of three RDM endpoints (request,
-//! reply, RMA) with a TX queue (one per endpoint on multi-CQ providers) and
-//! a receive queue per AM side, one address vector, memory registration.
+//! The libfabric transport: endpoint sets of two RDM endpoints (request;
+//! reply, which carries RMA too) with a TX queue for the request endpoint
+//! and a receive queue per AM side (the reply endpoint reports everything
+//! to the reply queue), one address vector, memory registration.
 //!
 //! Threading follows the [`DomainLock`]: [`Unsynced`] for the
 //! single-threaded client (the transport is then not `Sync`, so calls can
@@ -22,25 +23,26 @@ use ofi_sys as sys;
 use rma::atomic::{AtomicType, Native, NativeCall, NativeOp};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 mod addr;
+mod flags;
 mod lock;
 mod open;
-use addr::{ep_index, lookup};
+use addr::{ep_index, lookup, EPS};
 
 pub use lock::{DomainLock, Synced, Tally, Unsynced};
 pub use open::OfiNetwork;
 pub(crate) use open::{pack_names, unpack_names};
 
 struct OfiSet {
-    eps: [Endpoint; 3],
-    tx: Vec<CompletionQueue>,
+    /// Request, reply (which RMA uses too).
+    eps: [Endpoint; 2],
+    /// The request endpoint's transmit completions.
+    tx: CompletionQueue,
+    /// Receive queues; the reply one also takes the reply endpoint's
+    /// transmit completions (reply sends, RMA).
     rx: [CompletionQueue; 2],
-    /// An error completion read from one TX queue while completions of
-    /// another were being reported (multi-CQ providers): reported next.
-    deferred: Mutex<Option<ErrorCompletion>>,
-    has_deferred: std::sync::atomic::AtomicBool,
 }
 
 /// The libfabric transport.
@@ -138,16 +140,23 @@ impl<L: DomainLock> OfiTransport<L> {
         &self.sets[set].eps[ep_index(ep)]
     }
 
-    /// Post an operation that reports a transmit completion, inside the
-    /// domain lock: counted before the call (its completion may be read by
+    /// Post an operation of endpoint `ep` that reports a completion,
+    /// inside the domain lock. The request endpoint's completions go to
+    /// the TX queue: counted before the call (a completion may be read by
     /// another thread before the call returns), uncounted if the post
-    /// fails.
+    /// fails. The reply endpoint's go to the reply queue, which every
+    /// round reads: not counted.
     #[inline(always)]
     fn counted(
         &self,
         set: usize,
+        ep: Ep,
         post: impl FnOnce() -> Result<(), PostError>,
     ) -> Result<(), PostError> {
+        if ep_index(ep) != 0 {
+            let _g = self.lock.enter();
+            return post();
+        }
         let p = &self.pending[set];
         p.add(1);
         let r = {
@@ -160,9 +169,8 @@ impl<L: DomainLock> OfiTransport<L> {
         r
     }
 
-    /// Post an operation of the RMA endpoint, inside the domain lock. Its
-    /// completion is reported on the reply queue (read every round), not
-    /// the TX queue, so it is not counted.
+    /// Post an operation of the RMA endpoint (the reply endpoint), inside
+    /// the domain lock; its completion is read from the reply queue.
     #[inline(always)]
     fn rma_post(&self, post: impl FnOnce() -> Result<(), PostError>) -> Result<(), PostError> {
         let _g = self.lock.enter();
@@ -182,11 +190,7 @@ impl<L: DomainLock> OfiTransport<L> {
             }
             idle.set(0);
         }
-        let r = if s.tx.len() == 1 {
-            self.read_queue(&s.tx[0], false, out)
-        } else {
-            self.poll_tx_queues(s, out)
-        };
+        let r = self.read_queue(&s.tx, false, out);
         match &r {
             Ok(Polled::Empty) => {}
             Ok(Polled::Completions(k)) => self.pending[set].sub(*k),
@@ -205,7 +209,11 @@ impl<L: DomainLock> OfiTransport<L> {
         // AM receives carry no CQ data: a receive-queue entry with CQ
         // data (or flagged as a remote write) is a landing. shm 2.1 flags
         // it FI_REMOTE_CQ_DATA only, 1.17 adds FI_RMA | FI_REMOTE_WRITE.
-        if rx && raw.flags() & (sys::FI_REMOTE_WRITE | sys::FI_REMOTE_CQ_DATA) as u64 != 0 {
+        // The reply queue also takes the reply endpoint's own sends and
+        // writes, whose completions some providers (sockets) flag with the
+        // operation's FI_REMOTE_CQ_DATA: a local operation's flag (FI_SEND,
+        // FI_WRITE, FI_READ) says it is not a landing.
+        if rx && flags::landed(raw.flags()) {
             return Self::convert_landed(raw);
         }
         let v = raw.context() as usize;
@@ -302,46 +310,6 @@ impl<L: DomainLock> OfiTransport<L> {
             })),
         }
     }
-
-    /// The transmit completions of a set with one queue per endpoint.
-    #[inline(never)]
-    fn poll_tx_queues(
-        &self,
-        s: &OfiSet,
-        out: &mut [MaybeUninit<Completion>],
-    ) -> Result<Polled, Error> {
-        // One queue per endpoint: gather from each.
-        if s.has_deferred.load(Ordering::Acquire) {
-            let mut d = s.deferred.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = d.take() {
-                s.has_deferred.store(false, Ordering::Release);
-                return Ok(Polled::Error(e));
-            }
-        }
-        let mut n = 0;
-        for q in &s.tx {
-            if n == out.len() {
-                break;
-            }
-            match self.read_queue(q, false, &mut out[n..])? {
-                Polled::Empty => {}
-                Polled::Completions(k) => n += k,
-                Polled::Error(e) if n == 0 => return Ok(Polled::Error(e)),
-                Polled::Error(e) => {
-                    // Report the completions first; the error comes with
-                    // the next poll.
-                    *s.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    s.has_deferred.store(true, Ordering::Release);
-                    return Ok(Polled::Completions(n));
-                }
-            }
-        }
-        Ok(if n == 0 {
-            Polled::Empty
-        } else {
-            Polled::Completions(n)
-        })
-    }
 }
 
 // SAFETY: `poll` reports the count `fi_cq_read` returned into the
@@ -356,7 +324,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     }
 
     fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
-        let per = 3 * self.nsets;
+        let per = EPS * self.nsets;
         if self.own_only {
             let b = names.get(self.rank).ok_or(Error::Published {
                 rank: self.rank,
@@ -394,7 +362,10 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let _g = self.lock.enter();
         let mut out = Vec::new();
         let bound: Vec<Option<&Endpoint>> = if self.facts.mr_endpoint {
-            self.sets.iter().map(|s| Some(&s.eps[2])).collect()
+            self.sets
+                .iter()
+                .map(|s| Some(&s.eps[ep_index(Ep::Rma)]))
+                .collect()
         } else {
             vec![None]
         };
@@ -432,7 +403,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         ctx: Context,
     ) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
-        self.counted(set, || {
+        self.counted(set, ep, || {
             // SAFETY: buffer lifetime per this function's contract;
             // the closure runs inside the domain lock.
             unsafe {
@@ -633,7 +604,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let to = self.addr(dest, set, ep)?;
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
-        self.counted(set, || {
+        self.counted(set, ep, || {
             // SAFETY: per this function's contract; `counted` holds the
             // domain lock.
             unsafe {

@@ -1,7 +1,8 @@
 //! Opening the libfabric transport: domain, address vector, and for each
-//! endpoint set its three RDM endpoints with their queues; the endpoint
+//! endpoint set its two RDM endpoints with their queues; the endpoint
 //! names every rank publishes.
 
+use super::addr::EPS;
 use super::lock::{DomainLock, Unsynced};
 use super::{OfiSet, OfiTransport};
 use crate::client::Error;
@@ -11,7 +12,6 @@ use crate::transport::{Facts, Network, OpenPlan};
 use ofi_sys as sys;
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
 
 /// What opening the libfabric transport needs (from provider selection and
 /// the configuration).
@@ -76,36 +76,24 @@ impl<L: DomainLock> OfiNetwork<L> {
         } as u64;
         let mut msg_info = InfoList::dup(&entry);
         msg_info.set_tx_op_flags(msg_flags);
-        let mut rma_info = InfoList::dup(&entry);
-        rma_info.set_tx_op_flags(sys::FI_DELIVERY_COMPLETE as u64);
-        let shared_tx = CompletionQueue::open(domain, self.tx_cq_size)?;
+        let tx = CompletionQueue::open(domain, self.tx_cq_size)?;
         let rx = [
             CompletionQueue::open(domain, self.rx_cq_size)?,
             CompletionQueue::open(domain, self.rx_cq_size)?,
         ];
-        let mut tx = Vec::new();
-        let tx_for = |tx: &mut Vec<CompletionQueue>| -> Result<CompletionQueue, Error> {
-            if self.caps.multi_cq {
-                let q = CompletionQueue::open(domain, self.tx_cq_size)?;
-                tx.push(q.clone());
-                Ok(q)
-            } else {
-                if tx.is_empty() {
-                    tx.push(shared_tx.clone());
-                }
-                Ok(shared_tx.clone())
-            }
-        };
         // Before fi_enable on libfabric 2.x (whose shm ignores a later
         // setting), after it on 1.x (whose shm crashes on an earlier one).
         let early = crate::ofi::runtime_version().0 >= 2;
         let msg_ep =
-            |rx: &CompletionQueue, tx: &mut Vec<CompletionQueue>| -> Result<Endpoint, Error> {
-                let q = tx_for(tx)?;
-                let b = Endpoint::open_with(domain, Some(&msg_info))?
-                    .bind_cq(&q, sys::FI_TRANSMIT as u64)?
-                    .bind_cq(rx, sys::FI_RECV as u64)?
-                    .bind_av(av)?;
+            |rx: &CompletionQueue, tx: Option<&CompletionQueue>| -> Result<Endpoint, Error> {
+                let b = Endpoint::open_with(domain, Some(&msg_info))?;
+                let b = match tx {
+                    Some(tx) => b
+                        .bind_cq(tx, sys::FI_TRANSMIT as u64)?
+                        .bind_cq(rx, sys::FI_RECV as u64)?,
+                    None => b.bind_cq(rx, (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?,
+                };
+                let b = b.bind_av(av)?;
                 if plan.multi_recv && early {
                     b.set_min_multi_recv(plan.min_multi_recv)?;
                 }
@@ -118,26 +106,21 @@ impl<L: DomainLock> OfiNetwork<L> {
                 }
                 Ok(ep)
             };
-        let req = msg_ep(&rx[0], &mut tx)?;
-        let rep = msg_ep(&rx[1], &mut tx)?;
-        // The RMA endpoint is bound whole to the reply queue, which every
-        // round reads (in both progress modes): its transfers' completions
-        // are read there, and that read drives the progress of transfers
-        // targeting this rank (its receive side reports nothing: it takes
-        // no messages, and RMA at the target reports none). A rank waiting
-        // for an RMA operation thus drives three endpoints a round (the
-        // request queue's, the reply queue's two) instead of six, and the
-        // TX queue is read only while a send is in flight.
-        let rma = Endpoint::open_with(domain, Some(&rma_info))?
-            .bind_cq(&rx[1], (sys::FI_TRANSMIT | sys::FI_RECV) as u64)?
-            .bind_av(av)?
-            .enable()?;
+        let req = msg_ep(&rx[0], Some(&tx))?;
+        // The reply endpoint carries RMA as well (each RMA post gives its
+        // completion semantics: FI_DELIVERY_COMPLETE for writes and
+        // atomics) and is bound whole to the reply queue, which every
+        // round reads in both progress modes: reply sends' and transfers'
+        // completions are read there, and that read drives the transfers
+        // that target this rank (RMA at the target reports nothing). A
+        // round thus drives two endpoints (three while a request's send
+        // completion is owed) where the three-endpoint set drove five, and
+        // a rank waiting for a blocking put drives two where it drove six.
+        let rep = msg_ep(&rx[1], None)?;
         Ok(OfiSet {
-            eps: [req, rep, rma],
+            eps: [req, rep],
             tx,
             rx,
-            deferred: Mutex::new(None),
-            has_deferred: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -167,7 +150,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
         } else {
             plan.size
         };
-        let count = 3 * plan.sets * ranks;
+        let count = EPS * plan.sets * ranks;
         let av = AddressVector::open(&domain, net.caps.av_type, count).map_err(|source| {
             Error::AvOpen {
                 count,
@@ -178,7 +161,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
             }
         })?;
         let mut sets = Vec::with_capacity(plan.sets);
-        let mut names = Vec::with_capacity(3 * plan.sets);
+        let mut names = Vec::with_capacity(EPS * plan.sets);
         for _ in 0..plan.sets {
             let s = net.open_set(&domain, &av, plan)?;
             for ep in &s.eps {

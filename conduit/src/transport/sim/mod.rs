@@ -9,8 +9,9 @@
 //!   out when that rank reads its TX queue (reading the source, or writing
 //!   the destination of a get, then), after a delay of up to
 //!   [`Faults::max_delay`] polls, in a shuffled order with
-//!   [`Faults::reorder`]; with [`Faults::rma_on_reply`] an RMA transfer's
-//!   completion is then reported on the reply receive queue;
+//!   [`Faults::reorder`]; with [`Faults::tx_on_reply`] the completion of
+//!   an RMA transfer or a reply send is then reported on the reply receive
+//!   queue;
 //! * messages wait at their destination until it reads its receive queue;
 //!   they are then matched to posted buffers (packed into multi-receive
 //!   buffers with the `FI_MULTI_RECV` release when less than the minimum
@@ -65,10 +66,12 @@ pub struct Faults {
     /// `Some((rank, n))`: `rank`'s `n`th post from now (1: the next one)
     /// fails with an error other than -FI_EAGAIN.
     pub fail_post: Option<(usize, u32)>,
-    /// Report RMA transfers (successes and failures) on the reply receive
-    /// queue instead of the TX queue, as the libfabric transport does (not
-    /// a fault: a placement the engine must accept as well).
-    pub rma_on_reply: bool,
+    /// Report RMA transfers and the reply side's sends (successes and
+    /// failures) on the reply receive queue instead of the TX queue, as the
+    /// libfabric transport does, whose reply endpoint carries RMA and is
+    /// bound whole to the reply queue (not a fault: a placement the engine
+    /// must accept as well).
+    pub tx_on_reply: bool,
 }
 
 /// Network-wide settings fixed when the fabric is made.

@@ -368,12 +368,15 @@ impl Fabric {
         if self.faults.reorder {
             self.shuffle(rank, &mut due);
         }
-        let on_reply = self.faults.rma_on_reply;
+        let on_reply = self.faults.tx_on_reply;
         for op in due {
             let e = self.execute(rank, set, op, virt);
             let s = &mut self.ranks[rank].sets[set];
             match e.ctx {
-                Context::Rma { .. } if on_reply => s.rx_ready[Side::Reply.index()].push_back(e),
+                Context::Rma { .. }
+                | Context::Send {
+                    side: Side::Reply, ..
+                } if on_reply => s.rx_ready[Side::Reply.index()].push_back(e),
                 _ => s.tx_ready.push_back(e),
             }
         }
