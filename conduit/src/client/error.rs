@@ -189,7 +189,7 @@ pub enum Error {
         want: usize,
     },
     /// The address vector for every rank's endpoints could not be opened.
-    #[error("the address vector for {count} addresses ({sets} endpoint set(s) x 3 endpoints x {ranks} ranks) cannot be opened on {provider}{}", av_hint(provider, *count))]
+    #[error("the address vector for {count} addresses ({sets} endpoint set(s) x 2 endpoints x {ranks} ranks) cannot be opened on {provider}{}", av_hint(provider, *count))]
     AvOpen {
         /// Addresses asked for.
         count: usize,
@@ -321,7 +321,7 @@ fn av_hint(provider: &str, count: usize) -> String {
              or GASNET_OFI_COLL_RMA=on: the address vector then holds this rank's own \
              endpoints only), run fewer ranks per host, or use another provider \
              (FI_PROVIDER=tcp)",
-            SHM_MAX_PEERS / 3
+            SHM_MAX_PEERS / 2
         )
     } else {
         String::new()

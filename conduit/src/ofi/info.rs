@@ -320,8 +320,8 @@ impl InfoList {
     }
 
     /// Set the default transmit op_flags of the first entry (used to open the
-    /// RMA endpoint with FI_DELIVERY_COMPLETE and the AM endpoints with
-    /// FI_INJECT_COMPLETE from copies of one chosen entry).
+    /// AM endpoints with FI_INJECT_COMPLETE or FI_DELIVERY_COMPLETE from a
+    /// copy of the chosen entry; RMA posts state their own).
     pub fn set_tx_op_flags(&mut self, flags: u64) {
         if !self.head.is_null() {
             // SAFETY: head is a valid entry we own; tx_attr is allocated for

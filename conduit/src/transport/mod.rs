@@ -11,8 +11,9 @@
 //!   process, which can answer any post with `-FI_EAGAIN`, reorder and
 //!   delay completions, and fail operations with error completions.
 //!
-//! A rank has one or more *endpoint sets*: each is a request, a reply and an
-//! RMA endpoint with their completion queues, as in GASNet's ofi-conduit.
+//! A rank has one or more *endpoint sets*: each serves AM requests, AM
+//! replies and RMA ([`Ep`]) with their completion queues, as in GASNet's
+//! ofi-conduit (the libfabric transport carries RMA on the reply endpoint).
 //! Set `i` of one rank talks to set `i` of every other rank.
 //!
 //! Completion contexts are a [`Context`] encoded into the pointer-sized
@@ -37,7 +38,8 @@ pub enum Ep {
     Request,
     /// AM replies.
     Reply,
-    /// RMA (with `FI_DELIVERY_COMPLETE`).
+    /// RMA (writes and atomics with `FI_DELIVERY_COMPLETE`); the libfabric
+    /// transport posts it on the reply endpoint.
     Rma,
 }
 

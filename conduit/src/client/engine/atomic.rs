@@ -2,7 +2,7 @@
 //! a domain (`rma::atomic` holds what each operation computes):
 //!
 //! * native: one `fi_atomic` / `fi_fetch_atomic` / `fi_compare_atomic`
-//!   per operation on the set's RMA endpoint, waited for like a blocking
+//!   per operation (`Ep::Rma` of the set), waited for like a blocking
 //!   get (the operation's slot in the set's table is the completion
 //!   context);
 //! * by Active Message: a Short request carries the operation to the

@@ -577,8 +577,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             sys::FI_COMPLETION as u64
         };
         self.rma_post(|| {
-            // SAFETY: per this function's contract; `counted` holds the
-            // domain lock.
+            // SAFETY: per this function's contract; the closure runs
+            // inside the domain lock.
             unsafe {
                 self.ep(set, Ep::Rma).rma_vec(
                     write,
@@ -605,8 +605,8 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
         self.counted(set, ep, || {
-            // SAFETY: per this function's contract; `counted` holds the
-            // domain lock.
+            // SAFETY: per this function's contract; the closure runs
+            // inside the domain lock.
             unsafe {
                 self.ep(set, ep)
                     .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
