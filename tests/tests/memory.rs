@@ -48,10 +48,15 @@ fn a_tcp_rxm_rank_holds_at_most_32_mib_at_16_ranks() {
         "largest VmRSS {max} KiB > {LIMIT_KIB} KiB: {v:?}"
     );
     // The user's value wins: libfabric's 16 KiB buffers (one block of
-    // receives and one of sends per endpoint) are far above the limit.
+    // 1,025 receives and one of sends per endpoint, about 17 MB each; two
+    // endpoints: about 65 MB) are far above the limit, the profile's 1 KiB
+    // ones (about 15 MB in all) far below 1.5 times it.
     // (An explicit FI_OFI_RXM_MSG_RX_SIZE above 1024 makes libfabric 2.1's
     // tcp;ofi_rxm refuse the endpoint, so the count stays the profile's.)
     let v = rss(2, &[("FI_OFI_RXM_BUFFER_SIZE", "16384")]);
     let min = *v.iter().min().unwrap();
-    assert!(min > 2 * LIMIT_KIB, "with the user's rxm sizes: {v:?} KiB");
+    assert!(
+        min > 3 * LIMIT_KIB / 2,
+        "with the user's rxm sizes: {v:?} KiB"
+    );
 }
