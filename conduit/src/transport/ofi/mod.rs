@@ -169,14 +169,6 @@ impl<L: DomainLock> OfiTransport<L> {
         r
     }
 
-    /// Post an operation of the RMA endpoint (the reply endpoint), inside
-    /// the domain lock; its completion is read from the reply queue.
-    #[inline(always)]
-    fn rma_post(&self, post: impl FnOnce() -> Result<(), PostError>) -> Result<(), PostError> {
-        let _g = self.lock.enter();
-        post()
-    }
-
     /// The TX queue of set `set`, unless nothing can be in it.
     #[inline(always)]
     fn poll_tx(&self, set: usize, out: &mut [MaybeUninit<Completion>]) -> Result<Polled, Error> {
@@ -454,7 +446,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             flags |= sys::FI_INJECT as u64;
         }
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.rma_post(|| {
+        self.counted(set, Ep::Rma, || {
             // SAFETY: source lifetime per this function's contract (FI_INJECT
             // copies it now); the remote range was checked against the target's
             // segment by the caller; the closure runs inside the domain lock.
@@ -488,7 +480,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.rma_post(|| {
+        self.counted(set, Ep::Rma, || {
             // SAFETY: destination lifetime per this function's contract;
             // the closure runs inside the domain lock.
             unsafe {
@@ -554,7 +546,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             context: ctx.encode() as *mut libc::c_void,
             flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
         };
-        self.rma_post(|| {
+        self.counted(set, Ep::Rma, || {
             // SAFETY: the buffers per this function's contract; the remote
             // element was checked against the target's segment by the caller;
             // the closure runs inside the domain lock.
@@ -576,7 +568,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         } else {
             sys::FI_COMPLETION as u64
         };
-        self.rma_post(|| {
+        self.counted(set, Ep::Rma, || {
             // SAFETY: per this function's contract; the closure runs
             // inside the domain lock.
             unsafe {
