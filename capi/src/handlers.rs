@@ -4,7 +4,7 @@
 use crate::state::{self, api, error_return, Api};
 use crate::types::consts::*;
 use crate::types::{gex_AM_Entry_t, Handle};
-use conduit::client::{Handler, Token, Widen};
+use conduit::client::{Handler, Payload, Token, Widen};
 use std::ffi::{c_int, c_void, CStr};
 
 /// What a C handler's `gex_Token_t` points to while it runs.
@@ -119,7 +119,8 @@ pub(crate) fn run_payload(
     entry: usize,
     tok: &mut Token<'_, ()>,
     args: &[u32],
-    payload: &[u8],
+    buf: *const u8,
+    n: usize,
 ) {
     let mut ct = CToken {
         tok: tok as *mut Token<'_, ()> as *mut c_void,
@@ -127,8 +128,7 @@ pub(crate) fn run_payload(
         is_long: tok.long_offset().is_some(),
     };
     let t = &mut ct as *mut CToken as *mut c_void;
-    let buf = payload.as_ptr() as *mut c_void;
-    let n = payload.len();
+    let buf = buf as *mut c_void;
     state::in_handler(t, || dispatch_arms!(payload f, args, t, buf, n));
 }
 
@@ -185,12 +185,20 @@ fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<Handler<()>, String> {
             Handler::reply_short(nargs, g)
         }
     } else {
-        let g = move |t: &mut Token<'_, ()>, a: &[u32], p: &[u8]| run_payload(f, entry, t, a, p);
-        match (cat & AM_MEDIUM != 0, req) {
-            (true, true) => Handler::request_medium(nargs, g),
-            (true, false) => Handler::reply_medium(nargs, g),
-            (false, true) => Handler::request_long(nargs, g),
-            (false, false) => Handler::reply_long(nargs, g),
+        // A handler that takes Longs (GEX_FLAG_AM_LONG or _MEDLONG) is
+        // registered as a Long handler: it gets a Long's payload in place
+        // (a Medium handler widened to Longs would get a copy).
+        let m = move |t: &mut Token<'_, ()>, a: &[u32], p: &[u8]| {
+            run_payload(f, entry, t, a, p.as_ptr(), p.len())
+        };
+        let l = move |t: &mut Token<'_, ()>, a: &[u32], p: Payload<'_>| {
+            run_payload(f, entry, t, a, p.as_ptr(), p.len())
+        };
+        match (cat & AM_LONG == 0, req) {
+            (true, true) => Handler::request_medium(nargs, m),
+            (true, false) => Handler::reply_medium(nargs, m),
+            (false, true) => Handler::request_long(nargs, l),
+            (false, false) => Handler::reply_long(nargs, l),
         }
     };
     Ok(h.widened(Widen {

@@ -10,7 +10,7 @@ use crate::state::{
 };
 use crate::types::consts::*;
 use crate::types::{gex_AM_Entry_t, Handle};
-use conduit::client::{CollOp, Handler, Token};
+use conduit::client::{CollOp, Handler, Payload, Token};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -172,9 +172,9 @@ fn legacy_handler(f: unsafe extern "C" fn()) -> (Handler<()>, *mut gex_AM_Entry_
     }));
     let e = entry as usize;
     let h = Handler::untyped(
-        move |t: &mut Token<'_, ()>, a: &[u32], p: Option<&[u8]>| match p {
+        move |t: &mut Token<'_, ()>, a: &[u32], p: Option<Payload<'_>>| match p {
             None => crate::handlers::run_short(f, e, t, a),
-            Some(p) => crate::handlers::run_payload(f, e, t, a, p),
+            Some(p) => crate::handlers::run_payload(f, e, t, a, p.as_ptr(), p.len()),
         },
     );
     (h, entry)

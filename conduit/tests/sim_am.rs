@@ -65,7 +65,7 @@ fn register(c: &SimClient<Seen>) {
     .unwrap();
     c.on_request_long(H_LONG, 1, |tok, a, p| {
         let st = tok.state();
-        if p != pattern(a[0], p.len()).as_slice() {
+        if !p.equals(&pattern(a[0], p.len())) {
             st.bad.fetch_add(1, Ordering::Relaxed);
         }
         st.longs.fetch_add(1, Ordering::Relaxed);

@@ -118,7 +118,7 @@ fn setup(c: &C) {
     .unwrap();
     c.on_request_long(202, 3, |tok, a, p| {
         let st = tok.state();
-        if checksum(p) != a[2] {
+        if checksum(&p.to_vec()) != a[2] {
             st.bad.lock().unwrap().push(format!("long {a:?}"));
         }
         st.got.lock().unwrap().push((a[0], a[1], 2));

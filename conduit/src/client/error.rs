@@ -147,6 +147,18 @@ pub enum Error {
         /// Access width.
         bits: u32,
     },
+    /// A read outside a handler's payload ([`super::Payload::read`]).
+    #[error(
+        "payload read of {len} bytes at offset {offset} is outside the payload of {size} bytes"
+    )]
+    PayloadRange {
+        /// Offset given.
+        offset: usize,
+        /// Bytes asked for.
+        len: usize,
+        /// The payload's length.
+        size: usize,
+    },
     /// A second reply from one request handler.
     #[error("a request handler may send at most one reply")]
     AlreadyReplied,

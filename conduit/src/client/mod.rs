@@ -53,6 +53,7 @@ mod error;
 mod init;
 mod memory;
 mod neighbourhood;
+mod payload;
 mod raw;
 mod scope;
 mod segment;
@@ -68,6 +69,7 @@ pub use atomic::{AtomicDomain, AtomicImpl, AtomicOp, AtomicType, AtomicValue, Op
 pub use error::{Error, RmaError};
 pub use init::Options;
 pub use memory::MemoryUse;
+pub use payload::Payload;
 pub use raw::{RawLocal, RawOp};
 pub use rma::plan::SegmentInfo;
 pub use rma::put_path::{PutCounts, PutLimits};
@@ -75,7 +77,7 @@ pub use scope::{Event, NbiSync, RmaScope};
 pub use segment::Segment;
 pub use stats::AmStats;
 pub use team::{CollEvent, CollOp, CollValue, DType, Reduction, Team, UserOp};
-pub use token::{Handler, PayloadFn, ShortFn, Token, UntypedFn};
+pub use token::{Handler, LongFn, MediumFn, ShortFn, Token, UntypedFn};
 pub use wait::WaitMode;
 
 pub use crate::sync::{Mode, Par, Seq};
@@ -326,7 +328,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         &self,
         index: u8,
         nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
     ) -> Result<u8, Error> {
         self.register(index, Handler::request_long(nargs, f))
     }
@@ -336,7 +338,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         &self,
         index: u8,
         nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
     ) -> Result<u8, Error> {
         self.register(index, Handler::reply_long(nargs, f))
     }

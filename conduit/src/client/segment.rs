@@ -8,10 +8,9 @@
 //! atomics (what a flag or counter written by remote puts or read by remote
 //! gets should be) and volatile loads and stores.
 //!
-//! A Long handler's payload is a `&[u8]` into the segment: writing those
-//! bytes while the handler runs (through this view on another thread, or
-//! from another rank) is a data race the application must rule out, as
-//! GASNet requires (known-issues.md).
+//! A Long handler's payload is a [`super::Payload`] in the segment, read by
+//! copying for the same reason: no safe code holds a `&[u8]` of bytes that
+//! others may write.
 
 use super::error::Error;
 use crate::mem::Mapping;

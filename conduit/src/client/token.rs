@@ -7,27 +7,29 @@
 //! thread (so `S: Sync`).
 
 use super::error::Error;
+use super::payload::Payload;
 use am::handlers::{Category, Signature, Widen};
 use am::send::Category as SendCategory;
 
 /// A Short handler: token and arguments.
 pub type ShortFn<S> = dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync;
-/// A Medium or Long handler: token, arguments and payload. A Medium's
-/// payload is valid while the handler runs; a Long's lies in this rank's
-/// segment at [`Token::long_offset`], and the application must not write
-/// those bytes (from another thread of this rank, or by a put or Long from
-/// another rank) while the handler runs: see known-issues.md, "A Long
-/// handler's payload is a reference into the segment".
-pub type PayloadFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync;
+/// A Medium handler: token, arguments and payload (valid while the handler
+/// runs; nobody else writes it meanwhile).
+pub type MediumFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync;
+/// A Long handler: token, arguments and the payload where it landed in
+/// this rank's segment, at [`Token::long_offset`]. Others may write the
+/// segment while the handler runs, so the payload is read by copying, or
+/// as a slice under an `unsafe` promise ([`Payload`]).
+pub type LongFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync;
 
 /// A GASNet-1 handler's code: the payload is `None` for a Short, the
 /// message's (possibly empty) payload for a Medium or Long.
-pub type UntypedFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], Option<&[u8]>) + Send + Sync;
+pub type UntypedFn<S> = dyn Fn(&mut Token<'_, S>, &[u32], Option<Payload<'_>>) + Send + Sync;
 
 pub(crate) enum HandlerFn<S> {
     Short(Box<ShortFn<S>>),
-    Medium(Box<PayloadFn<S>>),
-    Long(Box<PayloadFn<S>>),
+    Medium(Box<MediumFn<S>>),
+    Long(Box<LongFn<S>>),
     Untyped(Box<UntypedFn<S>>),
 }
 
@@ -76,7 +78,7 @@ impl<S> Handler<S> {
     /// Long, the payload. The sender is trusted to send what the code
     /// expects, as in GASNet-1.
     pub fn untyped(
-        f: impl Fn(&mut Token<'_, S>, &[u32], Option<&[u8]>) + Send + Sync + 'static,
+        f: impl Fn(&mut Token<'_, S>, &[u32], Option<Payload<'_>>) + Send + Sync + 'static,
     ) -> Self {
         let mut h = Self::new(Category::Medium, true, 0, HandlerFn::Untyped(Box::new(f)));
         h.widen.untyped = true;
@@ -123,14 +125,14 @@ impl<S> Handler<S> {
     /// A Long request handler.
     pub fn request_long(
         nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
     ) -> Self {
         Self::new(Category::Long, true, nargs, HandlerFn::Long(Box::new(f)))
     }
     /// A Long reply handler.
     pub fn reply_long(
         nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
+        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
     ) -> Self {
         Self::new(Category::Long, false, nargs, HandlerFn::Long(Box::new(f)))
     }

@@ -135,7 +135,13 @@ fn core(c: &Client) -> Fallible<String> {
                 }),
                 _ => Handler::request_long(nargs as u8, move |tok, args, p| {
                     check_args(&e, "long request", tok.source(), 2, args, nargs, 0);
-                    check_payload(&e, "long request", tok.source() + p.len(), p, p.len());
+                    check_payload(
+                        &e,
+                        "long request",
+                        tok.source() + p.len(),
+                        &p.to_vec(),
+                        p.len(),
+                    );
                     let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
                     let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
                     let odd = 1 + (p.len() % 7);
@@ -164,7 +170,7 @@ fn core(c: &Client) -> Fallible<String> {
                 }),
                 _ => Handler::reply_long(nargs as u8, move |tok, args, p| {
                     check_args(&e, "long reply", me, 2, args, nargs, 1);
-                    check_payload(&e, "long reply", p.len() + 7, p, p.len());
+                    check_payload(&e, "long reply", p.len() + 7, &p.to_vec(), p.len());
                     if tok.long_offset() != Some(LONG_REP_AT + 1 + (p.len() % 7)) {
                         e.lock()
                             .unwrap()

@@ -7,6 +7,7 @@ use super::landing::H_LANDING;
 use super::vis::{H_VIS, H_VIS_ACK};
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
+use crate::client::payload::Payload;
 use crate::client::stats::kind_index;
 use crate::client::token::{HandlerFn, Replier, Token};
 use crate::sync::{Counter, Lock, Mode};
@@ -75,16 +76,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             &s.stats.replies_received
         };
         received[kind_index(h.kind)].add(1);
-        let payload: &[u8] = match (h.kind, cm.long, seg) {
-            (Kind::Medium, _, _) => cm.msg.payload,
-            (Kind::LongInline, Some((off, len)), Some(g)) => {
-                g.copy_in(off, cm.msg.payload)?;
-                // SAFETY: classify checked off..off+len against the segment.
-                unsafe { g.slice(off, len) }
+        // A Long's payload where it landed (a LongInline's copied there
+        // first), or a Medium's in its receive buffer.
+        let payload = match (h.kind, cm.long, seg) {
+            (Kind::Medium, _, _) => Payload::private(cm.msg.payload),
+            (Kind::LongInline | Kind::Long, Some((off, len)), Some(g)) => {
+                if h.kind == Kind::LongInline {
+                    g.copy_in(off, cm.msg.payload)?;
+                }
+                // SAFETY: classify checked off..off+len against the
+                // segment, whose mapping outlives this call.
+                unsafe { Payload::in_segment(g.range(off, len)?, len) }
             }
-            // SAFETY: as above.
-            (Kind::Long, Some((off, len)), Some(g)) => unsafe { g.slice(off, len) },
-            _ => &[],
+            _ => Payload::private(&[]),
         };
         let replier = ReplyPath { core: self, set };
         let mut tok = Token {
@@ -103,7 +107,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let args = args.as_slice();
             match cm.handler {
                 HandlerFn::Short(f) => f(&mut tok, args),
-                HandlerFn::Medium(f) | HandlerFn::Long(f) => f(&mut tok, args, payload),
+                HandlerFn::Long(f) => f(&mut tok, args, payload),
+                HandlerFn::Medium(f) => match payload.as_slice() {
+                    Some(bytes) => f(&mut tok, args, bytes),
+                    // A Medium handler widened to Longs: a private copy,
+                    // since a slice of the segment could be written by
+                    // others while the handler reads it.
+                    None => f(&mut tok, args, &payload.to_vec()),
+                },
                 HandlerFn::Untyped(f) => {
                     f(&mut tok, args, (h.kind != Kind::Short).then_some(payload))
                 }

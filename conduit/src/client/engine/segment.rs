@@ -36,23 +36,6 @@ impl<R> SegmentState<R> {
         self.peers[set.min(self.peers.len() - 1)][rank]
     }
 
-    /// The bytes `off..off+len` of this rank's segment.
-    ///
-    /// # Safety
-    /// `off..off+len` must lie inside the segment. The segment is shared
-    /// memory: remote ranks may write it at any time; the view is what a
-    /// handler or a caller reads while the application's synchronisation
-    /// says nobody writes these bytes.
-    #[inline]
-    pub unsafe fn slice(&self, off: usize, len: usize) -> &[u8] {
-        if len == 0 {
-            return &[];
-        }
-        // SAFETY: inside the mapping (caller's contract), which lives as
-        // long as self.
-        unsafe { std::slice::from_raw_parts(self.mem.as_ptr().add(off), len) }
-    }
-
     /// Copy `data` to `off`, checked.
     pub fn copy_in(&self, off: usize, data: &[u8]) -> Result<(), Error> {
         let p = self.range(off, data.len())?;

@@ -53,14 +53,15 @@ pub(crate) fn longs(c: &Client, count: usize) -> Fallible<String> {
         220,
         Handler::request_long(1, move |tok, a, p| {
             let (src, seq) = (tok.source(), a[0] as usize);
-            if let Some(why) = arrived(&s2, tok.long_offset(), p, (src, seq, src, 0)) {
+            let p = p.to_vec();
+            if let Some(why) = arrived(&s2, tok.long_offset(), &p, (src, seq, src, 0)) {
                 e2.lock()
                     .unwrap()
                     .push(format!("request {seq} from rank {src}: {why}"));
                 return;
             }
             let at = LONG_REP_AT + (me * count + seq) * stride;
-            if let Err(e) = tok.reply_long(221, &[seq as u32], p, at) {
+            if let Err(e) = tok.reply_long(221, &[seq as u32], &p, at) {
                 e2.lock()
                     .unwrap()
                     .push(format!("reply {seq} to rank {src}: {e}"));
@@ -72,7 +73,8 @@ pub(crate) fn longs(c: &Client, count: usize) -> Fallible<String> {
         221,
         Handler::reply_long(1, move |tok, a, p| {
             let (src, seq) = (tok.source(), a[0] as usize);
-            if let Some(why) = arrived(&b2, tok.long_offset(), p, (src, seq, me, LONG_REP_AT)) {
+            let p = p.to_vec();
+            if let Some(why) = arrived(&b2, tok.long_offset(), &p, (src, seq, me, LONG_REP_AT)) {
                 e3.lock()
                     .unwrap()
                     .push(format!("reply {seq} from rank {src}: {why}"));
@@ -142,7 +144,7 @@ fn immediate_long(c: &Client, len: usize) -> Fallible<&'static str> {
     c.register(
         222,
         Handler::request_long(1, move |tok, _a, p| {
-            let _ = tok.reply_short(223, &[u32::from(p == &w2[..])]);
+            let _ = tok.reply_short(223, &[u32::from(p.equals(&w2))]);
         }),
     )?;
     let a2 = answered.clone();
