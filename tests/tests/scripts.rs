@@ -54,6 +54,16 @@ fn long_exit_refuses_a_bad_run_count() {
 }
 
 #[test]
+fn tagged_window_refuses_a_bad_round_count() {
+    let (code, err) = run("bench-tagged-window.sh", &["0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-tagged-window: ROUNDS must be a positive integer, not '0'"
+    );
+}
+
+#[test]
 fn benchmark_scripts_refuse_an_unknown_figure() {
     for (name, prog) in [
         ("bench-ab.sh", "bench-ab"),
