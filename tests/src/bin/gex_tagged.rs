@@ -28,6 +28,10 @@
 mod bench;
 #[path = "gex_tagged/checks.rs"]
 mod checks;
+#[path = "gex_tagged/layout.rs"]
+mod layout;
+#[path = "gex_tagged/probes.rs"]
+mod probes;
 #[path = "gex_tagged/threads.rs"]
 mod threads;
 
@@ -50,8 +54,8 @@ fn main() {
     let num = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     let r = match mode.as_str() {
         "all" => checks::all(&c),
-        "limits" => checks::limits(&c),
-        "layout" => checks::layout(&c),
+        "limits" => layout::limits(&c),
+        "layout" => layout::layout(&c),
         "pingpong" => bench::pingpong(&c, num(2, 8), num(3, 10_000)),
         "bandwidth" => bench::bandwidth(&c, num(2, 1 << 20), num(3, 64), num(4, 20)),
         _ => Err(fail(format!(

@@ -1,13 +1,14 @@
-//! `gex-tagged all`, `limits` and `layout`.
+//! `gex-tagged all`.
 
+use super::probes::{mprobe, probes, ssend, truncation};
 use conduit::client::{Client, Error};
 use conduit::tagged::{Comm, Status, TaggedError};
-use std::time::{Duration, Instant};
 use tests::{fail, Fallible};
 
-type World<'c> = Comm<'c, conduit::client::Seq, (), conduit::transport::ofi::OfiTransport>;
+pub(crate) type World<'c> =
+    Comm<'c, conduit::client::Seq, (), conduit::transport::ofi::OfiTransport>;
 
-fn pattern(seed: u32, len: usize) -> Vec<u8> {
+pub(crate) fn pattern(seed: u32, len: usize) -> Vec<u8> {
     (0..len)
         .map(|j| {
             ((j as u32).wrapping_mul(2_654_435_761) >> 7 ^ seed.wrapping_mul(131) ^ j as u32) as u8
@@ -15,7 +16,7 @@ fn pattern(seed: u32, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn check(cond: bool, what: impl FnOnce() -> String) -> Fallible<()> {
+pub(crate) fn check(cond: bool, what: impl FnOnce() -> String) -> Fallible<()> {
     if cond {
         Ok(())
     } else {
@@ -262,75 +263,6 @@ fn ordering(w: &World) -> Fallible<usize> {
     Ok(N * n as usize + N * (n as usize - 1))
 }
 
-/// Matched probe: the first of two messages with one tag is claimed by
-/// mprobe, so a plain receive gets the second; the claimed one is then
-/// received through its Message. A third, claimed by improbe and dropped,
-/// is discarded: nothing is left to probe.
-fn mprobe(w: &World, truncate: bool) -> Fallible<()> {
-    let (me, n) = (w.rank(), w.size());
-    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
-    check(w.improbe(Some(prev), Some(42))?.is_none(), || {
-        "improbe found a message never sent".into()
-    })?;
-    w.send(b"first", next, 40)?;
-    w.send(b"second!", next, 40)?;
-    w.send(b"third", next, 41)?;
-    let m = w.mprobe(None, Some(40))?;
-    let st = m.status();
-    check(st.source == prev && st.tag == 40 && st.size == 5, || {
-        format!("mprobe status {st:?}")
-    })?;
-    let mut b = [0u8; 16];
-    let st2 = w.recv(&mut b, Some(prev), Some(40))?;
-    check(&b[..st2.len] == b"second!", || {
-        format!("a plain receive after mprobe got {:?}", &b[..st2.len])
-    })?;
-    let st1 = m.recv(&mut b)?;
-    check(&b[..st1.len] == b"first" && st1.source == prev, || {
-        format!("the claimed message was {:?} ({st1:?})", &b[..st1.len])
-    })?;
-    let third = loop {
-        if let Some(m) = w.improbe(Some(prev), Some(41))? {
-            break m;
-        }
-    };
-    check(third.status().size == 5, || {
-        format!("improbe {:?}", third.status())
-    })?;
-    drop(third);
-    check(w.iprobe(Some(prev), Some(41))?.is_none(), || {
-        "a dropped claimed message was still there".into()
-    })?;
-    if truncate {
-        // A claimed message longer than the buffer it is received into.
-        let out = pattern(me, 1000);
-        w.scope(|s| {
-            let send = s.isend(w, &out, next, 43)?;
-            let m = w.mprobe(Some(prev), Some(43))?;
-            let mut area = vec![0xEEu8; 1064];
-            let r = m.recv(&mut area[..50]);
-            s.wait(send)?;
-            match r {
-                Err(Error::Tagged(TaggedError::Truncated(st))) => {
-                    check(st.truncated && st.len == 50 && st.source == prev, || {
-                        format!("a truncated claim's status {st:?}")
-                    })?
-                }
-                other => {
-                    return Err(fail(format!(
-                        "a claimed 1000-byte message into 50 bytes gave {other:?}"
-                    )))
-                }
-            }
-            check(area[50..].iter().all(|&b| b == 0xEE), || {
-                "a truncated claim wrote past its buffer".into()
-            })
-        })?;
-    }
-    w.barrier()?;
-    Ok(())
-}
-
 /// The flood's messages per rank and the size of every tenth:
 /// `GEX_TAGGED_FLOOD=<messages>,<bytes>` (default 2000,3000).
 fn flood_shape() -> Fallible<(usize, usize)> {
@@ -348,158 +280,6 @@ fn flood_shape() -> Fallible<(usize, usize)> {
         (Ok(n), Ok(big)) if n >= 1 && big >= 4 => Ok((n, big)),
         _ => Err(bad()),
     }
-}
-
-/// iprobe finds nothing for a tag never sent; probe finds a waiting
-/// message's source, tag and size, which is then received.
-fn probes(w: &World) -> Fallible<()> {
-    let (me, n) = (w.rank(), w.size());
-    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
-    check(w.iprobe(None, Some(4242))?.is_none(), || {
-        "iprobe found a message never sent".into()
-    })?;
-    let out = pattern(me, 3000 + me as usize);
-    w.send(&out, next, 77)?;
-    let st = w.probe(Some(prev), Some(77))?;
-    check(
-        st.source == prev && st.tag == 77 && st.size == 3000 + prev as usize,
-        || format!("probe: {st:?}"),
-    )?;
-    let again = w.iprobe(None, Some(77))?;
-    check(again.is_some_and(|a| a.source == prev), || {
-        format!("iprobe after probe: {again:?}")
-    })?;
-    let mut buf = vec![0u8; st.size];
-    w.recv(&mut buf, Some(st.source), Some(77))?;
-    check(buf == pattern(prev, 3000 + prev as usize), || {
-        "probed message's data differ".into()
-    })?;
-    w.barrier()?;
-    Ok(())
-}
-
-/// Rank 0 sends synchronously to rank 1, which posts its receive a second
-/// late: the send must not return before. A plain send returns at once.
-fn ssend(w: &World) -> Fallible<Duration> {
-    let (me, n) = (w.rank(), w.size());
-    let mut waited = Duration::ZERO;
-    // Connect 0 and 1 first (shm's first send to a peer waits for it).
-    if me < 2 && n > 1 {
-        let mut b = [0u8; 1];
-        w.send(&[0], 1 - me, 89)?;
-        w.recv(&mut b, Some(1 - me), Some(89))?;
-    }
-    w.barrier()?;
-    if me == 0 {
-        let t = Instant::now();
-        w.send(b"plain", 1, 90)?;
-        let plain = t.elapsed();
-        check(plain < Duration::from_millis(500), || {
-            format!("a plain send waited {plain:?}")
-        })?;
-        let t = Instant::now();
-        w.ssend(b"synchronous", 1, 91)?;
-        waited = t.elapsed();
-        check(waited >= Duration::from_millis(900), || {
-            format!("ssend returned after {waited:?}, before the receive was posted (1 s)")
-        })?;
-        let mut b = [0u8; 8];
-        w.recv(&mut b, Some(1), Some(92))?;
-    } else if me == 1 {
-        std::thread::sleep(Duration::from_secs(1));
-        let mut b = [0u8; 16];
-        w.recv(&mut b, Some(0), Some(90))?;
-        let st = w.recv(&mut b, Some(0), Some(91))?;
-        check(&b[..st.len] == b"synchronous", || {
-            "ssend data differ".into()
-        })?;
-        w.send(&[1], 0, 92)?;
-    }
-    w.barrier()?;
-    Ok(waited)
-}
-
-/// Messages of 100 B (inline on shm), 1,000 B (inject-sized), 100,000 B
-/// (CMA or rendezvous) and 4 MiB (whose excess the spill gives back) into
-/// a 50-byte receive, each both with
-/// the message arriving before the receive is posted and with the receive
-/// posted first: an error with the status, and the bytes after the buffer
-/// untouched. What the 50 bytes hold is the provider's (tcp;ofi_rxm 1.17
-/// may leave them unwritten), as MPI leaves it. On shm this needs the
-/// conduit's spill iov (the provider crashes or hangs otherwise,
-/// known-issues.md).
-fn truncation(w: &World) -> Fallible<String> {
-    let (me, n) = (w.rank(), w.size());
-    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
-    let trace = std::env::var_os("GEX_TAGGED_TRACE").is_some();
-    for len in [100usize, 1000, 100_000, 4 << 20] {
-        for posted_first in [false, true] {
-            let out = pattern(me, len);
-            if trace {
-                gex_env::eprintln_whole!(
-                    "gex-tagged: rank {me}: truncation of {len} bytes, receive posted first: \
-                     {posted_first}"
-                );
-            }
-            let mut area = vec![0xEEu8; 64 + len];
-            let r = w.scope(|s| {
-                // Non-blocking sends: a rendezvous send completes only once
-                // the receive matches, and every rank sends.
-                let r = if posted_first {
-                    let recv = s.irecv(w, &mut area[..50], Some(prev), Some(33))?;
-                    w.barrier()?;
-                    let send = s.isend(w, &out, next, 33)?;
-                    let r = s.wait(recv);
-                    s.wait(send)?;
-                    r
-                } else {
-                    let send = s.isend(w, &out, next, 33)?;
-                    // The message is on its way (or buffered at the
-                    // receiver) before the receive is posted.
-                    w.barrier()?;
-                    let r = w.recv(&mut area[..50], Some(prev), Some(33));
-                    if matches!(r, Err(Error::Tagged(TaggedError::TruncationDefect { .. }))) {
-                        // The connection is gone: the send may never end.
-                        return Ok::<_, Error>(r);
-                    }
-                    s.wait(send)?;
-                    r
-                };
-                if trace {
-                    gex_env::eprintln_whole!("gex-tagged: rank {me}: received {r:?}");
-                }
-                Ok::<_, Error>(r)
-            })?;
-            match r {
-                Err(Error::Tagged(TaggedError::Truncated(st))) => {
-                    // size: the message's length where the provider reports
-                    // it, else the buffer's (see Status::size).
-                    let size_ok = st.size == len || st.size == 50;
-                    check(
-                        st.truncated && st.len == 50 && size_ok && st.source == prev,
-                        || format!("truncation of {len} bytes: status {st:?}"),
-                    )?;
-                }
-                Err(Error::Tagged(e @ TaggedError::TruncationDefect { .. })) => {
-                    // The connection is gone: no more tagged traffic.
-                    check(area[50..].iter().all(|&b| b == 0xEE), || {
-                        "bytes past the receive buffer were written".into()
-                    })?;
-                    return Ok(format!("truncation reported as a provider defect: {e}"));
-                }
-                other => {
-                    return Err(fail(format!(
-                        "a {len}-byte message into 50 bytes gave {other:?}"
-                    )))
-                }
-            }
-            check(area[50..].iter().all(|&b| b == 0xEE), || {
-                format!("a {len}-byte message wrote bytes past the 50-byte receive buffer")
-            })?;
-            w.barrier()?;
-        }
-    }
-    Ok("truncation of 100 B to 4 MiB".into())
 }
 
 /// 1,000 receives and 1,000 sends outstanding, completed by one wait-all.
@@ -659,83 +439,4 @@ fn cancel(w: &World) -> Fallible<()> {
     check(st.cancelled, || format!("cancelled receive: {st:?}"))?;
     w.barrier()?;
     Ok(())
-}
-
-/// Values beyond the layout: each refusal's text, one per line.
-pub fn limits(c: &Client) -> Fallible<String> {
-    let w = c.tagged_world()?;
-    let l = c.tagged_layout().ok_or_else(|| fail("no layout"))?;
-    let mut lines = Vec::new();
-    let over = l
-        .max_tag()
-        .checked_add(1)
-        .ok_or_else(|| fail("no tag beyond the largest"))?;
-    match w.send(b"x", 0, over) {
-        Err(e) => lines.push(e.to_string()),
-        Ok(()) => return Err(fail(format!("tag {over} was accepted"))),
-    }
-    let mut b = [0u8; 1];
-    match w.recv(&mut b, None, Some(over)) {
-        Err(e) => lines.push(e.to_string()),
-        Ok(st) => {
-            return Err(fail(format!(
-                "receive with tag {over} was accepted: {st:?}"
-            )))
-        }
-    }
-    match w.send(b"x", w.size(), 1) {
-        Err(e) => lines.push(e.to_string()),
-        Ok(()) => return Err(fail("a rank beyond the communicator was accepted")),
-    }
-    // Communicator ids run out (ofi_tag_1's 12 bits: 4,095 dups).
-    if l.max_cid() < 5000 {
-        let mut dups = Vec::new();
-        let err = loop {
-            match w.dup() {
-                Ok(d) => dups.push(d),
-                Err(e) => break e,
-            }
-            if dups.len() > l.max_cid() as usize {
-                return Err(fail(format!(
-                    "{} dups were accepted with {} communicator ids",
-                    dups.len(),
-                    l.max_cid()
-                )));
-            }
-        };
-        lines.push(err.to_string());
-        let made = dups.len();
-        for d in dups {
-            d.free()?;
-        }
-        let again = w.dup()?;
-        again.free()?;
-        lines.push(format!(
-            "{made} communicators duplicated, freed, and one more made"
-        ));
-    }
-    w.send(b"ok", w.rank(), l.max_tag())?;
-    let st = w.recv(&mut [0u8; 2], Some(w.rank()), Some(l.max_tag()))?;
-    check(st.tag == l.max_tag(), || format!("largest tag: {st:?}"))?;
-    Ok(format!(
-        "ok: {} (largest tag {} accepted)\n{}",
-        l.mode,
-        l.max_tag(),
-        lines.join("\n")
-    ))
-}
-
-/// The layout chosen.
-pub fn layout(c: &Client) -> Fallible<String> {
-    let l = c.tagged_layout().ok_or_else(|| fail("no layout"))?;
-    Ok(format!(
-        "{}: communicator id {} bits, source {} bits, tag {} bits; largest communicator id {}, source {}, tag {}",
-        l.mode,
-        l.cid_bits,
-        l.src_bits,
-        l.tag_bits,
-        l.max_cid(),
-        l.max_source(),
-        l.max_tag()
-    ))
 }
