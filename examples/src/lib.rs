@@ -5,7 +5,9 @@
 //! - `am_ring`: a ring of AM Mediums carrying a growing trail;
 //! - `gups`: random-access updates by AM (XOR) and fetch-and-add by AM;
 //! - `stencil`: a 1-D stencil with NBI halo puts and a barrier per step,
-//!   checked against the serial computation.
+//!   checked against the serial computation;
+//! - `long_gather`: a gather by AM Long, each payload checked in its
+//!   handler through its `Payload` and again in the segment.
 //!
 //! Build with `cargo build --release -p gex-examples --examples` and run
 //! with `gasnetrun-ofi -n 4 target/release/examples/<name> [args]`.

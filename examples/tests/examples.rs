@@ -59,6 +59,16 @@ fn stencil_matches_the_serial_computation() {
 }
 
 #[test]
+fn long_gather_checks_payloads_in_place() {
+    let _g = serial();
+    run(
+        "long_gather",
+        &["16", "5000"],
+        "long_gather: ok: 64 Longs of 5000 bytes from 4 ranks, checked in the handler and in the segment",
+    );
+}
+
+#[test]
 fn a_bad_argument_is_refused_with_its_name() {
     let _g = serial();
     let r = job(

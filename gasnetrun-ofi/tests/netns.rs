@@ -59,7 +59,7 @@ fn six_ranks_on_three_namespace_hosts_over_ssh_with_the_tcp_provider() {
 }
 
 /// The client itself across the three hosts: `gex-am core` and `flood`,
-/// `gex-rma all`, the examples (am_ring, gups, stencil) and the extended
+/// `gex-rma all`, the examples (am_ring, gups, stencil, long_gather) and the extended
 /// API's programs (`gex-coll`, `gex-atomics`, `gex-vis`), 6 ranks, over
 /// tcp;ofi_rxm (named in full: with libfabric 2.x `FI_PROVIDER=tcp` is the
 /// native tcp provider) on the veth links. One lab for all of them.

@@ -380,7 +380,8 @@ pub enum Paths {
 
 /// The client programs, each over `n` ranks: `gex-am core`, `flood` and
 /// `longs`,
-/// `gex-rma all` and the examples `am_ring`, `gups` and `stencil`, with the
+/// `gex-rma all` and the examples `am_ring`, `gups`, `stencil` and
+/// `long_gather`, with the
 /// summary lines of the `tests` and `gex-examples` tests (`tests/tests/am.rs`,
 /// `rma.rs`, `examples/tests/examples.rs`) for `n` ranks; the path counters
 /// rank 0 prints must show `paths`.
@@ -488,6 +489,14 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
             format!(
                 "stencil: ok: {} cells on {n} ranks, 100 steps, matches the serial result",
                 500 * n
+            ),
+        ),
+        run(
+            "example-long_gather",
+            &["16", "5000"],
+            format!(
+                "long_gather: ok: {} Longs of 5000 bytes from {n} ranks, checked in the handler and in the segment",
+                16 * n
             ),
         ),
     ]
