@@ -234,6 +234,15 @@ pub const PROGRAMS: &[Program] = &[
         want: "stencil: ok:",
         what: "example: 1-D stencil with NBI halo puts, compared with the serial result",
     },
+    Program {
+        id: "example-long-gather",
+        binary: Binary::Example("long_gather"),
+        ranks: 4,
+        args: &["16", "5000"],
+        exit_code: 0,
+        want: "long_gather: ok:",
+        what: "example: a gather by AM Long, each payload checked in its handler and in the segment",
+    },
 ];
 
 /// The program with this id.
