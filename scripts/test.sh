@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: set-up, then formatting, lints and every test.
+# The README's test command: set-up, then formatting, lints, the API
+# documentation and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Under `source scripts/libfabric-2.env` (CONDUIT_LIBFABRIC=2) everything
@@ -12,6 +13,8 @@ else
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The API documentation builds without a broken or private link.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 cargo test --workspace
 # The fuzz harnesses (a workspace of their own, see docs/fuzzing.md) run over
 # their seeds without libFuzzer, so a format change cannot leave them behind.

@@ -68,6 +68,7 @@ struct Cli {
     #[arg(short = 'E', value_name = "VAR1[,VAR2...]", value_delimiter = ',')]
     extra_env: Vec<String>,
     /// Be verbose about what is happening; prefix rank output with [rank].
+    #[allow(rustdoc::broken_intra_doc_links)] // "[rank]" is help text, not a link
     #[arg(short = 'v')]
     verbose: bool,
     /// Test only: print what would run and run nothing (implies -v).

@@ -3,7 +3,7 @@
 //! A network partition sends no error: a TCP connection to a host whose
 //! link is down stays open, and the ssh session too until OpenSSH's
 //! ServerAlive probes give up. So each side sends a
-//! [`Msg::Heartbeat`](bootstrap::wire::Msg::Heartbeat) every [`PERIOD`] on
+//! [`Msg::Heartbeat`] every [`PERIOD`] on
 //! the agent's control connection, and each takes the other as unreachable
 //! when it has heard nothing for [`silence_limit`] (the job's exit timeout,
 //! at least three periods): the launcher ends the job naming the host's

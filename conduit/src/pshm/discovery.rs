@@ -18,7 +18,7 @@ pub(super) struct Published {
 
 const RECORD: usize = 48;
 
-/// Bytes of [`Shared::segment_record`].
+/// Bytes of the record `Shared::segment_record` makes.
 pub const SEGMENT_RECORD: usize = 16;
 
 impl Published {

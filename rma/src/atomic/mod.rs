@@ -3,7 +3,7 @@
 //! type, what each computes, and how each maps onto a libfabric atomic
 //! (`fi_atomic`, `fi_fetch_atomic`, `fi_compare_atomic`).
 //!
-//! Values travel as 64-bit patterns ([`AtomicType::to_bits`]): a 32-bit
+//! Values travel as 64-bit patterns ([`AtomicValue::to_bits`]): a 32-bit
 //! type uses the low 32 bits, floats their IEEE bit patterns.
 //!
 //! Semantics (GASNet-EX, "Atomic Operations"), with `op0` the target's

@@ -36,7 +36,7 @@ pub enum NativeOp {
     Cswap,
 }
 
-/// A libfabric atomic performing one [`AtomicOp`].
+/// A libfabric atomic performing one [`super::AtomicOp`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Native {
     /// The call.
