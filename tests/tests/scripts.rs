@@ -61,6 +61,17 @@ fn tagged_window_refuses_a_bad_round_count() {
         err.trim_end(),
         "bench-tagged-window: ROUNDS must be a positive integer, not '0'"
     );
+    let mut cmd = Command::new("bash");
+    cmd.arg(script("bench-tagged-window.sh"))
+        .arg("1")
+        .env("BIN", "/nonexistent");
+    let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "bench-tagged-window: BIN='/nonexistent' holds no gasnetrun-ofi (build with libfabric 2.1: \
+         source scripts/libfabric-2.env; cargo build --release -p bench -p gasnetrun-ofi)"
+    );
 }
 
 #[test]
