@@ -11,6 +11,7 @@ use conduit::client::{Client, Handler, Seq, Widen};
 use sim::Job;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 type SimClient = Client<Seen, conduit::transport::sim::SimTransport>;
 
@@ -106,6 +107,18 @@ fn long_payloads_are_read_in_place_and_widened_mediums_get_copies() {
                 c.request_medium(1, H_LONG_WIDE, &[3], &pattern(3)).unwrap();
                 // An empty Long: an empty payload, in the segment.
                 c.request_long(1, H_LONG_WIDE, &[4], &[], 3 * AT).unwrap();
+            } else {
+                // A barrier does not imply that Active Messages sent before
+                // it have run (GASNet-EX says the same): poll until all
+                // four handlers have, with a deadline.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while c.state().notes.lock().unwrap().len() < 4 {
+                    assert!(
+                        Instant::now() < deadline,
+                        "four handlers did not run in 30 s"
+                    );
+                    c.poll().unwrap();
+                }
             }
             c.barrier().unwrap();
             c.state().notes.lock().unwrap().clone()
