@@ -10,6 +10,7 @@ use conduit::transport::sim::{Faults, SimTransport};
 use sim::{Ended, Job};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 type SimClient<S> = Client<S, SimTransport>;
 
@@ -377,7 +378,10 @@ fn a_failed_reply_send_is_reported_from_the_reply_queue() {
             if c.rank() == 0 {
                 c.request_short(1, 221, &[]).unwrap();
             } else {
-                for _ in 0..1000 {
+                // Until the failure is reported (rank 0's request may come
+                // late: its thread may not have run since the barrier).
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while Instant::now() < deadline {
                     if let Err(e) = c.poll() {
                         first.get_or_insert(e.report());
                         break;

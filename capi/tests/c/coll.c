@@ -165,14 +165,14 @@ static void matrices(gex_TM_t tm, const char *what) {
                 gex_OP_t op = all[k];                                                       \
                 T start = (T)6, o1 = (T)2, o2 = (T)9, got = (T)0, now = (T)0, want;         \
                 if (op == GEX_OP_CAS || op == GEX_OP_FCAS) o1 = start;                      \
-                gex_AD_OpNB_##SUF(ad, NULL, tgt, word, GEX_OP_SET, start, 0, 0);            \
+                gex_Event_Wait(gex_AD_OpNB_##SUF(ad, NULL, tgt, word, GEX_OP_SET, start, 0, 0)); \
                 int fetching = op == GEX_OP_GET || op == GEX_OP_SWAP || op == GEX_OP_FCAS ||  \
                     (op & (GEX_OP_FADD | GEX_OP_FSUB | GEX_OP_FINC | GEX_OP_FDEC |          \
                            GEX_OP_FMULT | GEX_OP_FMIN | GEX_OP_FMAX | GEX_OP_FAND |         \
                            GEX_OP_FOR | GEX_OP_FXOR));                                      \
                 if (k % 2) gex_Event_Wait(gex_AD_OpNB_##SUF(ad, &got, tgt, word, op, o1, o2, 0)); \
                 else { gex_AD_OpNBI_##SUF(ad, &got, tgt, word, op, o1, o2, 0); gex_NBI_Wait(GEX_EC_ALL, 0); } \
-                gex_AD_OpNB_##SUF(ad, &now, tgt, word, GEX_OP_GET, 0, 0, 0);                \
+                gex_Event_Wait(gex_AD_OpNB_##SUF(ad, &now, tgt, word, GEX_OP_GET, 0, 0, 0)); \
                 switch (op) {                                                               \
                 case GEX_OP_SET: case GEX_OP_SWAP: want = o1; break;                        \
                 case GEX_OP_GET: want = start; break;                                       \
@@ -379,14 +379,14 @@ int main(int argc, char **argv) {
     gex_AD_SetCData(ad, &ad);
     if (gex_AD_QueryCData(ad) != (void *)&ad) FAIL("gex_AD_QueryCData");
     uint64_t *counter = (uint64_t *)peer_seg, *lock = counter + 1, *plain = counter + 2;
-    if (me == 0) { gex_AD_OpNBI_U64(ad, NULL, n - 1, counter, GEX_OP_SET, 0, 0, 0); gex_AD_OpNBI_U64(ad, NULL, n - 1, lock, GEX_OP_SET, 0, 0, 0); }
+    if (me == 0) { gex_AD_OpNBI_U64(ad, NULL, n - 1, counter, GEX_OP_SET, 0, 0, 0); gex_AD_OpNBI_U64(ad, NULL, n - 1, lock, GEX_OP_SET, 0, 0, 0); gex_NBI_Wait(GEX_EC_ALL, 0); }
     if (me == 0) { uint64_t z = 0; gex_RMA_PutBlocking(tm, n - 1, plain, &z, 8, 0); }
     gex_Coll_BarrierBlocking(tm, 0);
     enum { ADDS = 2000, LOCKED = 200 };
-    for (int i = 0; i < ADDS; i++) {
-        uint64_t old;
-        gex_AD_OpNBI_U64(ad, &old, n - 1, counter, GEX_OP_FADD, 1, 0, GEX_FLAG_AD_REL);
-    }
+    static uint64_t fetched; /* outlives the NBI operations */
+    for (int i = 0; i < ADDS; i++)
+        gex_AD_OpNBI_U64(ad, &fetched, n - 1, counter, GEX_OP_FADD, 1, 0, GEX_FLAG_AD_REL);
+    gex_NBI_Wait(GEX_EC_ALL, 0);
     for (int i = 0; i < LOCKED; i++) {
         uint64_t old;
         do gex_Event_Wait(gex_AD_OpNB_U64(ad, &old, n - 1, lock, GEX_OP_FCAS, 0, me + 1, GEX_FLAG_AD_ACQ)); while (old != 0);
@@ -399,7 +399,7 @@ int main(int argc, char **argv) {
     }
     gex_Coll_BarrierBlocking(tm, 0);
     uint64_t sum = 0, guarded = 0;
-    gex_AD_OpNB_U64(ad, &sum, n - 1, counter, GEX_OP_GET, 0, 0, 0);
+    gex_Event_Wait(gex_AD_OpNB_U64(ad, &sum, n - 1, counter, GEX_OP_GET, 0, 0, 0));
     gex_RMA_GetBlocking(tm, &guarded, n - 1, plain, 8, 0);
     if (sum != (uint64_t)ADDS * n) FAIL("fetch-and-adds sum to %llu, want %llu", (unsigned long long)sum, (unsigned long long)ADDS * n);
     if (guarded != (uint64_t)LOCKED * n) FAIL("the locked counter is %llu, want %llu", (unsigned long long)guarded, (unsigned long long)LOCKED * n);
@@ -415,16 +415,17 @@ int main(int argc, char **argv) {
     gex_Event_Wait(gex_EP_QueryBoundSegmentNB(half, 0, (void **)&hseg, NULL, NULL, 0));
     int64_t *hword = (int64_t *)(hseg + 256);
     gex_Rank_t hroot = gex_TM_TranslateRankToJobrank(half, 0);
-    if (hme == 0) gex_AD_OpNBI_I64(had, NULL, 0, hword, GEX_OP_SET, 0, 0, 0);
+    if (hme == 0) { gex_AD_OpNBI_I64(had, NULL, 0, hword, GEX_OP_SET, 0, 0, 0); gex_NBI_Wait(GEX_EC_ALL, 0); }
     gex_Coll_BarrierBlocking(half, 0);
+    static int64_t hfetched; /* outlives the NBI operations */
     for (int i = 0; i < ADDS; i++) {
-        int64_t old;
-        if (i % 2) gex_AD_OpNBI_I64(had, &old, hroot, hword, GEX_OP_FADD, 1, 0, GEX_FLAG_RANK_IS_JOBRANK);
-        else gex_AD_OpNBI_I64(had, &old, 0, hword, GEX_OP_FADD, 1, 0, 0);
+        if (i % 2) gex_AD_OpNBI_I64(had, &hfetched, hroot, hword, GEX_OP_FADD, 1, 0, GEX_FLAG_RANK_IS_JOBRANK);
+        else gex_AD_OpNBI_I64(had, &hfetched, 0, hword, GEX_OP_FADD, 1, 0, 0);
     }
+    gex_NBI_Wait(GEX_EC_ALL, 0);
     gex_Coll_BarrierBlocking(half, 0);
     int64_t hgot = 0;
-    gex_AD_OpNB_I64(had, &hgot, 0, hword, GEX_OP_GET, 0, 0, 0);
+    gex_Event_Wait(gex_AD_OpNB_I64(had, &hgot, 0, hword, GEX_OP_GET, 0, 0, 0));
     if (hgot != (int64_t)ADDS * hn) FAIL("the half team's fetch-and-adds sum to %lld, want %lld", (long long)hgot, (long long)ADDS * hn);
     gex_Coll_BarrierBlocking(half, 0);
     gex_AD_Destroy(had);

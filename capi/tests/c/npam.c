@@ -10,6 +10,7 @@ static gex_TM_t tm;
 static gex_Rank_t me, n;
 static int errors;
 static volatile int got;
+static volatile int handled; /* requests whose handler ran */
 static gex_AM_Index_t h_mreq, h_mrep, h_lreq, h_lrep;
 static char *seg;
 #define FAIL(...) do { fprintf(stderr, "npam.c: rank %u: ", (unsigned)me); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); errors++; } while (0)
@@ -31,6 +32,7 @@ static void mreq(gex_Token_t t, void *buf, size_t nb, gex_AM_Arg_t a, gex_AM_Arg
     size_t m = gex_AM_SrcDescSize(sd) < (size_t)len ? gex_AM_SrcDescSize(sd) : (size_t)len;
     fill(gex_AM_SrcDescAddr(sd), m, tag + 1);
     gex_AM_CommitReplyMedium0(sd, h_mrep, m);
+    handled++;
 }
 static void mrep(gex_Token_t t, void *buf, size_t nb) {
     (void)t;
@@ -52,6 +54,7 @@ static void lreq(gex_Token_t t, void *buf, size_t nb, gex_AM_Arg_t a0, gex_AM_Ar
     gex_AM_SrcDesc_t sd = gex_AM_PrepareReplyLong(t, buf, nb, nb, dst, &lc, 0, 1);
     if (gex_AM_SrcDescAddr(sd) != buf) FAIL("client buffer not used");
     gex_AM_CommitReplyLong1(sd, h_lrep, nb, dst, a0);
+    handled++;
 }
 static void lrep(gex_Token_t t, void *buf, size_t nb, gex_AM_Arg_t tag) {
     (void)t;
@@ -94,6 +97,9 @@ int main(int argc, char **argv) {
             sent += 2;
             GASNET_BLOCKUNTIL(got == sent); /* the Long slots are reused */
         }
+    /* Every rank sends 2 requests per round to each rank: the errors
+     * other ranks' requests record are read only once all have run. */
+    GASNET_BLOCKUNTIL(handled == 40 * (int)n);
     if (errors == 0)
         printf("npam.c: rank %u of %u: ok: %d negotiated-payload requests and %d replies (Medium and Long, GASNet and client buffers, 0/1/3/16 arguments); LEAST_ALLOC Medium %zu bytes\n",
                (unsigned)me, (unsigned)n, sent, got, lub);

@@ -107,12 +107,16 @@ fn check_payload(errs: &Errors, what: &str, seed: usize, p: &[u8], len: usize) {
 fn core(c: &Client) -> Fallible<String> {
     let errs: Errors = Arc::new(Mutex::new(Vec::new()));
     let replies = Arc::new(AtomicUsize::new(0));
+    // Requests whose handler ran (from the predecessor, which sends as many
+    // as this rank does): the errors they record are read only after all.
+    let requests = Arc::new(AtomicUsize::new(0));
     let me = c.rank();
     // Payload lengths are passed out of band: the request carries the seed in
     // the payload pattern; the handlers know `len` from the slice.
     for kind in 0..3 {
         for nargs in 0..=16usize {
             let e = errs.clone();
+            let q = requests.clone();
             let h = match kind {
                 0 => Handler::request_short(nargs as u8, move |tok, args| {
                     check_args(&e, "short request", tok.source(), 0, args, nargs, 0);
@@ -123,6 +127,7 @@ fn core(c: &Client) -> Fallible<String> {
                     if tok.reply_short(rep_index(0, nargs), &reply).is_ok() {
                         e.lock().unwrap().push("a second reply was accepted".into());
                     }
+                    q.fetch_add(1, Ordering::Release);
                 }),
                 1 => Handler::request_medium(nargs as u8, move |tok, args, p| {
                     check_args(&e, "medium request", tok.source(), 1, args, nargs, 0);
@@ -132,6 +137,7 @@ fn core(c: &Client) -> Fallible<String> {
                     if let Err(x) = tok.reply_medium(rep_index(1, nargs), &reply, &back) {
                         e.lock().unwrap().push(format!("reply_medium: {x}"));
                     }
+                    q.fetch_add(1, Ordering::Release);
                 }),
                 _ => Handler::request_long(nargs as u8, move |tok, args, p| {
                     check_args(&e, "long request", tok.source(), 2, args, nargs, 0);
@@ -150,6 +156,7 @@ fn core(c: &Client) -> Fallible<String> {
                     {
                         e.lock().unwrap().push(format!("reply_long: {x}"));
                     }
+                    q.fetch_add(1, Ordering::Release);
                 }),
             };
             c.register(req_index(kind, nargs), h)?;
@@ -236,6 +243,9 @@ fn core(c: &Client) -> Fallible<String> {
             one(c, 2, nargs, len)?;
         }
     }
+    // The predecessor's requests may still be arriving after this rank's
+    // own replies are in.
+    c.block_until(|| requests.load(Ordering::Acquire) == expected)?;
     let e = errs.lock().unwrap();
     if !e.is_empty() {
         return Err(fail(format!(
