@@ -371,6 +371,12 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     }
 
     /// An anonymous barrier (notify then wait).
+    ///
+    /// As in GASNet-EX, a barrier synchronises ranks, not messages: an
+    /// Active Message sent before it may still be on its way, and its
+    /// handler may not have run, when every rank has left it (puts and
+    /// gets completed before it are complete). Wait for what handlers
+    /// record, with [`block_until`](Self::block_until), before reading it.
     pub fn barrier(&self) -> Result<(), Error> {
         self.barrier_notify(None)?;
         self.barrier_wait()
