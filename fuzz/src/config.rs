@@ -2,7 +2,7 @@
 //! `conduit::config::Config::from_env(&EnvReader::quiet(&MapEnv))`.
 //!
 //! The input is split into lines at `\n`; each line sets one variable:
-//! * a line whose first byte is below [`names()`]`.len()` (40) sets that
+//! * a line whose first byte is below [`names()`]`.len()` sets that
 //!   known variable (every name `Config::from_env` reads, in its reading
 //!   order, then a few `GASNET_OFI_DEVICE_<ids>` family names) to the rest
 //!   of the line;
@@ -164,6 +164,7 @@ pub fn seeds() -> crate::Seeds {
             "FI_PROVIDER" => "tcp;ofi_rxm",
             "GASNET_STATSFILE" => "/tmp/stats.%",
             "GASNET_WAIT_MODE" => "yield",
+            "GASNET_OFI_MALLOC_KEEP" => "16M",
             "GASNET_OFI_DEVICE" => "cxi0",
             "GASNET_OFI_DEVICE_TYPE" => "NUMANode",
             "GASNET_OFI_LIST_DEVICES_NODES" => "0,2-4,6",

@@ -127,6 +127,9 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
     if let Some(f) = &cfg.general.stats_file {
         super::statsfile::prepare(f, boot.hosts().local_index() == 0);
     }
+    let keep = cfg.general.malloc_keep_bytes();
+    let kept = crate::mem::keep_freed_heap(keep);
+    tracing::debug!(keep, kept, "GASNET_OFI_MALLOC_KEEP");
     let caps = prepared.caps().clone();
     let wait_mode = WaitMode::resolve(
         cfg.general.wait_mode,

@@ -17,6 +17,13 @@ pub const ALLOW_UNTRUSTED_PROVIDER: &str = "GASNET_OFI_ALLOW_UNTRUSTED_PROVIDER"
 
 /// `GASNET_STATSFILE`.
 pub const STATSFILE: &str = "GASNET_STATSFILE";
+/// `GASNET_OFI_MALLOC_KEEP`.
+pub const MALLOC_KEEP: &str = "GASNET_OFI_MALLOC_KEEP";
+/// What `GASNET_OFI_MALLOC_KEEP` is when unset: 64 MiB.
+pub const MALLOC_KEEP_DEFAULT: u64 = 64 << 20;
+/// The largest `GASNET_OFI_MALLOC_KEEP` (glibc's `mallopt` takes an `int`).
+pub const MALLOC_KEEP_MAX: u64 = i32::MAX as u64;
+
 /// `GASNET_WAIT_MODE`.
 pub const WAIT_MODE: &str = "GASNET_WAIT_MODE";
 
@@ -69,6 +76,10 @@ pub struct GeneralConfig {
     pub stats_file: Option<String>,
     /// `GASNET_WAIT_MODE`: spin or yield in wait loops (default auto).
     pub wait_mode: WaitModeSetting,
+    /// `GASNET_OFI_MALLOC_KEEP`: bytes of freed memory at the top of the C
+    /// heap that glibc keeps rather than returns to the system (`None`:
+    /// unset, [`MALLOC_KEEP_DEFAULT`]; 0: glibc's settings are left alone).
+    pub malloc_keep: Option<u64>,
 }
 
 impl GeneralConfig {
@@ -81,7 +92,17 @@ impl GeneralConfig {
         let allow_untrusted_provider = r.bool(ALLOW_UNTRUSTED_PROVIDER, false)?;
         let stats_file = r.opt_string(STATSFILE);
         let wait_mode = WaitModeSetting::parse(r)?;
+        let malloc_keep = r.opt_size(MALLOC_KEEP, 0)?;
+        if let Some(v) = malloc_keep.filter(|&v| v > MALLOC_KEEP_MAX) {
+            return Err(EnvError::new(
+                MALLOC_KEEP,
+                &r.peek(MALLOC_KEEP).unwrap_or_else(|| v.to_string()),
+                format!("a size from 0 to {MALLOC_KEEP_MAX} bytes"),
+            )
+            .into());
+        }
         Ok(GeneralConfig {
+            malloc_keep,
             wait_mode,
             stats_file,
             quiet,
@@ -90,6 +111,11 @@ impl GeneralConfig {
             set_universe_size,
             allow_untrusted_provider,
         })
+    }
+
+    /// The heap memory glibc keeps (see [`GeneralConfig::malloc_keep`]).
+    pub fn malloc_keep_bytes(&self) -> u64 {
+        self.malloc_keep.unwrap_or(MALLOC_KEEP_DEFAULT)
     }
 
     /// Whether to set `FI_UNIVERSE_SIZE`, given the provider profile's
@@ -175,6 +201,29 @@ true/false or on/off"
         assert_eq!(
             read(&env).unwrap_err().to_string(),
             "GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto"
+        );
+    }
+
+    #[test]
+    fn malloc_keep() {
+        let g = read(&MapEnv::new()).unwrap();
+        assert_eq!(g.malloc_keep, None);
+        assert_eq!(g.malloc_keep_bytes(), 64 << 20);
+        for (v, want) in [("0", 0), ("16M", 16 << 20), ("2047M", 2047 << 20)] {
+            let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", v)]);
+            assert_eq!(read(&env).unwrap().malloc_keep_bytes(), want, "{v}");
+        }
+        let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "2G")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_MALLOC_KEEP=\"2G\" is not accepted: expected a size from 0 to \
+2147483647 bytes"
+        );
+        let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "lots")]);
+        let e = read(&env).unwrap_err().to_string();
+        assert!(
+            e.starts_with("GASNET_OFI_MALLOC_KEEP=\"lots\" is not accepted: expected a size"),
+            "{e}"
         );
     }
 

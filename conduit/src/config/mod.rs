@@ -101,6 +101,7 @@ impl Config {
         general::ALLOW_UNTRUSTED_PROVIDER,
         general::STATSFILE,
         general::WAIT_MODE,
+        general::MALLOC_KEEP,
         device::DEVICE,
         device::DEVICE_TYPE,
         device::LIST_DEVICES,
