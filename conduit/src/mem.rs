@@ -232,37 +232,52 @@ impl Drop for Mapping {
     }
 }
 
-/// The largest mmap threshold glibc accepts on 64-bit hosts (32 MiB).
+/// The largest mmap threshold glibc accepts by default: half its largest
+/// heap (32 MiB on 64-bit hosts, 512 KiB on 32-bit ones).
+#[cfg(target_pointer_width = "64")]
 const GLIBC_MMAP_THRESHOLD_MAX: u64 = 32 << 20;
+#[cfg(not(target_pointer_width = "64"))]
+const GLIBC_MMAP_THRESHOLD_MAX: u64 = 512 << 10;
+
+/// What [`keep_freed_heap`] set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeapKept {
+    /// glibc took the trim threshold.
+    pub trim: bool,
+    /// glibc took the mmap threshold.
+    pub mmap: bool,
+}
 
 /// Make glibc's allocator keep up to `bytes` of freed memory at the top of
 /// the heap, and serve allocations of up to `min(bytes, 32 MiB)` from the
 /// heap, instead of returning the memory to the system on each free and
 /// faulting fresh zeroed pages in on the next allocation
 /// (`GASNET_OFI_MALLOC_KEEP`; as MPI libraries do with the same calls).
-/// Returns whether both settings were taken: `false` for 0 (glibc's
-/// settings are left alone) and on other C libraries, where there is
-/// nothing to set.
-pub fn keep_freed_heap(bytes: u64) -> bool {
+/// Nothing is set for 0 or on other C libraries. glibc may refuse the mmap
+/// threshold (a smaller largest heap, e.g. with huge-page tunables): the
+/// result says what it took, and the trim threshold is set either way.
+pub fn keep_freed_heap(bytes: u64) -> HeapKept {
     if bytes == 0 {
-        return false;
+        return HeapKept::default();
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let trim = bytes.min(i32::MAX as u64) as i32;
         let mmap = bytes.min(GLIBC_MMAP_THRESHOLD_MAX) as i32;
         // SAFETY: mallopt only changes the allocator's tuning parameters
-        // (glibc takes its arena lock); no memory is touched, and both
-        // values are in the range glibc accepts.
+        // (glibc takes its arena lock) and touches no memory of ours; a
+        // value glibc does not accept is refused with 0, not taken.
         unsafe {
-            libc::mallopt(libc::M_TRIM_THRESHOLD, trim) == 1
-                && libc::mallopt(libc::M_MMAP_THRESHOLD, mmap) == 1
+            HeapKept {
+                mmap: libc::mallopt(libc::M_MMAP_THRESHOLD, mmap) == 1,
+                trim: libc::mallopt(libc::M_TRIM_THRESHOLD, trim) == 1,
+            }
         }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
         let _ = GLIBC_MMAP_THRESHOLD_MAX;
-        false
+        HeapKept::default()
     }
 }
 
@@ -313,10 +328,14 @@ mod tests {
 
     #[test]
     fn keep_freed_heap_sets_glibc_or_nothing() {
-        assert!(!keep_freed_heap(0));
+        assert_eq!(keep_freed_heap(0), HeapKept::default());
+        let glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
         assert_eq!(
             keep_freed_heap(64 << 20),
-            cfg!(all(target_os = "linux", target_env = "gnu"))
+            HeapKept {
+                trim: glibc,
+                mmap: glibc
+            }
         );
     }
 }

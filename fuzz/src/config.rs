@@ -147,6 +147,10 @@ fn selected(name: &str, value: &str) -> Vec<u8> {
         .iter()
         .position(|n| *n == name)
         .expect("a known name");
+    if sel == usize::from(b'\n') {
+        // That selector byte would end the line: the readable form.
+        return format!("{name}={value}").into_bytes();
+    }
     let mut v = vec![sel as u8];
     v.extend_from_slice(value.as_bytes());
     v

@@ -129,7 +129,13 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
     }
     let keep = cfg.general.malloc_keep_bytes();
     let kept = crate::mem::keep_freed_heap(keep);
-    tracing::debug!(keep, kept, "GASNET_OFI_MALLOC_KEEP");
+    tracing::debug!(keep, ?kept, "GASNET_OFI_MALLOC_KEEP");
+    if keep > 0 && kept.trim && !kept.mmap && !cfg.general.quiet && boot.rank() == 0 {
+        gex_env::eprintln_whole!(
+            "ofi-conduit: glibc refused GASNET_OFI_MALLOC_KEEP={keep} as its mmap threshold \
+             (its largest heap is smaller); only the trim threshold is set"
+        );
+    }
     let caps = prepared.caps().clone();
     let wait_mode = WaitMode::resolve(
         cfg.general.wait_mode,

@@ -2,7 +2,7 @@
 //! `FI_UNIVERSE_SIZE` control and the recorded `FI_PROVIDER`.
 
 use super::libfabric_vars::FI_PROVIDER;
-use super::read::opt_bool;
+use super::read::{opt_bool, size_in};
 use super::ConfigError;
 use gex_env::{EnvError, EnvReader};
 
@@ -21,8 +21,22 @@ pub const STATSFILE: &str = "GASNET_STATSFILE";
 pub const MALLOC_KEEP: &str = "GASNET_OFI_MALLOC_KEEP";
 /// What `GASNET_OFI_MALLOC_KEEP` is when unset: 64 MiB.
 pub const MALLOC_KEEP_DEFAULT: u64 = 64 << 20;
+/// The smallest non-zero `GASNET_OFI_MALLOC_KEEP`: glibc's own default
+/// thresholds (128 KiB); less would make glibc give memory back sooner.
+pub const MALLOC_KEEP_MIN: u64 = 128 << 10;
 /// The largest `GASNET_OFI_MALLOC_KEEP` (glibc's `mallopt` takes an `int`).
 pub const MALLOC_KEEP_MAX: u64 = i32::MAX as u64;
+/// glibc's own allocator variables: when one is set and
+/// `GASNET_OFI_MALLOC_KEEP` is not, the user tuned glibc, and the conduit
+/// leaves it alone (`GLIBC_TUNABLES` counts when it names a
+/// `glibc.malloc.` tunable).
+pub const GLIBC_MALLOC_VARS: [&str; 5] = [
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "MALLOC_MMAP_MAX_",
+    "GLIBC_TUNABLES",
+];
 
 /// `GASNET_WAIT_MODE`.
 pub const WAIT_MODE: &str = "GASNET_WAIT_MODE";
@@ -78,8 +92,10 @@ pub struct GeneralConfig {
     pub wait_mode: WaitModeSetting,
     /// `GASNET_OFI_MALLOC_KEEP`: bytes of freed memory at the top of the C
     /// heap that glibc keeps rather than returns to the system (`None`:
-    /// unset, [`MALLOC_KEEP_DEFAULT`]; 0: glibc's settings are left alone).
+    /// unset; 0: glibc's settings are left alone).
     pub malloc_keep: Option<u64>,
+    /// One of [`GLIBC_MALLOC_VARS`] is set: the user tuned glibc.
+    pub glibc_tuned: bool,
 }
 
 impl GeneralConfig {
@@ -92,17 +108,30 @@ impl GeneralConfig {
         let allow_untrusted_provider = r.bool(ALLOW_UNTRUSTED_PROVIDER, false)?;
         let stats_file = r.opt_string(STATSFILE);
         let wait_mode = WaitModeSetting::parse(r)?;
-        let malloc_keep = r.opt_size(MALLOC_KEEP, 0)?;
-        if let Some(v) = malloc_keep.filter(|&v| v > MALLOC_KEEP_MAX) {
+        let explicit = r.peek(MALLOC_KEEP).is_some();
+        let keep = size_in(
+            r,
+            MALLOC_KEEP,
+            MALLOC_KEEP_DEFAULT as usize,
+            0,
+            MALLOC_KEEP_MAX as usize,
+        )? as u64;
+        if keep > 0 && keep < MALLOC_KEEP_MIN {
             return Err(EnvError::new(
                 MALLOC_KEEP,
-                &r.peek(MALLOC_KEEP).unwrap_or_else(|| v.to_string()),
-                format!("a size from 0 to {MALLOC_KEEP_MAX} bytes"),
+                &r.peek(MALLOC_KEEP).unwrap_or_default(),
+                "0 (leave glibc alone) or a size from 128K to 2147483647 bytes (glibc's own \
+                 thresholds are 128K: less would return memory sooner)",
             )
             .into());
         }
+        let glibc_tuned = GLIBC_MALLOC_VARS.iter().any(|&v| {
+            r.opt_string(v)
+                .is_some_and(|x| v != "GLIBC_TUNABLES" || x.contains("glibc.malloc."))
+        });
         Ok(GeneralConfig {
-            malloc_keep,
+            malloc_keep: explicit.then_some(keep),
+            glibc_tuned,
             wait_mode,
             stats_file,
             quiet,
@@ -113,9 +142,15 @@ impl GeneralConfig {
         })
     }
 
-    /// The heap memory glibc keeps (see [`GeneralConfig::malloc_keep`]).
+    /// The heap memory glibc is to keep (see [`GeneralConfig::malloc_keep`]):
+    /// the variable's value; unset, 64 MiB, or 0 (nothing to set) when the
+    /// user tuned glibc through its own variables.
     pub fn malloc_keep_bytes(&self) -> u64 {
-        self.malloc_keep.unwrap_or(MALLOC_KEEP_DEFAULT)
+        match (self.malloc_keep, self.glibc_tuned) {
+            (Some(v), _) => v,
+            (None, true) => 0,
+            (None, false) => MALLOC_KEEP_DEFAULT,
+        }
     }
 
     /// Whether to set `FI_UNIVERSE_SIZE`, given the provider profile's
@@ -209,15 +244,39 @@ true/false or on/off"
         let g = read(&MapEnv::new()).unwrap();
         assert_eq!(g.malloc_keep, None);
         assert_eq!(g.malloc_keep_bytes(), 64 << 20);
-        for (v, want) in [("0", 0), ("16M", 16 << 20), ("2047M", 2047 << 20)] {
+        for (v, want) in [
+            ("0", 0),
+            ("128K", 128 << 10),
+            ("16M", 16 << 20),
+            ("2047M", 2047 << 20),
+        ] {
             let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", v)]);
             assert_eq!(read(&env).unwrap().malloc_keep_bytes(), want, "{v}");
+        }
+        // The user's own glibc settings win over the default, not over
+        // an explicit value.
+        for (var, val, want) in [
+            ("MALLOC_TRIM_THRESHOLD_", "1000000", 0),
+            ("MALLOC_MMAP_MAX_", "0", 0),
+            ("GLIBC_TUNABLES", "glibc.malloc.top_pad=0", 0),
+            ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 64 << 20),
+        ] {
+            let env = MapEnv::from([(var, val)]);
+            assert_eq!(read(&env).unwrap().malloc_keep_bytes(), want, "{var}");
+            let env = MapEnv::from([(var, val), ("GASNET_OFI_MALLOC_KEEP", "1M")]);
+            assert_eq!(read(&env).unwrap().malloc_keep_bytes(), 1 << 20, "{var}");
         }
         let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "2G")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
-            "GASNET_OFI_MALLOC_KEEP=\"2G\" is not accepted: expected a size from 0 to \
-2147483647 bytes"
+            "GASNET_OFI_MALLOC_KEEP=\"2G\" is not accepted: expected a size from 0 bytes to \
+2147483647 (a number with an optional K, M, G or T suffix)"
+        );
+        let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "16K")]);
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_MALLOC_KEEP=\"16K\" is not accepted: expected 0 (leave glibc alone) \
+or a size from 128K to 2147483647 bytes (glibc's own thresholds are 128K: less would return memory sooner)"
         );
         let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "lots")]);
         let e = read(&env).unwrap_err().to_string();
