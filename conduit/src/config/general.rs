@@ -126,14 +126,12 @@ impl GeneralConfig {
             .into());
         }
         // Every one is read (and so shown by GASNET_VERBOSEENV), set or not.
-        let tuned: Vec<bool> = GLIBC_MALLOC_VARS
-            .iter()
-            .map(|&v| {
-                r.opt_string(v)
-                    .is_some_and(|x| v != "GLIBC_TUNABLES" || x.contains("glibc.malloc."))
-            })
-            .collect();
-        let glibc_tuned = tuned.contains(&true);
+        let glibc_tuned = GLIBC_MALLOC_VARS.iter().fold(false, |tuned, &v| {
+            let set = r
+                .opt_string(v)
+                .is_some_and(|x| v != "GLIBC_TUNABLES" || x.contains("glibc.malloc."));
+            tuned | set
+        });
         Ok(GeneralConfig {
             malloc_keep: explicit.then_some(keep),
             glibc_tuned,
