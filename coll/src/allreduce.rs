@@ -47,15 +47,16 @@ impl Allreduce {
     pub fn new(
         size: usize,
         me: usize,
-        src: &[u8],
+        src: Vec<u8>,
         reduction: Reduction,
         cfg: Config,
     ) -> Result<(Allreduce, Vec<Msg>), Error> {
+        let len = src.len();
         let (reduce, out) = Reduce::new(size, me, ROOT, src, reduction, cfg.max_chunk)?;
         let mut a = Allreduce {
             size,
             me,
-            len: src.len(),
+            len,
             cfg,
             reduce: Some(reduce),
             bcast: None,
@@ -81,7 +82,7 @@ impl Allreduce {
             .take()
             .and_then(Reduce::into_result)
             .expect("a complete reduction has a result on its root");
-        let (b, out) = Broadcast::new(self.size, self.me, ROOT, self.len, Some(&result), self.cfg)?;
+        let (b, out) = Broadcast::new(self.size, self.me, ROOT, self.len, Some(result), self.cfg)?;
         self.bcast = Some(b);
         Ok(with_phase(out, BCAST_PHASE))
     }
@@ -154,8 +155,8 @@ mod tests {
         let x0: Vec<u8> = [3u32, 9].iter().flat_map(|x| x.to_ne_bytes()).collect();
         let x1: Vec<u8> = [7u32, 1].iter().flat_map(|x| x.to_ne_bytes()).collect();
         let want: Vec<u8> = [7u32, 9].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        let (mut a0, out0) = Allreduce::new(2, 0, &x0, max.clone(), cfg).unwrap();
-        let (mut a1, out1) = Allreduce::new(2, 1, &x1, max, cfg).unwrap();
+        let (mut a0, out0) = Allreduce::new(2, 0, x0.clone(), max.clone(), cfg).unwrap();
+        let (mut a1, out1) = Allreduce::new(2, 1, x1.clone(), max, cfg).unwrap();
         assert!(out0.is_empty());
         assert_eq!(out1.len(), 2);
         assert!(!a1.is_done() && !a0.is_done());

@@ -26,14 +26,15 @@ pub struct Broadcast {
 impl Broadcast {
     /// Start a broadcast of `len` bytes from `root` over team ranks
     /// `0..size`, as team rank `me`. The root passes its data in `src`
-    /// (exactly `len` bytes); other ranks pass `None` (ignored if given).
+    /// (exactly `len` bytes, taken without a copy); other ranks pass `None`
+    /// (ignored if given).
     /// Returns the machine and the messages to send now.
     pub fn new(
         size: usize,
         me: usize,
         root: usize,
         len: usize,
-        src: Option<&[u8]>,
+        src: Option<Vec<u8>>,
         cfg: Config,
     ) -> Result<(Broadcast, Vec<Msg>), Error> {
         let tree = Tree::new(size, root, cfg.fanout)?;
@@ -59,7 +60,7 @@ impl Broadcast {
                     expected: len,
                 });
             }
-            b.buf = src.to_vec();
+            b.buf = src;
             b.missing = 0;
             for c in 0..chunking.count() {
                 b.forward(c, &mut out);
@@ -128,7 +129,7 @@ mod tests {
     #[test]
     fn root_sends_all_chunks_to_children() {
         let data: Vec<u8> = (0..10).collect();
-        let (b, out) = Broadcast::new(5, 1, 1, 10, Some(&data), cfg(2, 4)).unwrap();
+        let (b, out) = Broadcast::new(5, 1, 1, 10, Some(data.clone()), cfg(2, 4)).unwrap();
         assert!(b.is_done());
         // Virtual children of the root are 1 and 2: team ranks 2 and 3.
         assert_eq!(out.len(), 6);
@@ -140,7 +141,7 @@ mod tests {
 
     #[test]
     fn empty_broadcast_sends_one_empty_chunk() {
-        let (_, out) = Broadcast::new(2, 0, 0, 0, Some(&[]), cfg(2, 4)).unwrap();
+        let (_, out) = Broadcast::new(2, 0, 0, 0, Some(vec![]), cfg(2, 4)).unwrap();
         assert_eq!(
             out,
             vec![Msg {
@@ -198,7 +199,7 @@ mod tests {
             Error::MissingSource
         );
         assert_eq!(
-            Broadcast::new(2, 0, 0, 3, Some(&[1]), cfg(2, 4)).unwrap_err(),
+            Broadcast::new(2, 0, 0, 3, Some(vec![1]), cfg(2, 4)).unwrap_err(),
             Error::SourceLength {
                 got: 1,
                 expected: 3

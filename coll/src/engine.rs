@@ -177,7 +177,7 @@ impl TeamColl {
         let (n, me, cfg) = (self.size, self.me, self.cfg);
         let (machine, mut out) = match op {
             CollOp::Broadcast { root, len, src } => {
-                let src = if me == root { src.as_deref() } else { None };
+                let src = if me == root { src } else { None };
                 let (b, out) = Broadcast::new(n, me, root, len, src, cfg)?;
                 (Machine::Broadcast(b), out)
             }
@@ -186,7 +186,7 @@ impl TeamColl {
                 src,
                 reduction,
             } => {
-                let (r, out) = Reduce::new(n, me, root, &src, reduction, cfg.max_chunk)?;
+                let (r, out) = Reduce::new(n, me, root, src, reduction, cfg.max_chunk)?;
                 (Machine::Reduce(r), out)
             }
             // Small payloads on small teams, any operator: one direct
@@ -206,7 +206,7 @@ impl TeamColl {
                 (Machine::Doubling(d), out)
             }
             CollOp::ReduceToAll { src, reduction } => {
-                let (a, out) = Allreduce::new(n, me, &src, reduction, cfg)?;
+                let (a, out) = Allreduce::new(n, me, src, reduction, cfg)?;
                 (Machine::Allreduce(a), out)
             }
         };

@@ -128,12 +128,15 @@ fn check_lengths(acc: &[u8], other: &[u8], elem_size: usize) -> Result<(), Error
     Ok(())
 }
 
-/// Apply `f` element-wise to `N`-byte native-endian elements.
+/// Apply `f` element-wise to `N`-byte native-endian elements. Generic over
+/// the operator (not a function pointer), so each operator's loop is
+/// compiled on its own with `f` inlined and can be vectorised.
+#[inline(always)]
 fn apply<const N: usize, T: Copy>(
     acc: &mut [u8],
     other: &[u8],
-    from: fn([u8; N]) -> T,
-    to: fn(T) -> [u8; N],
+    from: impl Fn([u8; N]) -> T,
+    to: impl Fn(T) -> [u8; N],
     f: impl Fn(T, T) -> T,
 ) {
     for (a, b) in acc.chunks_exact_mut(N).zip(other.chunks_exact(N)) {
@@ -145,31 +148,37 @@ fn apply<const N: usize, T: Copy>(
 
 macro_rules! int_combine {
     ($t:ty, $op:expr, $acc:expr, $other:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            Op::Sum => |a, b| a.wrapping_add(b),
-            Op::Prod => |a, b| a.wrapping_mul(b),
-            Op::Min => |a, b| if a < b { a } else { b },
-            Op::Max => |a, b| if a > b { a } else { b },
-            Op::Band => |a, b| a & b,
-            Op::Bor => |a, b| a | b,
-            Op::Bxor => |a, b| a ^ b,
-            Op::Land => |a, b| <$t>::from(a != 0 && b != 0),
-            Op::Lor => |a, b| <$t>::from(a != 0 || b != 0),
-        };
-        apply($acc, $other, <$t>::from_ne_bytes, <$t>::to_ne_bytes, f)
+        let (from, to) = (<$t>::from_ne_bytes, <$t>::to_ne_bytes);
+        match $op {
+            Op::Sum => apply($acc, $other, from, to, |a: $t, b| a.wrapping_add(b)),
+            Op::Prod => apply($acc, $other, from, to, |a: $t, b| a.wrapping_mul(b)),
+            Op::Min => apply($acc, $other, from, to, |a: $t, b| a.min(b)),
+            Op::Max => apply($acc, $other, from, to, |a: $t, b| a.max(b)),
+            Op::Band => apply($acc, $other, from, to, |a: $t, b| a & b),
+            Op::Bor => apply($acc, $other, from, to, |a: $t, b| a | b),
+            Op::Bxor => apply($acc, $other, from, to, |a: $t, b| a ^ b),
+            Op::Land => apply($acc, $other, from, to, |a: $t, b| {
+                <$t>::from(a != 0 && b != 0)
+            }),
+            Op::Lor => apply($acc, $other, from, to, |a: $t, b| {
+                <$t>::from(a != 0 || b != 0)
+            }),
+        }
     }};
 }
 
 macro_rules! float_combine {
     ($t:ty, $op:expr, $acc:expr, $other:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            Op::Sum => |a, b| a + b,
-            Op::Prod => |a, b| a * b,
-            Op::Min => |a, b| if a < b { a } else { b },
-            Op::Max => |a, b| if a > b { a } else { b },
+        let (from, to) = (<$t>::from_ne_bytes, <$t>::to_ne_bytes);
+        match $op {
+            Op::Sum => apply($acc, $other, from, to, |a: $t, b| a + b),
+            Op::Prod => apply($acc, $other, from, to, |a: $t, b| a * b),
+            // `if` rather than `min`/`max`: a NaN operand keeps the
+            // comparison's semantics (as before), not IEEE minNum's.
+            Op::Min => apply($acc, $other, from, to, |a: $t, b| if a < b { a } else { b }),
+            Op::Max => apply($acc, $other, from, to, |a: $t, b| if a > b { a } else { b }),
             _ => unreachable!("validity() rejects bit-wise and logical floats"),
-        };
-        apply($acc, $other, <$t>::from_ne_bytes, <$t>::to_ne_bytes, f)
+        }
     }};
 }
 

@@ -66,13 +66,13 @@ pub struct Reduce {
 impl Reduce {
     /// Start reducing `src` (this rank's contribution, a whole number of
     /// elements, the same length on every rank) to `root` over team ranks
-    /// `0..size`, as team rank `me`. Returns the machine and the messages
-    /// to send now.
+    /// `0..size`, as team rank `me` (`src` is taken without a copy).
+    /// Returns the machine and the messages to send now.
     pub fn new(
         size: usize,
         me: usize,
         root: usize,
-        src: &[u8],
+        src: Vec<u8>,
         reduction: Reduction,
         max_chunk: usize,
     ) -> Result<(Reduce, Vec<Msg>), Error> {
@@ -120,7 +120,7 @@ impl Reduce {
             root,
             reduction,
             chunking,
-            acc: src.to_vec(),
+            acc: src,
             mode,
         };
         // Leaves of the tree, and rank 0 of the chain, send everything now.
@@ -304,11 +304,11 @@ mod tests {
     fn tree_leaf_sends_at_once_and_root_folds() {
         let sum = Reduction::Builtin(Op::Sum, DType::U32);
         // n = 3, root 0: children 1 and 2 are leaves.
-        let (leaf, out) = Reduce::new(3, 2, 0, &u32s(&[5, 6]), sum.clone(), 4).unwrap();
+        let (leaf, out) = Reduce::new(3, 2, 0, u32s(&[5, 6]), sum.clone(), 4).unwrap();
         assert!(leaf.is_done() && leaf.into_result().is_none());
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|m| m.to == 0));
-        let (mut root, out) = Reduce::new(3, 0, 0, &u32s(&[1, 2]), sum, 4).unwrap();
+        let (mut root, out) = Reduce::new(3, 0, 0, u32s(&[1, 2]), sum, 4).unwrap();
         assert!(out.is_empty());
         root.on_msg(2, 1, &u32s(&[6])).unwrap();
         root.on_msg(1, 1, &u32s(&[10])).unwrap();
@@ -329,11 +329,11 @@ mod tests {
     #[test]
     fn chunks_are_whole_elements() {
         let sum = Reduction::Builtin(Op::Sum, DType::U64);
-        let (_, out) = Reduce::new(2, 1, 0, &[0; 24], sum.clone(), 12).unwrap();
+        let (_, out) = Reduce::new(2, 1, 0, vec![0; 24], sum.clone(), 12).unwrap();
         assert_eq!(out.len(), 3);
         assert!(out.iter().all(|m| m.data.len() == 8));
         assert_eq!(
-            Reduce::new(2, 1, 0, &[0; 12], sum, 12).unwrap_err(),
+            Reduce::new(2, 1, 0, vec![0; 12], sum, 12).unwrap_err(),
             Error::NotElementMultiple {
                 len: 12,
                 elem_size: 8
@@ -341,7 +341,7 @@ mod tests {
         );
         let bad = Reduction::Builtin(Op::Band, DType::F32);
         assert!(matches!(
-            Reduce::new(2, 1, 0, &[0; 4], bad, 4),
+            Reduce::new(2, 1, 0, vec![0; 4], bad, 4),
             Err(Error::InvalidOp { .. })
         ));
     }
@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn single_rank_is_done_at_once() {
         let sum = Reduction::Builtin(Op::Sum, DType::U32);
-        let (r, out) = Reduce::new(1, 0, 0, &u32s(&[3]), sum, 4).unwrap();
+        let (r, out) = Reduce::new(1, 0, 0, u32s(&[3]), sum, 4).unwrap();
         assert!(out.is_empty());
         assert_eq!(r.into_result(), Some(u32s(&[3])));
     }

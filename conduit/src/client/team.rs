@@ -46,6 +46,20 @@ pub trait CollValue: Copy + Send + Sync + 'static {
     fn put(self, out: &mut Vec<u8>);
     /// Read it from `DTYPE.size()` bytes.
     fn get(b: &[u8]) -> Self;
+    /// The bytes of `v` (native order). The default appends element by
+    /// element; the built-in types copy the slice at once.
+    fn to_bytes(v: &[Self]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+        for x in v {
+            x.put(&mut out);
+        }
+        out
+    }
+    /// The values in `b` (whole elements of `DTYPE.size()` bytes). The
+    /// default reads element by element; the built-in types copy at once.
+    fn from_bytes(b: &[u8]) -> Vec<Self> {
+        b.chunks_exact(Self::DTYPE.size()).map(Self::get).collect()
+    }
 }
 
 macro_rules! coll_value {
@@ -60,6 +74,15 @@ macro_rules! coll_value {
                 a.copy_from_slice(b);
                 <$t>::from_ne_bytes(a)
             }
+            fn to_bytes(v: &[Self]) -> Vec<u8> {
+                bytemuck::cast_slice::<$t, u8>(v).to_vec()
+            }
+            fn from_bytes(b: &[u8]) -> Vec<Self> {
+                // Whole elements only, as the default (a reduction's
+                // result always is).
+                let whole = b.len() / std::mem::size_of::<$t>() * std::mem::size_of::<$t>();
+                bytemuck::pod_collect_to_vec(&b[..whole])
+            }
         }
     )*};
 }
@@ -67,15 +90,11 @@ macro_rules! coll_value {
 coll_value!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
 
 fn to_bytes<V: CollValue>(v: &[V]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
-    for x in v {
-        x.put(&mut out);
-    }
-    out
+    V::to_bytes(v)
 }
 
 fn from_bytes<V: CollValue>(b: &[u8]) -> Vec<V> {
-    b.chunks_exact(V::DTYPE.size()).map(V::get).collect()
+    V::from_bytes(b)
 }
 
 /// A team of ranks (from [`ClientOf::world`] or [`Team::split`]).
@@ -186,7 +205,7 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
 
     fn start(&self, op: Start) -> Result<CollEvent<'_, 'c, M, S, T>, Error> {
         super::engine::not_in_handler("a collective")?;
-        let seq = self.core.coll_start(self.id, op)?;
+        let seq = self.core.coll_start(self.id, &self.team, op)?;
         Ok(CollEvent { team: self, seq })
     }
 
@@ -234,9 +253,11 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
     /// Broadcast `buf` from team rank `root` to every member's `buf` (all
     /// members give the same length).
     pub fn broadcast(&self, root: usize, buf: &mut [u8]) -> Result<(), Error> {
-        let src = (self.rank() == root).then(|| buf.to_vec());
+        let is_root = self.rank() == root;
+        let src = is_root.then(|| buf.to_vec());
         let got = self.broadcast_nb(root, buf.len(), src)?.wait()?;
-        if let Some(d) = got {
+        // The root's result is its own data, already in `buf`.
+        if let (Some(d), false) = (got, is_root) {
             buf.copy_from_slice(&d);
         }
         Ok(())

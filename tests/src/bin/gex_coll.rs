@@ -21,7 +21,8 @@
 //!   unwaited, then a flush; six small reductions to all in flight at
 //!   once; prints the cache counters (`COLL_CACHE_LOCAL`,
 //!   `COLL_CACHE_RMA`, `COLL_BOARD`).
-//! * `lat <n>`: broadcast and allreduce latency at 8 B and 64 KiB (median
+//! * `lat <n> [sizes]`: broadcast and allreduce latency at 8 B and 64 KiB,
+//!   or at the comma-separated byte counts `sizes` (multiples of 8; median
 //!   of 5 rounds of n).
 //!
 //! Rank 0 prints one summary line; errors print `gex-coll: rank R: ...`
@@ -581,10 +582,10 @@ fn cache(c: &Client) -> Fallible<String> {
     ))
 }
 
-fn lat(c: &Client, count: usize) -> Fallible<String> {
+fn lat(c: &Client, count: usize, sizes: &[usize]) -> Fallible<String> {
     let w = c.world()?;
     let mut out = Vec::new();
-    for len in [8usize, 65536] {
+    for &len in sizes {
         let mut rounds_b = Vec::new();
         let mut rounds_a = Vec::new();
         let mut buf = vec![1u8; len];
@@ -617,6 +618,22 @@ fn lat(c: &Client, count: usize) -> Fallible<String> {
     Ok(format!("ok: {} (median of 5 x {count})", out.join(", ")))
 }
 
+/// `lat`'s sizes: the default 8 B and 64 KiB, or a comma-separated list
+/// of byte counts that are positive multiples of 8.
+fn sizes(arg: Option<&String>) -> Fallible<Vec<usize>> {
+    let Some(arg) = arg else {
+        return Ok(vec![8, 65536]);
+    };
+    arg.split(',')
+        .map(|s| match s.trim().parse::<usize>() {
+            Ok(n) if n > 0 && n % 8 == 0 => Ok(n),
+            _ => Err(fail(format!(
+                "lat: size {s:?} of {arg:?}: expected byte counts that are positive multiples of 8, comma-separated"
+            ))),
+        })
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
@@ -632,7 +649,7 @@ fn main() {
         "teams" => teams(&c),
         "bad" => bad(&c),
         "cache" => cache(&c),
-        "lat" => lat(&c, count),
+        "lat" => sizes(args.get(3)).and_then(|s| lat(&c, count, &s)),
         _ => Err(fail(format!(
             "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache or lat <n>"
         ))),
