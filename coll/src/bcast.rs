@@ -37,6 +37,19 @@ impl Broadcast {
         src: Option<Vec<u8>>,
         cfg: Config,
     ) -> Result<(Broadcast, Vec<Msg>), Error> {
+        Broadcast::build(size, me, root, len, src, cfg, true)
+    }
+
+    /// [`Broadcast::new`]; the root's messages only when `send`.
+    fn build(
+        size: usize,
+        me: usize,
+        root: usize,
+        len: usize,
+        src: Option<Vec<u8>>,
+        cfg: Config,
+        send: bool,
+    ) -> Result<(Broadcast, Vec<Msg>), Error> {
         let tree = Tree::new(size, root, cfg.fanout)?;
         if me >= size {
             return Err(Error::RankOutsideTeam { rank: me, size });
@@ -62,7 +75,7 @@ impl Broadcast {
             }
             b.buf = src;
             b.missing = 0;
-            for c in 0..chunking.count() {
+            for c in (0..chunking.count()).filter(|_| send) {
                 b.forward(c, &mut out);
             }
         } else {
@@ -70,6 +83,32 @@ impl Broadcast {
             b.got = vec![false; chunking.count() as usize];
         }
         Ok((b, out))
+    }
+
+    /// Start a broadcast whose root posts the whole payload once for every
+    /// other member to read (a board in shared memory): every member's
+    /// parent is the root and the payload is one chunk. The root sends no
+    /// messages (it posts [`Broadcast::data`]); every other member gets
+    /// chunk 0 of `len` bytes from the root through [`Broadcast::on_msg`].
+    pub fn posted(
+        size: usize,
+        me: usize,
+        root: usize,
+        len: usize,
+        src: Option<Vec<u8>>,
+    ) -> Result<Broadcast, Error> {
+        let cfg = Config {
+            fanout: size.saturating_sub(1).max(1),
+            max_chunk: len.max(1),
+        };
+        let (mut b, _) = Broadcast::build(size, me, root, len, src, cfg, false)?;
+        b.children.clear();
+        Ok(b)
+    }
+
+    /// The data held so far (the whole payload on the root).
+    pub fn data(&self) -> &[u8] {
+        &self.buf
     }
 
     fn forward(&self, chunk: u32, out: &mut Vec<Msg>) {
@@ -190,6 +229,25 @@ mod tests {
         assert!(!b.is_done());
         b.on_msg(0, 0, &[1; 4]).unwrap();
         assert_eq!(b.into_result(), Some(vec![1, 1, 1, 1, 7, 7]));
+    }
+
+    #[test]
+    fn a_posted_broadcast_is_one_chunk_from_the_root_to_everyone() {
+        let data: Vec<u8> = (0..100).collect();
+        let root = Broadcast::posted(4, 2, 2, 100, Some(data.clone())).unwrap();
+        assert!(root.is_done());
+        assert_eq!(root.data(), &data[..]);
+        for me in [0, 1, 3] {
+            let mut b = Broadcast::posted(4, me, 2, 100, None).unwrap();
+            assert!(!b.is_done());
+            assert!(matches!(
+                b.on_msg(if me == 0 { 1 } else { 0 }, 0, &data),
+                Err(Error::UnexpectedSender { .. })
+            ));
+            // The whole payload is chunk 0, and nothing is forwarded.
+            assert_eq!(b.on_msg(2, 0, &data), Ok(vec![]));
+            assert_eq!(b.into_result(), Some(data.clone()));
+        }
     }
 
     #[test]

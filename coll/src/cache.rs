@@ -50,8 +50,15 @@ pub const CREDIT_AT: usize = 32;
 pub const BOARD_ACK_AT: usize = CREDIT_AT + 8 * DEPTH;
 /// Bytes of a board buffer's header: the flag word, then the length word.
 pub const BOARD_HEADER: usize = 64;
-/// Bytes of one board buffer: header and the largest contribution.
+/// Bytes of one board buffer of a team that does not share memory (its
+/// board is not used): header and the largest direct-exchange
+/// contribution.
 pub const BOARD_BUF: usize = BOARD_HEADER + crate::flat::FLAT_MAX_BYTES;
+/// Largest broadcast a team whose members share memory posts on its root's
+/// board for the others to read in place (one copy in, one copy out per
+/// reader, where the slots cost the root a copy per child and a tree of
+/// forwarding hops); its board buffers hold this much.
+pub const BOARD_BCAST_MAX: usize = 64 * 1024;
 /// Bytes of a slot's header (flag word, then the message's fields).
 pub const SLOT_HEADER: usize = 32;
 /// Smallest useful slot: below this a team's cache is not used.
@@ -65,6 +72,8 @@ pub struct Layout {
     members: usize,
     data: usize,
     slot: usize,
+    /// Bytes of one board buffer, header included.
+    board_buf: usize,
 }
 
 impl Layout {
@@ -78,7 +87,26 @@ impl Layout {
             members,
             data,
             slot,
+            board_buf: BOARD_BUF,
         })
+    }
+
+    /// [`Layout::new`] with board buffers of `board` bytes of data (at
+    /// least [`crate::flat::FLAT_MAX_BYTES`]; rounded up to 64), for a team
+    /// whose members share memory. Every member must pass the same.
+    pub fn with_board(members: usize, data: usize, board: usize) -> Option<Layout> {
+        let board = board
+            .max(crate::flat::FLAT_MAX_BYTES)
+            .checked_next_multiple_of(64)?;
+        Layout::new(members, data).map(|l| Layout {
+            board_buf: BOARD_HEADER + board,
+            ..l
+        })
+    }
+
+    /// Bytes of data one board buffer holds.
+    pub fn board_capacity(&self) -> usize {
+        self.board_buf - BOARD_HEADER
     }
 
     /// Members of the team.
@@ -124,7 +152,7 @@ impl Layout {
 
     /// Offset of board buffer `b` (0 or 1).
     pub fn board(&self, b: usize) -> usize {
-        self.data_at() + self.members * DEPTH * self.slot + b * BOARD_BUF
+        self.data_at() + self.members * DEPTH * self.slot + b * self.board_buf
     }
 
     /// Offset of the word where member `reader` reports the last post it
@@ -138,12 +166,14 @@ impl Layout {
         self.board(2)
     }
 
-    /// The reserved region's contents: magic, members, slot size.
-    pub fn reserved(&self) -> [u8; 24] {
-        let mut b = [0u8; 24];
+    /// The reserved region's contents: magic, members, slot size, board
+    /// buffer size.
+    pub fn reserved(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
         b[0..8].copy_from_slice(&MAGIC.to_le_bytes());
         b[8..16].copy_from_slice(&(self.members as u64).to_le_bytes());
         b[16..24].copy_from_slice(&(self.slot as u64).to_le_bytes());
+        b[24..32].copy_from_slice(&(self.board_buf as u64).to_le_bytes());
         b
     }
 }
@@ -360,6 +390,13 @@ mod tests {
         assert_eq!(Layout::new(4, 0), None);
         assert_eq!(Layout::new(0, 4096), None);
         assert!(Layout::new(128, 32 * 4096).is_some());
+        // A shared team's board holds a broadcast.
+        let b = Layout::with_board(4, 32 * 4096, BOARD_BCAST_MAX).unwrap();
+        assert_eq!(b.board_capacity(), BOARD_BCAST_MAX);
+        assert_eq!(b.board(1), b.board(0) + BOARD_HEADER + BOARD_BCAST_MAX);
+        assert_eq!(b.total(), l.total() + 2 * (BOARD_BCAST_MAX - 1024));
+        assert_eq!(l.board_capacity(), 1024);
+        assert_eq!(Layout::with_board(4, 32 * 4096, 100).unwrap(), l);
     }
 
     #[test]

@@ -210,6 +210,40 @@ impl TeamColl {
                 (Machine::Allreduce(a), out)
             }
         };
+        let (seq, more) = self.install(machine);
+        out.extend(more);
+        Ok((seq, out))
+    }
+
+    /// Start a broadcast ([`CollOp::Broadcast`]) whose root posts the whole
+    /// payload once for every other member to read in place (a board in
+    /// memory the team shares; [`Broadcast::posted`]); every member must
+    /// choose this for the same collective. The root's data is
+    /// [`TeamColl::posted_data`]; the others get it as chunk 0 from the
+    /// root through [`TeamColl::on_msg`]. Returns the sequence number and
+    /// any messages provoked by ones held for it (none for this shape).
+    pub fn start_posted_bcast(&mut self, op: CollOp) -> Result<(u32, Vec<Msg>), Error> {
+        let CollOp::Broadcast { root, len, src } = op else {
+            return Err(Error::NotABroadcast);
+        };
+        let src = if self.me == root { src } else { None };
+        let b = Broadcast::posted(self.size, self.me, root, len, src)?;
+        Ok(self.install(Machine::Broadcast(b)))
+    }
+
+    /// The payload a posted broadcast's root holds (see
+    /// [`TeamColl::start_posted_bcast`]); `None` for any other collective.
+    pub fn posted_data(&self, seq: u32) -> Option<&[u8]> {
+        match self.active.get(&seq) {
+            Some(Machine::Broadcast(b)) if b.is_done() => Some(b.data()),
+            _ => None,
+        }
+    }
+
+    /// Give `machine` the next sequence number and feed it the messages
+    /// held for that number; returns the number and what they provoked.
+    fn install(&mut self, machine: Machine) -> (u32, Vec<Msg>) {
+        let mut out = Vec::new();
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
         let machine = self.active.entry(seq).or_insert(machine);
@@ -221,7 +255,7 @@ impl TeamColl {
                 }
             }
         }
-        Ok((seq, out))
+        (seq, out)
     }
 
     /// [`TeamColl::start`] with chunks of at most `max_chunk` bytes for

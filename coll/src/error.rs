@@ -98,6 +98,9 @@ pub enum Error {
         /// Bytes the collective moves.
         expected: usize,
     },
+    /// A collective that only a broadcast may take was asked of another.
+    #[error("only a broadcast can be posted once for every member (an internal error)")]
+    NotABroadcast,
     /// A broadcast root without source data.
     #[error("the broadcast root must supply the source data")]
     MissingSource,

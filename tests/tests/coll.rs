@@ -90,8 +90,8 @@ const CACHE_LINE: &str =
     "gex-coll cache: ok: 29 collectives inside and beyond the collective cache checked, an unwaited event flushed;";
 
 /// The counter values at the end of a `cache` run's line: chunks copied,
-/// chunks written by RMA, board posts.
-fn cache_counters(r: &JobResult, what: &str) -> (u64, u64, u64) {
+/// chunks written by RMA, board posts, broadcasts among them.
+fn cache_counters(r: &JobResult, what: &str) -> (u64, u64, u64, u64) {
     r.expect_line(what, CACHE_LINE);
     let num = |key: &str| -> u64 {
         let at = r
@@ -108,6 +108,7 @@ fn cache_counters(r: &JobResult, what: &str) -> (u64, u64, u64) {
         num("COLL_CACHE_LOCAL="),
         num("COLL_CACHE_RMA="),
         num("COLL_BOARD="),
+        num("COLL_BOARD_BCAST="),
     )
 }
 
@@ -119,7 +120,7 @@ fn collectives_write_into_the_collective_cache_by_rma() {
     // profile windowed AM sends (known-issues.md); `auto` never writes by
     // RMA on it.
     for p in ["shm", "tcp", "udp", "sockets"] {
-        let (local, rma, board) =
+        let (local, rma, board, _) =
             cache_counters(&run(4, &["cache"], p, &on), &format!("{p} cache"));
         assert!(
             local == 0 && rma > 0 && board == 0,
@@ -137,11 +138,14 @@ fn collectives_write_into_the_collective_cache_by_rma() {
 fn the_collective_cache_within_a_supernode_and_switched_off() {
     let _g = serial();
     let pshm = [("GASNET_SUPERNODE_MAXSIZE", "0")];
-    // Small reductions to all go through the board, the rest by copies.
-    let (local, rma, board) = cache_counters(&run(4, &["cache"], "shm", &pshm), "pshm cache");
+    // Small reductions to all, and broadcasts above the AM rings' size
+    // up to the board's, go through the board; the rest by copies. Rank 0
+    // is the root of one broadcast of each size: 20,000 bytes is posted.
+    let (local, rma, board, bcast) =
+        cache_counters(&run(4, &["cache"], "shm", &pshm), "pshm cache");
     assert!(
-        local > 0 && rma == 0 && board > 0,
-        "pshm: cache chunks local {local}, rma {rma}, board posts {board}"
+        local > 0 && rma == 0 && board > bcast && bcast == 1,
+        "pshm: cache chunks local {local}, rma {rma}, board posts {board}, broadcasts {bcast}"
     );
     // No data cache, or auto on a provider whose RMA is software: AMs.
     let off = [
@@ -149,9 +153,9 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
         ("GASNET_OFI_COLL_CACHE_PAGES", "0"),
     ];
     let r = run(4, &["cache"], "shm", &off);
-    assert_eq!(cache_counters(&r, "no cache"), (0, 0, 0));
+    assert_eq!(cache_counters(&r, "no cache"), (0, 0, 0, 0));
     let r = run(4, &["cache"], "tcp", &[]);
-    assert_eq!(cache_counters(&r, "tcp auto"), (0, 0, 0));
+    assert_eq!(cache_counters(&r, "tcp auto"), (0, 0, 0, 0));
     // Bad values are refused by name.
     for (var, val, msg) in [
         (

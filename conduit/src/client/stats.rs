@@ -79,8 +79,12 @@ pub struct AmStats {
     /// Collective chunks written into a peer's collective cache by RMA.
     pub coll_cache_rma: u64,
     /// Contributions to small reductions to all posted on this rank's
-    /// board (a team that shares memory), where the others read them.
+    /// board (a team that shares memory), where the others read them;
+    /// broadcasts this rank posted there as their root included.
     pub coll_board: u64,
+    /// Of those, broadcasts this rank posted as their root (each read in
+    /// place by every other member).
+    pub coll_board_bcast: u64,
 }
 
 impl AmStats {
@@ -139,8 +143,8 @@ impl AmStats {
         ));
         s.push_str(&format!("PUT_BATCHES {}\n", self.put_batches));
         s.push_str(&format!(
-            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\n",
-            self.coll_cache_local, self.coll_cache_rma, self.coll_board
+            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\nCOLL_BOARD_BCAST {}\n",
+            self.coll_cache_local, self.coll_cache_rma, self.coll_board, self.coll_board_bcast
         ));
         s
     }
@@ -180,6 +184,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub coll_cache_local: C,
     pub coll_cache_rma: C,
     pub coll_board: C,
+    pub coll_board_bcast: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -213,6 +218,7 @@ impl<C: Counter> SetStats<C> {
         s.coll_cache_local += self.coll_cache_local.get();
         s.coll_cache_rma += self.coll_cache_rma.get();
         s.coll_board += self.coll_board.get();
+        s.coll_board_bcast += self.coll_board_bcast.get();
     }
 }
 

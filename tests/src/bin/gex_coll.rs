@@ -20,7 +20,7 @@
 //!   and non-blocking, a user type wider than a slot; an event dropped
 //!   unwaited, then a flush; six small reductions to all in flight at
 //!   once; prints the cache counters (`COLL_CACHE_LOCAL`,
-//!   `COLL_CACHE_RMA`, `COLL_BOARD`).
+//!   `COLL_CACHE_RMA`, `COLL_BOARD`, `COLL_BOARD_BCAST`).
 //! * `lat <n> [sizes]`: broadcast and allreduce latency at 8 B and 64 KiB,
 //!   or at the comma-separated byte counts `sizes` (multiples of 8; median
 //!   of 5 rounds of n).
@@ -577,8 +577,8 @@ fn cache(c: &Client) -> Fallible<String> {
     }
     let st = c.stats();
     Ok(format!(
-        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={}",
-        st.coll_cache_local, st.coll_cache_rma, st.coll_board
+        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={} COLL_BOARD_BCAST={}",
+        st.coll_cache_local, st.coll_cache_rma, st.coll_board, st.coll_board_bcast
     ))
 }
 

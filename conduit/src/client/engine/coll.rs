@@ -213,9 +213,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             } else {
                 None
             };
-            let bcast = matches!(op, CollOp::Broadcast { .. });
+            let (bcast, root) = match &op {
+                CollOp::Broadcast { root, .. } => (true, *root),
+                _ => (false, 0),
+            };
+            let posted = bcast && e.cache.posts_bcast(len);
             let chunk = e.cache.chunk_for(len, bcast);
             let started = match chunk {
+                _ if posted => e.colls.start_posted_bcast(op),
                 Some(chunk) => e.colls.start_chunked(op, chunk),
                 None => e.colls.start(op),
             };
@@ -225,14 +230,34 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.coll_send(id, xseq, &e.team, xmsgs)?;
             }
             let (seq, mut msgs) = started?;
-            if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
+            if let (CacheState::Ready(c), true) = (&mut e.cache, posted) {
+                // The root posts its payload (in place, from the state
+                // machine); every other member reads the root's post.
+                e.cached.insert(seq);
+                self.coll.busy.store(true, Ordering::Release);
+                let r = if e.team.me == root {
+                    match e.colls.posted_data(seq) {
+                        Some(data) => self.board_start(c, seq, Some(data), 0),
+                        None => Err(coll::Error::MissingSource.into()),
+                    }
+                } else {
+                    // A board exists only on teams of at most
+                    // FLAT_MAX_MEMBERS (8): the bit fits.
+                    self.board_start(c, seq, None, 1u64 << root)
+                };
+                if let Err(err) = r {
+                    first = Some(err);
+                }
+            } else if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
                 e.cached.insert(seq);
                 self.coll.busy.store(true, Ordering::Release);
                 let r = if c.board.is_some() && e.colls.is_flat(seq) {
                     // Every message carries this rank's contribution.
                     let src = msgs.pop().map(|m| m.data).unwrap_or_default();
                     msgs.clear();
-                    self.board_start(c, seq, src).map(|()| Vec::new())
+                    let all = (1u64 << c.peers.len()) - 1;
+                    self.board_start(c, seq, Some(&src), all & !(1 << c.me))
+                        .map(|()| Vec::new())
                 } else {
                     self.cache_send(c, seq, std::mem::take(&mut msgs))
                 };

@@ -4,7 +4,10 @@
 //! ([`coll::flat`]) posts this rank's contribution once, in its own block,
 //! and reads every other member's in place from their mapped blocks, where
 //! the exchange over slots would write it into `n - 1` slots and wait for
-//! as many credits. Every member takes the board for the same collectives:
+//! as many credits; a broadcast of up to [`coll::cache::BOARD_BCAST_MAX`]
+//! bytes ([`coll::Broadcast::posted`]) is posted once by its root and
+//! read in place by every other member. Every member takes the board for
+//! the same collectives:
 //! the team, the operation and its length decide, and all are the same
 //! everywhere.
 
@@ -22,8 +25,9 @@ use std::sync::atomic::Ordering;
 #[derive(Default)]
 pub(super) struct BoardState {
     board: Board,
-    /// Contributions waiting for their buffer to be free, in order.
-    waiting: VecDeque<(u32, Vec<u8>)>,
+    /// Contributions waiting for their buffer to be free, in order (and
+    /// whether each is a broadcast's payload).
+    waiting: VecDeque<(u32, Vec<u8>, bool)>,
     /// Collectives in progress on the board, with the members (bit per
     /// team rank) whose posts are still to read.
     open: Vec<(u32, u64)>,
@@ -42,58 +46,106 @@ impl BoardState {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// Collective `seq` takes the board: post `src` (at once, or once its
-    /// buffer is free) and read the others' posts as they come.
+    /// Collective `seq` takes the board: post `post` (at once, or once its
+    /// buffer is free; a reduction to all posts every member's
+    /// contribution, a broadcast only the root's payload) and read the
+    /// posts of the members in `read` (a bit per team rank) as they come.
     pub(super) fn board_start(
         &self,
         c: &mut Cache<T::Region>,
         seq: u32,
-        src: Vec<u8>,
+        post: Option<&[u8]>,
+        read: u64,
     ) -> Result<(), Error> {
         if let Some(p) = c.peers.iter().find(|p| p.mapped.is_none()) {
             return Err(Error::CollCacheUnmapped { rank: p.job });
         }
-        let me = c.me;
+        let (me, capacity) = (c.me, c.layout.board_capacity());
         let Some(b) = c.board.as_mut() else {
             return Ok(());
         };
-        // A board exists only on teams of at most FLAT_MAX_MEMBERS (8).
-        let all = (1u64 << c.peers.len()) - 1;
-        b.open.push((seq, all & !(1 << me)));
-        b.waiting.push_back((seq, src));
+        if let Some(p) = post.filter(|p| p.len() > capacity) {
+            // The callers choose the board only for what fits.
+            return Err(coll::Error::BadSlot {
+                from: me,
+                len: p.len(),
+                max: capacity,
+            }
+            .into());
+        }
+        if read != 0 {
+            b.open.push((seq, read));
+        }
+        let Some(data) = post else {
+            return Ok(());
+        };
+        // Posts go out in order: the queue first, then this one at once
+        // if it may (no copy), else it waits with a copy of its own. A post
+        // no other member reads from here on is a broadcast's (its root
+        // reads nothing; a reduction to all reads every other member).
+        let bcast = read == 0;
         self.board_post(c);
+        let posted = c.board.as_ref().is_some_and(|b| b.waiting.is_empty())
+            && self.board_try_post(c, seq, data, bcast);
+        if !posted {
+            if let Some(b) = c.board.as_mut() {
+                b.waiting.push_back((seq, data.to_vec(), bcast));
+            }
+        }
         Ok(())
     }
 
     /// Post waiting contributions whose buffers every reader released.
     fn board_post(&self, c: &mut Cache<T::Region>) {
+        loop {
+            let Some(b) = c.board.as_mut() else {
+                return;
+            };
+            let Some((seq, data, bcast)) = b.waiting.pop_front() else {
+                return;
+            };
+            if !self.board_try_post(c, seq, &data, bcast) {
+                if let Some(b) = c.board.as_mut() {
+                    b.waiting.push_front((seq, data, bcast));
+                }
+                return;
+            }
+        }
+    }
+
+    /// Post `data` for collective `seq` (a broadcast's payload when
+    /// `bcast`) if every reader released its buffer; whether it did.
+    fn board_try_post(&self, c: &mut Cache<T::Region>, seq: u32, data: &[u8], bcast: bool) -> bool {
         let base = c.mem.as_ptr();
         let (me, n, layout) = (c.me, c.peers.len(), c.layout);
         let Some(b) = c.board.as_mut() else {
-            return;
+            return false;
         };
-        while let Some((seq, src)) = b.waiting.front() {
-            let (seq, buf) = (*seq, Board::buffer(*seq));
-            let acks = (0..n).filter(|&r| r != me).map(|r| {
-                // SAFETY: an acknowledgement word (8-aligned) of this
-                // rank's own block.
-                unsafe { word(base.add(layout.board_ack(r, buf))) }.load(Ordering::Acquire)
-            });
-            if !b.board.may_post(seq, acks) {
-                return;
-            }
-            // SAFETY: buffer `buf` of this rank's own block, which every
-            // reader has released; the contribution fits (FLAT_MAX_BYTES).
-            unsafe {
-                let at = base.add(layout.board(buf));
-                word(at.add(8)).store(src.len() as u64, Ordering::Relaxed);
-                std::ptr::copy_nonoverlapping(src.as_ptr(), at.add(BOARD_HEADER), src.len());
-                word(at).store(Board::flag(seq), Ordering::Release);
-            }
-            b.board.posted(seq);
-            b.waiting.pop_front();
-            self.sets[0].stats.coll_board.add(1);
+        let buf = Board::buffer(seq);
+        let acks = (0..n).filter(|&r| r != me).map(|r| {
+            // SAFETY: an acknowledgement word (8-aligned) of this rank's
+            // own block.
+            unsafe { word(base.add(layout.board_ack(r, buf))) }.load(Ordering::Acquire)
+        });
+        if !b.board.may_post(seq, acks) {
+            return false;
         }
+        debug_assert!(data.len() <= layout.board_capacity());
+        // SAFETY: buffer `buf` of this rank's own block, which every reader
+        // has released; `data` fits (board_start checked it against the
+        // board's capacity).
+        unsafe {
+            let at = base.add(layout.board(buf));
+            word(at.add(8)).store(data.len() as u64, Ordering::Relaxed);
+            std::ptr::copy_nonoverlapping(data.as_ptr(), at.add(BOARD_HEADER), data.len());
+            word(at).store(Board::flag(seq), Ordering::Release);
+        }
+        b.board.posted(seq);
+        self.sets[0].stats.coll_board.add(1);
+        if bcast {
+            self.sets[0].stats.coll_board_bcast.add(1);
+        }
+        true
     }
 
     /// Read the posts that arrived for this rank's open board collectives
@@ -124,9 +176,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         continue;
                     }
                     let len = word(at.add(8)).load(Ordering::Relaxed) as usize;
-                    let len = len.min(coll::flat::FLAT_MAX_BYTES);
-                    let data = std::slice::from_raw_parts(at.add(BOARD_HEADER), len);
-                    if let Err(e) = colls.on_msg(*seq, r, 0, 0, data) {
+                    let r = if len > layout.board_capacity() {
+                        // Overwritten memory: reported (the collective
+                        // then never completes), never read past the
+                        // buffer.
+                        Err(coll::Error::BadSlot {
+                            from: r,
+                            len,
+                            max: layout.board_capacity(),
+                        })
+                    } else {
+                        let data = std::slice::from_raw_parts(at.add(BOARD_HEADER), len);
+                        colls.on_msg(*seq, r, 0, 0, data).map(drop)
+                    };
+                    if let Err(e) = r {
                         first.get_or_insert(Error::from(e));
                     }
                     word(p.add(layout.board_ack(me, buf)))

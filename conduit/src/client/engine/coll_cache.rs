@@ -131,6 +131,14 @@ impl<R> CacheState<R> {
         }
     }
 
+    /// Whether a broadcast of `len` bytes is posted on the root's board
+    /// (a team whose members share memory, above the AM rings' size and
+    /// within the board's): every member decides alike.
+    pub fn posts_bcast(&self, len: usize) -> bool {
+        matches!(self, CacheState::Ready(c)
+            if c.board.is_some() && len > RING_BCAST_MAX && len <= c.layout.board_capacity())
+    }
+
     /// Whether a chunk of collective `seq` still needs this rank: it waits
     /// for a slot, or its flag is not posted yet (its receiver would not
     /// see it if this rank stopped polling, e.g. to exit).
@@ -440,4 +448,4 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 // The credit words fit in a directory entry; the reserved region holds
 // the layout's header.
 const _: () =
-    assert!(CREDIT_AT + 8 * coll::cache::DEPTH <= coll::cache::DIR_ENTRY && RESERVED >= 24);
+    assert!(CREDIT_AT + 8 * coll::cache::DEPTH <= coll::cache::DIR_ENTRY && RESERVED >= 32);

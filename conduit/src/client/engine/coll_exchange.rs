@@ -35,7 +35,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             e.cache = CacheState::Off;
             return Ok(None);
         }
-        let (block, record) = match self.cache_block(n) {
+        let board = self.team_shares_memory(&e.team) && n <= coll::flat::FLAT_MAX_MEMBERS;
+        let (block, record) = match self.cache_block(n, board) {
             Ok(Some(b)) => {
                 let r = b.record;
                 (Some(b), r)
@@ -116,11 +117,22 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Allocate and register a team's block, with its record for the
-    /// exchange (`None` when the team does without a cache).
-    pub(super) fn cache_block(&self, members: usize) -> Result<Option<Block<T::Region>>, Error> {
+    /// exchange (`None` when the team does without a cache); `board`: the
+    /// team will use a board (its members share memory), whose buffers
+    /// then hold a broadcast of [`coll::cache::BOARD_BCAST_MAX`] bytes.
+    pub(super) fn cache_block(
+        &self,
+        members: usize,
+        board: bool,
+    ) -> Result<Option<Block<T::Region>>, Error> {
         let pages = self.cfg.extended.coll_cache_pages;
         let data = pages * crate::mem::page_size();
-        let Some(layout) = Layout::new(members, data).filter(|_| members > 1) else {
+        let board = if board {
+            coll::cache::BOARD_BCAST_MAX
+        } else {
+            0
+        };
+        let Some(layout) = Layout::with_board(members, data, board).filter(|_| members > 1) else {
             return Ok(None);
         };
         let mem = Arc::new(
