@@ -536,6 +536,23 @@ fn cache(c: &Client) -> Fallible<String> {
         }
         checks += 1;
     }
+    // Broadcasts of 1-64 KiB in flight at once (more than the two board
+    // buffers where a team that shares memory posts them), from two roots,
+    // waited in reverse order.
+    let mut evs = Vec::new();
+    for k in 0..5usize {
+        let root = if k % 2 == 0 { 0 } else { 1 % n };
+        let src = (me == root).then(|| pattern(root + 10 * k, 20_000));
+        evs.push((k, root, w.broadcast_nb(root, 20_000, src)?));
+    }
+    while let Some((k, root, ev)) = evs.pop() {
+        if ev.wait()? != Some(pattern(root + 10 * k, 20_000)) {
+            return Err(fail(format!(
+                "broadcast {k} of 5 in flight (20,000 B from {root}): wrong data"
+            )));
+        }
+        checks += 1;
+    }
     // Non-blocking, with the middle event dropped unwaited, then a flush.
     let a = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(0, 64)))?;
     let max = Reduction::Builtin(CollOp::Max, DType::U32);
