@@ -224,18 +224,35 @@ impl TeamColl {
     /// any messages provoked by ones held for it (none for this shape).
     pub fn start_posted_bcast(&mut self, op: CollOp) -> Result<(u32, Vec<Msg>), Error> {
         let CollOp::Broadcast { root, len, src } = op else {
-            return Err(Error::NotABroadcast);
+            return Err(Error::WrongShape);
         };
         let src = if self.me == root { src } else { None };
         let b = Broadcast::posted(self.size, self.me, root, len, src)?;
         Ok(self.install(Machine::Broadcast(b)))
     }
 
-    /// The payload a posted broadcast's root holds (see
-    /// [`TeamColl::start_posted_bcast`]); `None` for any other collective.
+    /// Start a reduction to all ([`CollOp::ReduceToAll`]) by direct
+    /// exchange whose every member posts its contribution once for the
+    /// others to read in place ([`FlatAllreduce::posted`]); every member
+    /// must choose this for the same collective. This rank's contribution
+    /// is [`TeamColl::posted_data`]; the others' arrive through
+    /// [`TeamColl::on_msg`] (phase 0, chunk 0, from their team rank).
+    pub fn start_posted_allreduce(&mut self, op: CollOp) -> Result<(u32, Vec<Msg>), Error> {
+        let CollOp::ReduceToAll { src, reduction } = op else {
+            return Err(Error::WrongShape);
+        };
+        let f = FlatAllreduce::posted(self.size, self.me, src, reduction)?;
+        Ok(self.install(Machine::Flat(f)))
+    }
+
+    /// What this rank posts for collective `seq`: a posted broadcast's
+    /// payload on its root ([`TeamColl::start_posted_bcast`]), this rank's
+    /// contribution to a posted reduction to all
+    /// ([`TeamColl::start_posted_allreduce`]); `None` otherwise.
     pub fn posted_data(&self, seq: u32) -> Option<&[u8]> {
         match self.active.get(&seq) {
             Some(Machine::Broadcast(b)) if b.is_done() => Some(b.data()),
+            Some(Machine::Flat(f)) => f.own(),
             _ => None,
         }
     }

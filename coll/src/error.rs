@@ -98,9 +98,10 @@ pub enum Error {
         /// Bytes the collective moves.
         expected: usize,
     },
-    /// A collective that only a broadcast may take was asked of another.
-    #[error("only a broadcast can be posted once for every member (an internal error)")]
-    NotABroadcast,
+    /// A collective was started in a shape made for another kind (an
+    /// internal error).
+    #[error("this collective cannot be posted in that shape (an internal error)")]
+    WrongShape,
     /// A broadcast root without source data.
     #[error("the broadcast root must supply the source data")]
     MissingSource,

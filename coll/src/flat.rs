@@ -12,7 +12,10 @@
 //! [`FLAT_MAX_BYTES`], and it is used only where a team says so
 //! ([`crate::TeamColl::set_direct_exchange`]: the engine does for teams
 //! whose members share memory; over a network recursive doubling's fewer
-//! messages measured faster).
+//! messages measured faster). Where the members can read each other's
+//! memory, larger contributions (up to a board's size) take it too
+//! ([`FlatAllreduce::posted`]): each is posted once, not sent `n - 1`
+//! times, and read in place.
 
 use crate::msg::Msg;
 use crate::op::Reduction;
@@ -20,7 +23,8 @@ use crate::Error;
 
 /// Largest team the direct exchange is used on.
 pub const FLAT_MAX_MEMBERS: usize = 8;
-/// Largest contribution (bytes) the direct exchange is used for.
+/// Largest contribution (bytes) the direct exchange by messages is used
+/// for.
 pub const FLAT_MAX_BYTES: usize = 1024;
 
 /// Whether a reduction to all of `len` bytes on `n` members takes the
@@ -76,6 +80,33 @@ impl FlatAllreduce {
         };
         m.fold()?;
         Ok((m, out))
+    }
+
+    /// Start with `src` as this rank's contribution, posted once by the
+    /// caller for every other member to read ([`FlatAllreduce::own`]: a
+    /// board in memory the team shares) rather than sent as `n - 1`
+    /// messages; the others' arrive through [`FlatAllreduce::on_msg`].
+    pub fn posted(n: usize, me: usize, src: Vec<u8>, reduction: Reduction) -> Result<Self, Error> {
+        reduction.check_start(n, me, src.len())?;
+        let mut parts = vec![None; n];
+        let len = src.len();
+        parts[me] = Some(src);
+        let mut m = FlatAllreduce {
+            n,
+            me,
+            len,
+            reduction,
+            parts,
+            missing: n - 1,
+            result: None,
+        };
+        m.fold()?;
+        Ok(m)
+    }
+
+    /// This rank's contribution, until every contribution is in.
+    pub fn own(&self) -> Option<&[u8]> {
+        self.parts.get(self.me)?.as_deref()
     }
 
     /// A member's contribution arrived; nothing is sent in reply.
@@ -203,6 +234,28 @@ mod tests {
         for got in run(5, &vals, &red) {
             assert_eq!(got, 12345u64.to_ne_bytes());
         }
+    }
+
+    #[test]
+    fn a_posted_contribution_is_read_by_the_others() {
+        let red = Reduction::Builtin(Op::Sum, DType::U64);
+        let vals: Vec<Vec<u8>> = (0..3u64).map(|r| (r + 1).to_ne_bytes().to_vec()).collect();
+        let mut ms: Vec<FlatAllreduce> = (0..3)
+            .map(|r| FlatAllreduce::posted(3, r, vals[r].clone(), red.clone()).unwrap())
+            .collect();
+        for (r, v) in vals.iter().enumerate() {
+            assert_eq!(ms[r].own(), Some(&v[..]));
+        }
+        for (to, m) in ms.iter_mut().enumerate() {
+            for (from, v) in vals.iter().enumerate().filter(|(f, _)| *f != to) {
+                assert!(m.on_msg(from, 0, 0, v).unwrap().is_empty());
+            }
+        }
+        for m in ms {
+            assert_eq!(m.into_result(), Some(6u64.to_ne_bytes().to_vec()));
+        }
+        let one = FlatAllreduce::posted(1, 0, vec![5; 8], red).unwrap();
+        assert!(one.is_done());
     }
 
     #[test]

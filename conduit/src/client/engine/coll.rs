@@ -218,9 +218,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 _ => (false, 0),
             };
             let posted = bcast && e.cache.posts_bcast(len);
+            let posted_all =
+                matches!(op, CollOp::ReduceToAll { .. }) && e.cache.posts_allreduce(len);
             let chunk = e.cache.chunk_for(len, bcast);
             let started = match chunk {
                 _ if posted => e.colls.start_posted_bcast(op),
+                _ if posted_all => e.colls.start_posted_allreduce(op),
                 Some(chunk) => e.colls.start_chunked(op, chunk),
                 None => e.colls.start(op),
             };
@@ -230,7 +233,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.coll_send(id, xseq, &e.team, xmsgs)?;
             }
             let (seq, mut msgs) = started?;
-            if let (CacheState::Ready(c), true) = (&mut e.cache, posted) {
+            if let (CacheState::Ready(c), true) = (&mut e.cache, posted_all) {
+                // Every member posts its contribution and reads the others'.
+                e.cached.insert(seq);
+                self.coll.busy.store(true, Ordering::Release);
+                let others = ((1u64 << c.peers.len()) - 1) & !(1 << c.me);
+                let r = match e.colls.posted_data(seq) {
+                    Some(data) => self.board_start(c, seq, Some(data), others),
+                    None => Err(coll::Error::MissingSource.into()),
+                };
+                if let Err(err) = r {
+                    first = Some(err);
+                }
+            } else if let (CacheState::Ready(c), true) = (&mut e.cache, posted) {
                 // The root posts its payload (in place, from the state
                 // machine); every other member reads the root's post.
                 e.cached.insert(seq);

@@ -118,6 +118,13 @@ pub(crate) enum CacheState<R> {
 /// 64 KiB is faster through the cache.
 pub(super) const RING_BCAST_MAX: usize = coll::flat::FLAT_MAX_BYTES;
 
+/// Largest team whose reductions to all of more than
+/// [`coll::flat::FLAT_MAX_BYTES`] (up to the board's size) take the direct
+/// exchange through the boards: each member reads and folds every other
+/// member's contribution, `n - 1` times the payload, where the tree reads
+/// it about twice.
+pub(super) const DIRECT_BOARD_MAX_MEMBERS: usize = 8;
+
 impl<R> CacheState<R> {
     /// The chunk size for a collective of `len` bytes (a broadcast when
     /// `bcast`) when it takes the cache. Broadcasts of at most
@@ -137,6 +144,19 @@ impl<R> CacheState<R> {
     pub fn posts_bcast(&self, len: usize) -> bool {
         matches!(self, CacheState::Ready(c)
             if c.board.is_some() && len > RING_BCAST_MAX && len <= c.layout.board_capacity())
+    }
+
+    /// Whether a reduction to all of `len` bytes is a direct exchange whose
+    /// every member posts its contribution on its board (a team whose
+    /// members share memory, of at most [`DIRECT_BOARD_MAX_MEMBERS`];
+    /// above the size of the small direct exchange and within the
+    /// board's): every member decides alike.
+    pub fn posts_allreduce(&self, len: usize) -> bool {
+        matches!(self, CacheState::Ready(c)
+            if c.board.is_some()
+                && c.peers.len() <= DIRECT_BOARD_MAX_MEMBERS
+                && len > coll::flat::FLAT_MAX_BYTES
+                && len <= c.layout.board_capacity())
     }
 
     /// Whether a chunk of collective `seq` still needs this rank: it waits
