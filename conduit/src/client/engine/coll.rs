@@ -233,34 +233,27 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.coll_send(id, xseq, &e.team, xmsgs)?;
             }
             let (seq, mut msgs) = started?;
-            if let (CacheState::Ready(c), true) = (&mut e.cache, posted_all) {
-                // Every member posts its contribution and reads the others'.
+            if let (CacheState::Ready(c), true) = (&mut e.cache, posted || posted_all) {
                 e.cached.insert(seq);
                 self.coll.busy.store(true, Ordering::Release);
+                // A reduction to all: every member posts its contribution
+                // and reads every other's. A broadcast: the root posts its
+                // payload, every other member reads the root's (a board
+                // exists only on teams of at most FLAT_MAX_MEMBERS, 8: the
+                // bits fit). Posts come in place from the state machine.
                 let others = ((1u64 << c.peers.len()) - 1) & !(1 << c.me);
-                let r = match e.colls.posted_data(seq) {
-                    Some(data) => self.board_start(c, seq, Some(data), others),
-                    None => Err(coll::Error::MissingSource.into()),
+                let (posts, read) = match (posted_all, c.me == root) {
+                    (true, _) => (true, others),
+                    (false, true) => (true, 0),
+                    (false, false) => (false, 1u64 << root),
                 };
-                if let Err(err) = r {
-                    first = Some(err);
-                }
-            } else if let (CacheState::Ready(c), true) = (&mut e.cache, posted) {
-                // The root posts its payload (in place, from the state
-                // machine); every other member reads the root's post.
-                e.cached.insert(seq);
-                self.coll.busy.store(true, Ordering::Release);
-                let r = if e.team.me == root {
-                    match e.colls.posted_data(seq) {
-                        Some(data) => self.board_start(c, seq, Some(data), 0),
-                        None => Err(coll::Error::MissingSource.into()),
-                    }
-                } else {
-                    // A board exists only on teams of at most
-                    // FLAT_MAX_MEMBERS (8): the bit fits.
-                    self.board_start(c, seq, None, 1u64 << root)
-                };
-                if let Err(err) = r {
+                let post = posts
+                    .then(|| e.colls.posted_data(seq).ok_or(coll::Error::MissingSource))
+                    .transpose();
+                if let Err(err) = post
+                    .map_err(Error::from)
+                    .and_then(|p| self.board_start(c, seq, p, read))
+                {
                     first = Some(err);
                 }
             } else if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
