@@ -48,8 +48,13 @@ pub const CREDIT_AT: usize = 32;
 /// Offset of the board acknowledgements within a directory entry (one
 /// word per board buffer, after the credit words).
 pub const BOARD_ACK_AT: usize = CREDIT_AT + 8 * DEPTH;
-/// Bytes of a board buffer's header: the flag word, then the length word.
+/// Bytes of a board buffer beyond the data it holds: the flag word and the
+/// length word, and what keeps buffers whole cache lines.
 pub const BOARD_HEADER: usize = 64;
+/// Offset of a post's data in its board buffer, right after the flag and
+/// length words: the first 48 bytes share the flag's cache line, so a
+/// reader's one miss on the flag brings a small post whole.
+pub const BOARD_DATA_AT: usize = 16;
 /// Bytes of one board buffer of a team that does not share memory (its
 /// board is not used): header and the largest direct-exchange
 /// contribution.

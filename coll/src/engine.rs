@@ -167,6 +167,33 @@ impl TeamColl {
         self.next_seq
     }
 
+    /// Whether small reductions to all take the direct exchange
+    /// ([`TeamColl::set_direct_exchange`]).
+    pub fn direct_exchange(&self) -> bool {
+        self.direct
+    }
+
+    /// Whether messages are held for collective `seq`, not started here.
+    pub fn holds(&self, seq: u32) -> bool {
+        self.early.contains_key(&seq)
+    }
+
+    /// Count collective [`TeamColl::next_seq`] as started and run by the
+    /// caller outside the machines: the engine's blocking reduction to all
+    /// through a board, which posts and reads there exactly what
+    /// [`TeamColl::start_posted_allreduce`]'s collective would, so the
+    /// other members cannot tell. Returns its sequence number; a message
+    /// for it later is stale. Refused, taking nothing, when messages are
+    /// held for it: it must then start here to meet them.
+    pub fn start_outside(&mut self) -> Result<u32, Error> {
+        let seq = self.next_seq;
+        if self.holds(seq) {
+            return Err(Error::HeldForOutside { seq });
+        }
+        self.next_seq = seq.wrapping_add(1);
+        Ok(seq)
+    }
+
     /// Start a collective: assigns the next sequence number and returns it
     /// with the messages to send (including any provoked by messages held
     /// for this sequence). A collective this rank's arguments make invalid
@@ -428,6 +455,28 @@ mod tests {
             t.on_msg(0, 5, 0, 0, b"x"),
             Err(Error::RankOutsideTeam { rank: 5, size: 2 })
         ));
+    }
+
+    #[test]
+    fn a_collective_run_outside_takes_its_sequence_number() {
+        let mut t = TeamColl::new(2, 1, Config::default()).unwrap();
+        assert_eq!(t.start_outside(), Ok(0));
+        assert_eq!((t.next_seq(), t.in_progress()), (1, 0));
+        assert!(t.all_done());
+        // Its number is spent: a message for it is stale.
+        assert_eq!(
+            t.on_msg(0, 0, 0, 0, b"x"),
+            Err(Error::StaleSequence { seq: 0 })
+        );
+        // A message held for the next one keeps it from running outside.
+        assert!(t.on_msg(1, 0, 0, 0, b"x").unwrap().is_empty());
+        assert!(t.holds(1));
+        assert_eq!(t.start_outside(), Err(Error::HeldForOutside { seq: 1 }));
+        assert_eq!(t.next_seq(), 1);
+        let (s, _) = t.start(bcast(0, b"x")).unwrap();
+        assert_eq!(s, 1);
+        assert!(!t.holds(1));
+        assert_eq!(t.take_result(1), Ok(Some(b"x".to_vec())));
     }
 
     #[test]

@@ -177,4 +177,22 @@ pub enum Error {
         /// Bytes a slot carries.
         max: usize,
     },
+    /// A board post (a contribution or payload posted in shared memory)
+    /// claiming more bytes than a board buffer holds.
+    #[error("a collective board post from team rank {from} claims {len} bytes; a board buffer holds at most {max}")]
+    BadPost {
+        /// The posting team rank.
+        from: usize,
+        /// Bytes claimed.
+        len: usize,
+        /// Bytes a board buffer holds.
+        max: usize,
+    },
+    /// A collective asked to run outside the machines while messages are
+    /// held for its sequence number.
+    #[error("collective sequence {seq} has messages held for it, so it cannot run outside the team's machines")]
+    HeldForOutside {
+        /// The sequence number.
+        seq: u32,
+    },
 }

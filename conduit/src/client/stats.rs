@@ -85,6 +85,11 @@ pub struct AmStats {
     /// Of those, broadcasts this rank posted as their root (each read in
     /// place by every other member).
     pub coll_board_bcast: u64,
+    /// Blocking reductions to all through the boards that ran at once in
+    /// the caller's loop (nothing else of the team in flight here),
+    /// without a collective's machinery; their posts count in
+    /// `coll_board` too.
+    pub coll_board_now: u64,
 }
 
 impl AmStats {
@@ -143,8 +148,12 @@ impl AmStats {
         ));
         s.push_str(&format!("PUT_BATCHES {}\n", self.put_batches));
         s.push_str(&format!(
-            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\nCOLL_BOARD_BCAST {}\n",
-            self.coll_cache_local, self.coll_cache_rma, self.coll_board, self.coll_board_bcast
+            "COLL_CACHE_LOCAL {}\nCOLL_CACHE_RMA {}\nCOLL_BOARD {}\nCOLL_BOARD_BCAST {}\nCOLL_BOARD_NOW {}\n",
+            self.coll_cache_local,
+            self.coll_cache_rma,
+            self.coll_board,
+            self.coll_board_bcast,
+            self.coll_board_now
         ));
         s
     }
@@ -185,6 +194,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub coll_cache_rma: C,
     pub coll_board: C,
     pub coll_board_bcast: C,
+    pub coll_board_now: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -219,6 +229,7 @@ impl<C: Counter> SetStats<C> {
         s.coll_cache_rma += self.coll_cache_rma.get();
         s.coll_board += self.coll_board.get();
         s.coll_board_bcast += self.coll_board_bcast.get();
+        s.coll_board_now += self.coll_board_now.get();
     }
 }
 

@@ -293,9 +293,15 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
     /// Reduce every member's `src` element-wise with `op`; every member
     /// gets the result.
     pub fn allreduce<V: CollValue>(&self, op: CollOp, src: &[V]) -> Result<Vec<V>, Error> {
-        let r = self
-            .allreduce_nb(Reduction::Builtin(op, V::DTYPE), to_bytes(src))?
-            .wait()?;
+        super::engine::not_in_handler("a collective")?;
+        let reduction = Reduction::Builtin(op, V::DTYPE);
+        let src = to_bytes(src);
+        // On a team that shares memory, with nothing else of it in flight,
+        // it runs here and now (the same protocol, without the machinery).
+        if let Some(r) = self.core.coll_allreduce_now(self.id, &reduction, &src)? {
+            return Ok(from_bytes(&r));
+        }
+        let r = self.allreduce_nb(reduction, src)?.wait()?;
         Ok(from_bytes(&r.unwrap_or_default()))
     }
 

@@ -19,8 +19,9 @@
 //!   slot, several slots, the whole data cache) and beyond it, blocking
 //!   and non-blocking, a user type wider than a slot; an event dropped
 //!   unwaited, then a flush; six small reductions to all in flight at
-//!   once; prints the cache counters (`COLL_CACHE_LOCAL`,
-//!   `COLL_CACHE_RMA`, `COLL_BOARD`, `COLL_BOARD_BCAST`).
+//!   once; blocking reductions to all run at once and as collectives
+//!   while another member still has one in flight; prints the cache counters (`COLL_CACHE_LOCAL`,
+//!   `COLL_CACHE_RMA`, `COLL_BOARD`, `COLL_BOARD_BCAST`, `COLL_BOARD_NOW`).
 //! * `lat <n> [sizes]`: broadcast and allreduce latency at 8 B and 64 KiB,
 //!   or at the comma-separated byte counts `sizes` (multiples of 8; median
 //!   of 5 rounds of n).
@@ -592,11 +593,63 @@ fn cache(c: &Client) -> Fallible<String> {
             }
         }
     }
+    checks += blocking_on_the_board(c, &w)?;
     let st = c.stats();
     Ok(format!(
-        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={} COLL_BOARD_BCAST={}",
-        st.coll_cache_local, st.coll_cache_rma, st.coll_board, st.coll_board_bcast
+        "ok: {checks} collectives inside and beyond the collective cache checked, an unwaited event flushed; COLL_CACHE_LOCAL={} COLL_CACHE_RMA={} COLL_BOARD={} COLL_BOARD_BCAST={} COLL_BOARD_NOW={}",
+        st.coll_cache_local, st.coll_cache_rma, st.coll_board, st.coll_board_bcast, st.coll_board_now
     ))
+}
+
+/// Blocking reductions to all through the boards (a team that shares
+/// memory) run at once on a member with nothing of the team in flight
+/// (`COLL_BOARD_NOW`), and as collectives on a member with a broadcast
+/// still unwaited: the members cannot tell which way the others went.
+/// Returns the collectives checked.
+fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
+    let (n, me) = (w.size(), w.rank());
+    w.flush()?;
+    let (board0, now0) = (c.stats().coll_board, c.stats().coll_board_now);
+    for len in [8usize, 20_000] {
+        let v: Vec<u64> = (0..len / 8).map(|i| (i * n + me) as u64).collect();
+        let want: Vec<u64> = (0..len / 8)
+            .map(|i| (0..n).map(|r| (i * n + r) as u64).sum())
+            .collect();
+        if w.allreduce(CollOp::Sum, &v)? != want {
+            return Err(fail(format!(
+                "blocking allreduce of {len} B with nothing in flight: wrong sum"
+            )));
+        }
+    }
+    let posts = c.stats().coll_board - board0;
+    let now = c.stats().coll_board_now - now0;
+    if now != posts {
+        return Err(fail(format!(
+            "2 blocking allreduces with nothing else in flight posted {posts} times on the board, {now} of them at once"
+        )));
+    }
+    // Rank 0 is the root of a broadcast by the AM rings, complete there
+    // at once; the others may still wait for it during the reduction.
+    let ev = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(3, 64)))?;
+    let now0 = c.stats().coll_board_now;
+    let sum = w.allreduce(CollOp::Sum, &[me as u64 + 1])?;
+    let ran_now = c.stats().coll_board_now - now0;
+    if sum != [(n * (n + 1) / 2) as u64] {
+        return Err(fail(format!(
+            "blocking allreduce with a broadcast in flight: {sum:?}"
+        )));
+    }
+    if ev.wait()? != Some(pattern(3, 64)) {
+        return Err(fail(
+            "broadcast in flight across a blocking allreduce: wrong data",
+        ));
+    }
+    if me == 0 && posts > 0 && ran_now != 1 {
+        return Err(fail(
+            "rank 0, whose broadcast was complete, did not run the blocking allreduce at once",
+        ));
+    }
+    Ok(4)
 }
 
 fn lat(c: &Client, count: usize, sizes: &[usize]) -> Fallible<String> {

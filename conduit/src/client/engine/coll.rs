@@ -53,6 +53,12 @@ impl<R> TeamEntry<R> {
         }
     }
 
+    /// Whether nothing of the team is in flight here: every collective
+    /// started is complete and the cache has nothing to write or post.
+    pub(super) fn quiet(&self) -> bool {
+        self.colls.all_done() && self.cache.idle()
+    }
+
     /// Whether the cache or abandoned collectives need advancing.
     fn busy(&self) -> bool {
         !self.cached.is_empty() || !self.abandoned.is_empty() || !self.cache.idle()
@@ -221,6 +227,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let posted_all =
                 matches!(op, CollOp::ReduceToAll { .. }) && e.cache.posts_allreduce(len);
             let chunk = e.cache.chunk_for(len, bcast);
+            // `coll_allreduce_now` chooses the board by this predicate.
+            let on_board = matches!(op, CollOp::ReduceToAll { .. })
+                && e.cache.allreduce_on_board(len, e.colls.direct_exchange());
             let started = match chunk {
                 _ if posted => e.colls.start_posted_bcast(op),
                 _ if posted_all => e.colls.start_posted_allreduce(op),
@@ -233,6 +242,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.coll_send(id, xseq, &e.team, xmsgs)?;
             }
             let (seq, mut msgs) = started?;
+            debug_assert_eq!(
+                on_board,
+                posted_all
+                    || (chunk.is_some()
+                        && e.colls.is_flat(seq)
+                        && matches!(&e.cache, CacheState::Ready(c) if c.board.is_some())),
+                "the board predicate disagrees with coll_start's choice"
+            );
             if let (CacheState::Ready(c), true) = (&mut e.cache, posted || posted_all) {
                 e.cached.insert(seq);
                 self.coll.busy.store(true, Ordering::Release);

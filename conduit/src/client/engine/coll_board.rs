@@ -16,7 +16,7 @@ use super::Core;
 use crate::client::error::Error;
 use crate::sync::{Counter, Mode};
 use crate::transport::Transport;
-use coll::cache::{Board, BOARD_HEADER};
+use coll::cache::{Board, BOARD_DATA_AT};
 use coll::TeamColl;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -66,7 +66,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         if let Some(p) = post.filter(|p| p.len() > capacity) {
             // The callers choose the board only for what fits.
-            return Err(coll::Error::BadSlot {
+            return Err(coll::Error::BadPost {
                 from: me,
                 len: p.len(),
                 max: capacity,
@@ -115,7 +115,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Post `data` for collective `seq` (a broadcast's payload when
     /// `bcast`) if every reader released its buffer; whether it did.
-    fn board_try_post(&self, c: &mut Cache<T::Region>, seq: u32, data: &[u8], bcast: bool) -> bool {
+    pub(super) fn board_try_post(
+        &self,
+        c: &mut Cache<T::Region>,
+        seq: u32,
+        data: &[u8],
+        bcast: bool,
+    ) -> bool {
         let base = c.mem.as_ptr();
         let (me, n, layout) = (c.me, c.peers.len(), c.layout);
         let Some(b) = c.board.as_mut() else {
@@ -137,7 +143,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         unsafe {
             let at = base.add(layout.board(buf));
             word(at.add(8)).store(data.len() as u64, Ordering::Relaxed);
-            std::ptr::copy_nonoverlapping(data.as_ptr(), at.add(BOARD_HEADER), data.len());
+            std::ptr::copy_nonoverlapping(data.as_ptr(), at.add(BOARD_DATA_AT), data.len());
             word(at).store(Board::flag(seq), Ordering::Release);
         }
         b.board.posted(seq);
@@ -180,13 +186,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         // Overwritten memory: reported (the collective
                         // then never completes), never read past the
                         // buffer.
-                        Err(coll::Error::BadSlot {
+                        Err(coll::Error::BadPost {
                             from: r,
                             len,
                             max: layout.board_capacity(),
                         })
                     } else {
-                        let data = std::slice::from_raw_parts(at.add(BOARD_HEADER), len);
+                        let data = std::slice::from_raw_parts(at.add(BOARD_DATA_AT), len);
                         colls.on_msg(*seq, r, 0, 0, data).map(drop)
                     };
                     if let Err(e) = r {

@@ -159,6 +159,22 @@ impl<R> CacheState<R> {
                 && len <= c.layout.board_capacity())
     }
 
+    /// Whether a reduction to all of `len` bytes goes through the boards
+    /// (`direct`: the team's small reductions to all take the direct
+    /// exchange): the larger ones that [`CacheState::posts_allreduce`]
+    /// says, and the small direct exchanges that take the cache on a team
+    /// with a board (which post there rather than in slots). Every member
+    /// decides alike; `coll_start` checks it made the same choice.
+    pub fn allreduce_on_board(&self, len: usize, direct: bool) -> bool {
+        self.posts_allreduce(len)
+            || matches!(self, CacheState::Ready(c)
+                if c.board.is_some()
+                    && direct
+                    && coll::flat::applies(c.peers.len(), len)
+                    && len <= c.layout.data_bytes()
+                    && len <= c.layout.max_chunk())
+    }
+
     /// Whether a chunk of collective `seq` still needs this rank: it waits
     /// for a slot, or its flag is not posted yet (its receiver would not
     /// see it if this rank stopped polling, e.g. to exit).

@@ -16,6 +16,7 @@ mod coll;
 mod coll_board;
 mod coll_cache;
 mod coll_exchange;
+mod coll_now;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;

@@ -1,0 +1,210 @@
+//! Blocking reductions to all that run to completion in the caller's own
+//! loop. On a team whose members share memory a reduction to all of up to
+//! a board's size is a direct exchange through the boards
+//! ([`super::coll_board`]): every member posts its contribution once and
+//! reads the others' in place. When nothing else of the team is in flight
+//! here and the post can go at once, a blocking reduction skips the
+//! machinery a collective in flight needs (a state machine, the team's
+//! bookkeeping, the poll that advances every team) and does exactly that:
+//! post, wait for the other members' posts, fold them in team-rank order
+//! and acknowledge each. What it writes and reads in shared memory is what
+//! [`coll::TeamColl::start_posted_allreduce`]'s collective would, so the
+//! other members cannot tell which way this one ran; it takes the
+//! collective's sequence number with [`coll::TeamColl::start_outside`].
+
+use super::coll_cache::{word, CacheState};
+use super::{Core, Progress};
+use crate::client::error::Error;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::Transport;
+use coll::cache::{Board, BOARD_DATA_AT};
+use coll::Reduction;
+use std::sync::atomic::Ordering;
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// Reduce `src` with `reduction` to every member of team `id`, here
+    /// and now, when the collective goes through the boards and nothing
+    /// else of the team is in flight on this rank (its post waits, if it
+    /// must, for the readers of the one two collectives back);
+    /// `Ok(None)` (having done nothing) otherwise, and the caller starts it
+    /// as any collective. Errors are the collective's: invalid
+    /// arguments (nothing posted), a member's contribution of another
+    /// length (every post is still read and acknowledged).
+    pub fn coll_allreduce_now(
+        &self,
+        id: u32,
+        reduction: &Reduction,
+        src: &[u8],
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let len = src.len();
+        let (seq, posted, others) = {
+            let mut teams = self.coll.teams.lock();
+            let Some(e) = teams.get_mut(&id) else {
+                return Ok(None);
+            };
+            if !e.quiet() || !e.cache.allreduce_on_board(len, e.colls.direct_exchange()) {
+                return Ok(None);
+            }
+            let CacheState::Ready(c) = &mut e.cache else {
+                return Ok(None);
+            };
+            if c.peers.iter().any(|p| p.mapped.is_none()) {
+                return Ok(None);
+            }
+            // As the collective's start would: bad arguments take no
+            // sequence number and post nothing.
+            reduction.check_start(c.peers.len(), c.me, len)?;
+            if e.colls.holds(e.colls.next_seq()) {
+                return Ok(None);
+            }
+            let seq = e.colls.start_outside()?;
+            let posted = self.board_try_post(c, seq, src, false);
+            (seq, posted, ((1u64 << c.peers.len()) - 1) & !(1 << c.me))
+        };
+        let c = &self.sets[0].stats;
+        c.coll_board_now.add(1);
+        if !posted {
+            self.board_wait_post(id, seq, src)?;
+        }
+        self.board_wait_posts(id, seq, others)?;
+        self.board_fold(id, seq, reduction, src).map(Some)
+    }
+
+    /// Post `src` for collective `seq` on this rank's board once every
+    /// reader has released its buffer (read the post of `seq - 2`),
+    /// making progress meanwhile.
+    fn board_wait_post(&self, id: u32, seq: u32, src: &[u8]) -> Result<(), Error> {
+        loop {
+            self.progress_within(0, Progress::Full)?;
+            self.exit_if_requested()?;
+            self.advance_others();
+            let mut teams = self.coll.teams.lock();
+            let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+            let CacheState::Ready(c) = &mut e.cache else {
+                return Err(Error::NoTeam { id });
+            };
+            if self.board_try_post(c, seq, src, false) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Advance other collectives if any wait (their errors are not the
+    /// caller's: kept for a later call).
+    fn advance_others(&self) {
+        if self.coll_pending() {
+            if let Err(e) = self.coll_advance() {
+                self.deferred.put(e);
+            }
+        }
+    }
+
+    /// Wait until every member in `others` (a bit per team rank) has
+    /// posted collective `seq` on its board, making progress meanwhile
+    /// (other teams' collectives advance too).
+    fn board_wait_posts(&self, id: u32, seq: u32, mut others: u64) -> Result<(), Error> {
+        let buf = Board::buffer(seq);
+        loop {
+            {
+                let mut teams = self.coll.teams.lock();
+                let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+                let CacheState::Ready(c) = &e.cache else {
+                    return Err(Error::NoTeam { id });
+                };
+                for (r, peer) in c.peers.iter().enumerate() {
+                    let Some(p) = peer.mapped.filter(|_| others & (1 << r) != 0) else {
+                        continue;
+                    };
+                    // SAFETY: member r's mapped block; its flag word of
+                    // buffer `buf`, 8-aligned.
+                    let flag = unsafe { word(p.add(c.layout.board(buf))) };
+                    if flag.load(Ordering::Acquire) == Board::flag(seq) {
+                        others &= !(1 << r);
+                    }
+                }
+            }
+            if others == 0 {
+                return Ok(());
+            }
+            self.progress_within(0, Progress::Full)?;
+            self.exit_if_requested()?;
+            self.advance_others();
+        }
+    }
+
+    /// Every member's post of collective `seq` is there: fold them with
+    /// `src` (this rank's) left to right in team-rank order, acknowledging
+    /// each post once read; the result, or the first error (every post is
+    /// still acknowledged).
+    fn board_fold(
+        &self,
+        id: u32,
+        seq: u32,
+        reduction: &Reduction,
+        src: &[u8],
+    ) -> Result<Vec<u8>, Error> {
+        let buf = Board::buffer(seq);
+        let mut teams = self.coll.teams.lock();
+        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        let CacheState::Ready(c) = &e.cache else {
+            return Err(Error::NoTeam { id });
+        };
+        let (me, layout) = (c.me, c.layout);
+        let mut acc = Vec::with_capacity(src.len());
+        let mut first = None;
+        for (r, peer) in c.peers.iter().enumerate() {
+            let got = if r == me {
+                Ok(src)
+            } else {
+                let Some(p) = peer.mapped else {
+                    return Err(Error::CollCacheUnmapped { rank: peer.job });
+                };
+                // SAFETY: member r's mapped block; buffer `buf` holds its
+                // post of `seq` (board_wait_posts saw the flag), which r
+                // does not post over before this rank acknowledges it
+                // below; the length is checked against the buffer's.
+                unsafe {
+                    let at = p.add(layout.board(buf));
+                    let n = word(at.add(8)).load(Ordering::Relaxed) as usize;
+                    if n > layout.board_capacity() {
+                        // Overwritten memory: reported, never read past
+                        // the buffer.
+                        Err(coll::Error::BadPost {
+                            from: r,
+                            len: n,
+                            max: layout.board_capacity(),
+                        })
+                    } else if n != src.len() {
+                        Err(coll::Error::ChunkLength {
+                            chunk: 0,
+                            from: r,
+                            len: n,
+                            expected: src.len(),
+                        })
+                    } else {
+                        Ok(std::slice::from_raw_parts(at.add(BOARD_DATA_AT), n))
+                    }
+                }
+            };
+            let folded = got.and_then(|part| {
+                if r == 0 {
+                    acc.extend_from_slice(part);
+                    Ok(())
+                } else {
+                    reduction.combine(&mut acc, part)
+                }
+            });
+            if let Err(err) = folded {
+                first.get_or_insert(Error::from(err));
+            }
+            if let (Some(p), true) = (peer.mapped, r != me) {
+                // SAFETY: this rank's acknowledgement word for buffer
+                // `buf` in member r's block (8-aligned); the post is no
+                // longer read.
+                unsafe { word(p.add(layout.board_ack(me, buf))) }
+                    .store(Board::flag(seq), Ordering::Release);
+            }
+        }
+        first.map_or(Ok(acc), Err)
+    }
+}
