@@ -85,10 +85,11 @@ pub struct AmStats {
     /// Of those, broadcasts this rank posted as their root (each read in
     /// place by every other member).
     pub coll_board_bcast: u64,
-    /// Blocking reductions to all through the boards that ran at once in
-    /// the caller's loop (nothing else of the team in flight here),
-    /// without a collective's machinery; their posts count in
-    /// `coll_board` too.
+    /// Blocking reductions to all through the boards, and blocking
+    /// broadcasts posted on a root's board, that ran at once in the
+    /// caller's loop (nothing else of the team in flight here), without a
+    /// collective's machinery; their posts count in `coll_board` (and
+    /// `coll_board_bcast`) too.
     pub coll_board_now: u64,
 }
 

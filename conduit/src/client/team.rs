@@ -253,6 +253,13 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
     /// Broadcast `buf` from team rank `root` to every member's `buf` (all
     /// members give the same length).
     pub fn broadcast(&self, root: usize, buf: &mut [u8]) -> Result<(), Error> {
+        super::engine::not_in_handler("a collective")?;
+        self.check_root(root)?;
+        // Posted on the root's board (a team that shares memory), with
+        // nothing else of it in flight: here and now, from and into `buf`.
+        if self.core.coll_broadcast_now(self.id, root, buf)? {
+            return Ok(());
+        }
         let is_root = self.rank() == root;
         let src = is_root.then(|| buf.to_vec());
         let got = self.broadcast_nb(root, buf.len(), src)?.wait()?;

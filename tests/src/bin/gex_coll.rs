@@ -602,9 +602,10 @@ fn cache(c: &Client) -> Fallible<String> {
 }
 
 /// Blocking reductions to all through the boards (a team that shares
-/// memory) run at once on a member with nothing of the team in flight
-/// (`COLL_BOARD_NOW`), and as collectives on a member with a broadcast
-/// still unwaited: the members cannot tell which way the others went.
+/// memory) and broadcasts posted on the root's board run at once on a
+/// member with nothing of the team in flight (`COLL_BOARD_NOW`); a
+/// reduction runs as a collective on a member with a broadcast still
+/// unwaited: the members cannot tell which way the others went.
 /// Returns the collectives checked.
 fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
     let (n, me) = (w.size(), w.rank());
@@ -628,6 +629,29 @@ fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
             "2 blocking allreduces with nothing else in flight posted {posts} times on the board, {now} of them at once"
         )));
     }
+    // A blocking broadcast posted on its root's board (20,000 bytes) runs
+    // at once on every member, the root's post counted there.
+    let (bcast0, now0) = (c.stats().coll_board_bcast, c.stats().coll_board_now);
+    let root = 1 % n;
+    let mut buf = if me == root {
+        pattern(5, 20_000)
+    } else {
+        vec![0u8; 20_000]
+    };
+    w.broadcast(root, &mut buf)?;
+    if buf != pattern(5, 20_000) {
+        return Err(fail(
+            "blocking broadcast of 20,000 B with nothing in flight: wrong data",
+        ));
+    }
+    let bcasts = c.stats().coll_board_bcast - bcast0;
+    let now = c.stats().coll_board_now - now0;
+    let want = if me == root { (1, 1) } else { (0, 1) };
+    if posts > 0 && (bcasts, now) != want {
+        return Err(fail(format!(
+            "blocking broadcast of 20,000 B from {root} with nothing in flight: {bcasts} posts as root, {now} run at once (expected {want:?})"
+        )));
+    }
     // Rank 0 is the root of a broadcast by the AM rings, complete there
     // at once; the others may still wait for it during the reduction.
     let ev = w.broadcast_nb(0, 64, (me == 0).then(|| pattern(3, 64)))?;
@@ -649,7 +673,7 @@ fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
             "rank 0, whose broadcast was complete, did not run the blocking allreduce at once",
         ));
     }
-    Ok(4)
+    Ok(5)
 }
 
 fn lat(c: &Client, count: usize, sizes: &[usize]) -> Fallible<String> {

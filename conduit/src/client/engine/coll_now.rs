@@ -1,5 +1,5 @@
-//! Blocking reductions to all that run to completion in the caller's own
-//! loop. On a team whose members share memory a reduction to all of up to
+//! Blocking reductions to all and broadcasts that run to completion in
+//! the caller's own loop. On a team whose members share memory a reduction to all of up to
 //! a board's size is a direct exchange through the boards
 //! ([`super::coll_board`]): every member posts its contribution once and
 //! reads the others' in place. When nothing else of the team is in flight
@@ -11,6 +11,9 @@
 //! [`coll::TeamColl::start_posted_allreduce`]'s collective would, so the
 //! other members cannot tell which way this one ran; it takes the
 //! collective's sequence number with [`coll::TeamColl::start_outside`].
+//! A blocking broadcast posted on its root's board (1-64 KiB) runs the
+//! same way: the root copies the caller's buffer onto its board, every
+//! other member copies the post straight into its caller's buffer.
 
 use super::coll_cache::{word, CacheState};
 use super::{Core, Progress};
@@ -64,16 +67,98 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let c = &self.sets[0].stats;
         c.coll_board_now.add(1);
         if !posted {
-            self.board_wait_post(id, seq, src)?;
+            self.board_wait_post(id, seq, src, false)?;
         }
         self.board_wait_posts(id, seq, others)?;
         self.board_fold(id, seq, reduction, src).map(Some)
     }
 
-    /// Post `src` for collective `seq` on this rank's board once every
-    /// reader has released its buffer (read the post of `seq - 2`),
-    /// making progress meanwhile.
-    fn board_wait_post(&self, id: u32, seq: u32, src: &[u8]) -> Result<(), Error> {
+    /// Broadcast `buf` from team rank `root` to every member of team `id`
+    /// (`buf` holds the data on the root, receives it elsewhere), here and
+    /// now, when the broadcast is posted on the root's board
+    /// ([`CacheState::posts_bcast`]) and nothing else of the team is in
+    /// flight on this rank: the root copies `buf` onto its board (waiting,
+    /// if it must, for the readers of the post two collectives back), every
+    /// other member waits for the post and copies it straight into `buf`,
+    /// one copy each where the collective's machinery makes two. Whether it
+    /// ran (`false`: nothing done, the caller starts it as any collective).
+    /// Errors: a post of another length (acknowledged, `buf` untouched).
+    pub fn coll_broadcast_now(&self, id: u32, root: usize, buf: &mut [u8]) -> Result<bool, Error> {
+        let (seq, posted, me) = {
+            let mut teams = self.coll.teams.lock();
+            let Some(e) = teams.get_mut(&id) else {
+                return Ok(false);
+            };
+            if !e.quiet() || !e.cache.posts_bcast(buf.len()) {
+                return Ok(false);
+            }
+            let CacheState::Ready(c) = &mut e.cache else {
+                return Ok(false);
+            };
+            if root >= c.peers.len()
+                || c.peers.iter().any(|p| p.mapped.is_none())
+                || e.colls.holds(e.colls.next_seq())
+            {
+                return Ok(false);
+            }
+            let seq = e.colls.start_outside()?;
+            let posted = c.me == root && self.board_try_post(c, seq, buf, true);
+            (seq, posted, c.me)
+        };
+        self.sets[0].stats.coll_board_now.add(1);
+        if me == root {
+            if !posted {
+                self.board_wait_post(id, seq, buf, true)?;
+            }
+            return Ok(true);
+        }
+        self.board_wait_posts(id, seq, 1 << root)?;
+        self.board_copy_out(id, seq, root, buf).map(|()| true)
+    }
+
+    /// The root's post of broadcast `seq` is there: copy it into `buf`
+    /// and acknowledge it (also when its length is wrong: then an error,
+    /// `buf` untouched).
+    fn board_copy_out(&self, id: u32, seq: u32, root: usize, buf: &mut [u8]) -> Result<(), Error> {
+        let b = Board::buffer(seq);
+        let teams = self.coll.teams.lock();
+        let e = teams.get(&id).ok_or(Error::NoTeam { id })?;
+        let CacheState::Ready(c) = &e.cache else {
+            return Err(Error::NoTeam { id });
+        };
+        let (me, layout) = (c.me, c.layout);
+        let Some(p) = c.peers.get(root).and_then(|p| p.mapped) else {
+            return Err(Error::NoTeam { id });
+        };
+        // SAFETY: the root's mapped block; buffer `b` holds its post of
+        // `seq` (board_wait_posts saw the flag), which the root does not
+        // post over before this rank acknowledges it below; the length is
+        // checked against `buf`'s (which the board's capacity bounds).
+        let r = unsafe {
+            let at = p.add(layout.board(b));
+            let n = word(at.add(8)).load(Ordering::Relaxed) as usize;
+            if n != buf.len() {
+                Err(coll::Error::ChunkLength {
+                    chunk: 0,
+                    from: root,
+                    len: n,
+                    expected: buf.len(),
+                })
+            } else {
+                std::ptr::copy_nonoverlapping(at.add(BOARD_DATA_AT), buf.as_mut_ptr(), n);
+                Ok(())
+            }
+        };
+        // SAFETY: this rank's acknowledgement word for buffer `b` in the
+        // root's block (8-aligned); the post is no longer read.
+        unsafe { word(p.add(layout.board_ack(me, b))) }.store(Board::flag(seq), Ordering::Release);
+        r.map_err(Error::from)
+    }
+
+    /// Post `src` for collective `seq` (a broadcast's payload when
+    /// `bcast`) on this rank's board once every reader has released its
+    /// buffer (read the post of `seq - 2`), making progress meanwhile.
+    fn board_wait_post(&self, id: u32, seq: u32, src: &[u8], bcast: bool) -> Result<(), Error> {
         loop {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
@@ -83,7 +168,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let CacheState::Ready(c) = &mut e.cache else {
                 return Err(Error::NoTeam { id });
             };
-            if self.board_try_post(c, seq, src, false) {
+            if self.board_try_post(c, seq, src, bcast) {
                 return Ok(());
             }
         }
