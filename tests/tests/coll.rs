@@ -86,6 +86,38 @@ fn a_bad_fan_out_is_refused_by_name() {
     );
 }
 
+/// `gex-coll lat` measures the sizes it is given (here through the
+/// blocking paths that run at once on a team that shares memory, and
+/// through the providers) and refuses a size that is not a positive
+/// multiple of 8 by name.
+#[test]
+fn the_latency_mode_takes_sizes_and_refuses_bad_ones() {
+    let _g = serial();
+    for vars in [
+        [("GASNET_SUPERNODE_MAXSIZE", "0")],
+        [("GASNET_SUPERNODE_MAXSIZE", "1")],
+    ] {
+        let r = run(2, &["lat", "20", "8,2048"], "shm", &vars);
+        assert_eq!(r.code, Some(0), "{vars:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("gex-coll lat: ok: 8 B broadcast ")
+                && r.stdout.contains(", 2048 B broadcast ")
+                && r.stdout.contains("(median of 5 x 20)"),
+            "{vars:?}: {}",
+            r.stdout
+        );
+    }
+    for bad in ["8,12", "0", "8,,16", "lots"] {
+        let r = run(2, &["lat", "20", bad], "shm", &[]);
+        assert_eq!(r.code, Some(1), "{bad}: {}\n{}", r.stdout, r.stderr);
+        let all = format!("{}{}", r.stdout, r.stderr);
+        assert!(
+            all.contains(&format!("of \"{bad}\": expected byte counts that are positive multiples of 8, comma-separated")),
+            "{bad}: {all}"
+        );
+    }
+}
+
 const CACHE_LINE: &str =
     "gex-coll cache: ok: 39 collectives inside and beyond the collective cache checked, an unwaited event flushed;";
 
