@@ -119,11 +119,18 @@ fn the_latency_mode_takes_sizes_and_refuses_bad_ones() {
 }
 
 const CACHE_LINE: &str =
-    "gex-coll cache: ok: 39 collectives inside and beyond the collective cache checked, an unwaited event flushed;";
+    "gex-coll cache: ok: 45 collectives inside and beyond the collective cache checked, an unwaited event flushed;";
 
 /// The counter values at the end of a `cache` run's line: chunks copied,
 /// chunks written by RMA, board posts, broadcasts among them.
 fn cache_counters(r: &JobResult, what: &str) -> (u64, u64, u64, u64) {
+    let c = cache_counters_all(r, what);
+    (c.0, c.1, c.2, c.3)
+}
+
+/// [`cache_counters`] and `COLL_BOARD_NOW` (blocking collectives through
+/// the boards that ran at once).
+fn cache_counters_all(r: &JobResult, what: &str) -> (u64, u64, u64, u64, u64) {
     r.expect_line(what, CACHE_LINE);
     let num = |key: &str| -> u64 {
         let at = r
@@ -141,6 +148,7 @@ fn cache_counters(r: &JobResult, what: &str) -> (u64, u64, u64, u64) {
         num("COLL_CACHE_RMA="),
         num("COLL_BOARD="),
         num("COLL_BOARD_BCAST="),
+        num("COLL_BOARD_NOW="),
     )
 }
 
@@ -172,13 +180,15 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
     let pshm = [("GASNET_SUPERNODE_MAXSIZE", "0")];
     // Small reductions to all, and broadcasts above the AM rings' size
     // up to the board's, go through the board; the rest by copies. Rank 0
-    // is the root of one broadcast of each size (20,000 bytes is posted)
-    // and of 3 of the 5 broadcasts of 20,000 bytes in flight at once.
-    let (local, rma, board, bcast) =
-        cache_counters(&run(4, &["cache"], "shm", &pshm), "pshm cache");
+    // is the root of one broadcast of each size (20,000 bytes is posted),
+    // of 3 of the 5 broadcasts of 20,000 bytes in flight at once and of 6
+    // blocking ones back to back. Blocking collectives through the boards
+    // with nothing else in flight run at once.
+    let (local, rma, board, bcast, now) =
+        cache_counters_all(&run(4, &["cache"], "shm", &pshm), "pshm cache");
     assert!(
-        local > 0 && rma == 0 && board > bcast && bcast == 4,
-        "pshm: cache chunks local {local}, rma {rma}, board posts {board}, broadcasts {bcast}"
+        local > 0 && rma == 0 && board > bcast && bcast == 10 && now > 0,
+        "pshm: cache chunks local {local}, rma {rma}, board posts {board}, broadcasts {bcast}, run at once {now}"
     );
     // No data cache, or auto on a provider whose RMA is software: AMs.
     let off = [
@@ -186,9 +196,9 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
         ("GASNET_OFI_COLL_CACHE_PAGES", "0"),
     ];
     let r = run(4, &["cache"], "shm", &off);
-    assert_eq!(cache_counters(&r, "no cache"), (0, 0, 0, 0));
+    assert_eq!(cache_counters_all(&r, "no cache"), (0, 0, 0, 0, 0));
     let r = run(4, &["cache"], "tcp", &[]);
-    assert_eq!(cache_counters(&r, "tcp auto"), (0, 0, 0, 0));
+    assert_eq!(cache_counters_all(&r, "tcp auto"), (0, 0, 0, 0, 0));
     // Bad values are refused by name.
     for (var, val, msg) in [
         (

@@ -515,7 +515,7 @@ pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
     let cache = run(
         "gex-coll",
         &["cache"],
-        "gex-coll cache: ok: 39 collectives inside and beyond the collective cache checked, \
+        "gex-coll cache: ok: 45 collectives inside and beyond the collective cache checked, \
          an unwaited event flushed;"
             .into(),
     );

@@ -138,8 +138,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         debug_assert!(data.len() <= layout.board_capacity());
         // SAFETY: buffer `buf` of this rank's own block, which every reader
-        // has released; `data` fits (board_start checked it against the
-        // board's capacity).
+        // has released; `data` fits (board_start and the blocking paths of
+        // coll_now check it against the board's capacity first).
         unsafe {
             let at = base.add(layout.board(buf));
             word(at.add(8)).store(data.len() as u64, Ordering::Relaxed);

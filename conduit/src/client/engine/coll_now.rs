@@ -1,19 +1,27 @@
 //! Blocking reductions to all and broadcasts that run to completion in
-//! the caller's own loop. On a team whose members share memory a reduction to all of up to
-//! a board's size is a direct exchange through the boards
-//! ([`super::coll_board`]): every member posts its contribution once and
-//! reads the others' in place. When nothing else of the team is in flight
-//! here and the post can go at once, a blocking reduction skips the
-//! machinery a collective in flight needs (a state machine, the team's
-//! bookkeeping, the poll that advances every team) and does exactly that:
-//! post, wait for the other members' posts, fold them in team-rank order
-//! and acknowledge each. What it writes and reads in shared memory is what
+//! the caller's own loop. On a team whose members share memory a
+//! reduction to all of up to a board's size is a direct exchange through
+//! the boards ([`super::coll_board`]): every member posts its contribution
+//! once and reads the others' in place. When nothing else of the team is
+//! in flight here, a blocking reduction skips the machinery a collective
+//! in flight needs (a state machine, the team's bookkeeping, the poll
+//! that advances every team) and does exactly that: post, wait for the
+//! other members' posts, fold them in team-rank order and acknowledge
+//! each. What it writes and reads in shared memory is what
 //! [`coll::TeamColl::start_posted_allreduce`]'s collective would, so the
 //! other members cannot tell which way this one ran; it takes the
 //! collective's sequence number with [`coll::TeamColl::start_outside`].
 //! A blocking broadcast posted on its root's board (1-64 KiB) runs the
 //! same way: the root copies the caller's buffer onto its board, every
 //! other member copies the post straight into its caller's buffer.
+//!
+//! Once such a collective has its sequence number it runs to the end: it
+//! leaves early only on a fatal error (a failed poll, the job's exit),
+//! and reads and acknowledges every post it waited for even when one is
+//! wrong. A team's collectives are called by one thread at a time, in the
+//! same order on every member, as GASNet-EX requires; the fast path relies
+//! on that (another thread's collective on the same team meanwhile could
+//! post out of order).
 
 use super::coll_cache::{word, CacheState};
 use super::{Core, Progress};
@@ -57,7 +65,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // As the collective's start would: bad arguments take no
             // sequence number and post nothing.
             reduction.check_start(c.peers.len(), c.me, len)?;
-            if e.colls.holds(e.colls.next_seq()) {
+            // The predicate bounds the length by the board's capacity
+            // (which board_try_post's copy relies on); said again here.
+            if len > c.layout.board_capacity() || e.colls.holds(e.colls.next_seq()) {
                 return Ok(None);
             }
             let seq = e.colls.start_outside()?;
@@ -70,7 +80,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.board_wait_post(id, seq, src, false)?;
         }
         self.board_wait_posts(id, seq, others)?;
-        self.board_fold(id, seq, reduction, src).map(Some)
+        let r = self.board_fold(id, seq, reduction, src);
+        // As a collective's start does: chunks of other collectives may
+        // wait for this rank.
+        self.advance_others();
+        r.map(Some)
     }
 
     /// Broadcast `buf` from team rank `root` to every member of team `id`
@@ -96,6 +110,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 return Ok(false);
             };
             if root >= c.peers.len()
+                || buf.len() > c.layout.board_capacity()
                 || c.peers.iter().any(|p| p.mapped.is_none())
                 || e.colls.holds(e.colls.next_seq())
             {
@@ -110,10 +125,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if !posted {
                 self.board_wait_post(id, seq, buf, true)?;
             }
-            return Ok(true);
+        } else {
+            self.board_wait_posts(id, seq, 1 << root)?;
+            self.board_copy_out(id, seq, root, buf)?;
         }
-        self.board_wait_posts(id, seq, 1 << root)?;
-        self.board_copy_out(id, seq, root, buf).map(|()| true)
+        // As a collective's start does: chunks of other collectives may
+        // wait for this rank.
+        self.advance_others();
+        Ok(true)
     }
 
     /// The root's post of broadcast `seq` is there: copy it into `buf`
@@ -242,7 +261,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Ok(src)
             } else {
                 let Some(p) = peer.mapped else {
-                    return Err(Error::CollCacheUnmapped { rank: peer.job });
+                    // Checked before the post: a mapping stays for the
+                    // cache's life. Reported; the others are still read.
+                    first.get_or_insert(Error::CollCacheUnmapped { rank: peer.job });
+                    continue;
                 };
                 // SAFETY: member r's mapped block; buffer `buf` holds its
                 // post of `seq` (board_wait_posts saw the flag), which r
