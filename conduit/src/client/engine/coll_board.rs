@@ -16,10 +16,61 @@ use super::Core;
 use crate::client::error::Error;
 use crate::sync::{Counter, Mode};
 use crate::transport::Transport;
-use coll::cache::{Board, BOARD_DATA_AT};
+use coll::cache::{Board, Layout, BOARD_DATA_AT};
 use coll::TeamColl;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
+
+/// Whether block `p` holds its owner's post of collective `seq`.
+///
+/// # Safety
+/// `p` is a mapped collective-cache block laid out by `layout`.
+pub(super) unsafe fn board_has(p: *mut u8, layout: &Layout, seq: u32) -> bool {
+    // SAFETY: the flag word of buffer `seq % 2`, 8-aligned, in the block.
+    unsafe { word(p.add(layout.board(Board::buffer(seq)))) }.load(Ordering::Acquire)
+        == Board::flag(seq)
+}
+
+/// Member `from`'s post of collective `seq` in its block `p`, which
+/// [`board_has`] saw: its data, or [`coll::Error::BadPost`] when its length
+/// word claims more than a buffer holds (overwritten memory: never read
+/// past the buffer).
+///
+/// # Safety
+/// `p` is member `from`'s mapped block laid out by `layout`, holding its
+/// post of `seq` (which it does not post over before this rank
+/// acknowledges it with [`board_ack`]); the slice must not be used after
+/// that acknowledgement.
+pub(super) unsafe fn board_read<'a>(
+    p: *mut u8,
+    layout: &Layout,
+    seq: u32,
+    from: usize,
+) -> Result<&'a [u8], coll::Error> {
+    let max = layout.board_capacity();
+    // SAFETY: the caller's contract; the length is checked against the
+    // buffer's capacity before the slice is made.
+    unsafe {
+        let at = p.add(layout.board(Board::buffer(seq)));
+        let len = word(at.add(8)).load(Ordering::Relaxed) as usize;
+        if len > max {
+            return Err(coll::Error::BadPost { from, len, max });
+        }
+        Ok(std::slice::from_raw_parts(at.add(BOARD_DATA_AT), len))
+    }
+}
+
+/// Acknowledge, as team rank `me`, the post of collective `seq` in block
+/// `p`: its poster may post over that buffer once every reader has.
+///
+/// # Safety
+/// `p` is a mapped collective-cache block laid out by `layout`, and this
+/// rank no longer reads its post of `seq`.
+pub(super) unsafe fn board_ack(p: *mut u8, layout: &Layout, me: usize, seq: u32) {
+    // SAFETY: this rank's acknowledgement word (8-aligned) in the block.
+    unsafe { word(p.add(layout.board_ack(me, Board::buffer(seq)))) }
+        .store(Board::flag(seq), Ordering::Release);
+}
 
 /// This rank's side of a team's board.
 #[derive(Default)]
@@ -168,38 +219,26 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         let mut first = None;
         for (seq, unread) in b.open.iter_mut() {
-            let buf = Board::buffer(*seq);
             for (r, peer) in c.peers.iter().enumerate() {
                 let Some(p) = peer.mapped.filter(|_| *unread & (1 << r) != 0) else {
                     continue;
                 };
                 // SAFETY: `p` is member r's mapped block; its board buffer
                 // holds collective `seq` once the flag says so, and r does
-                // not post over it before this rank acknowledges.
+                // not post over it before this rank acknowledges; the data
+                // is not used after the acknowledgement.
                 unsafe {
-                    let at = p.add(layout.board(buf));
-                    if word(at).load(Ordering::Acquire) != Board::flag(*seq) {
+                    if !board_has(p, &layout, *seq) {
                         continue;
                     }
-                    let len = word(at.add(8)).load(Ordering::Relaxed) as usize;
-                    let r = if len > layout.board_capacity() {
-                        // Overwritten memory: reported (the collective
-                        // then never completes), never read past the
-                        // buffer.
-                        Err(coll::Error::BadPost {
-                            from: r,
-                            len,
-                            max: layout.board_capacity(),
-                        })
-                    } else {
-                        let data = std::slice::from_raw_parts(at.add(BOARD_DATA_AT), len);
-                        colls.on_msg(*seq, r, 0, 0, data).map(drop)
-                    };
+                    // Overwritten memory is reported (the collective then
+                    // never completes).
+                    let r = board_read(p, &layout, *seq, r)
+                        .and_then(|data| colls.on_msg(*seq, r, 0, 0, data).map(drop));
                     if let Err(e) = r {
                         first.get_or_insert(Error::from(e));
                     }
-                    word(p.add(layout.board_ack(me, buf)))
-                        .store(Board::flag(*seq), Ordering::Release);
+                    board_ack(p, &layout, me, *seq);
                 }
                 *unread &= !(1 << r);
             }

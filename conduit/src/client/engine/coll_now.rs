@@ -23,14 +23,13 @@
 //! on that (another thread's collective on the same team meanwhile could
 //! post out of order).
 
-use super::coll_cache::{word, CacheState};
+use super::coll_board::{board_ack, board_has, board_read};
+use super::coll_cache::{Cache, CacheState};
 use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::Transport;
-use coll::cache::{Board, BOARD_DATA_AT};
 use coll::Reduction;
-use std::sync::atomic::Ordering;
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Reduce `src` with `reduction` to every member of team `id`, here
@@ -139,39 +138,45 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// and acknowledge it (also when its length is wrong: then an error,
     /// `buf` untouched).
     fn board_copy_out(&self, id: u32, seq: u32, root: usize, buf: &mut [u8]) -> Result<(), Error> {
-        let b = Board::buffer(seq);
-        let teams = self.coll.teams.lock();
-        let e = teams.get(&id).ok_or(Error::NoTeam { id })?;
-        let CacheState::Ready(c) = &e.cache else {
-            return Err(Error::NoTeam { id });
-        };
-        let (me, layout) = (c.me, c.layout);
-        let Some(p) = c.peers.get(root).and_then(|p| p.mapped) else {
-            return Err(Error::NoTeam { id });
-        };
-        // SAFETY: the root's mapped block; buffer `b` holds its post of
-        // `seq` (board_wait_posts saw the flag), which the root does not
-        // post over before this rank acknowledges it below; the length is
-        // checked against `buf`'s (which the board's capacity bounds).
-        let r = unsafe {
-            let at = p.add(layout.board(b));
-            let n = word(at.add(8)).load(Ordering::Relaxed) as usize;
-            if n != buf.len() {
-                Err(coll::Error::ChunkLength {
-                    chunk: 0,
-                    from: root,
-                    len: n,
-                    expected: buf.len(),
-                })
-            } else {
-                std::ptr::copy_nonoverlapping(at.add(BOARD_DATA_AT), buf.as_mut_ptr(), n);
-                Ok(())
+        self.with_board(id, |c| {
+            let Some(p) = c.peers.get(root).and_then(|p| p.mapped) else {
+                return Err(Error::NoTeam { id });
+            };
+            // SAFETY: the root's mapped block, holding its post of `seq`
+            // (board_wait_posts saw the flag); the data is copied before
+            // the acknowledgement.
+            unsafe {
+                let r = board_read(p, &c.layout, seq, root).and_then(|data| {
+                    if data.len() != buf.len() {
+                        return Err(coll::Error::ChunkLength {
+                            chunk: 0,
+                            from: root,
+                            len: data.len(),
+                            expected: buf.len(),
+                        });
+                    }
+                    buf.copy_from_slice(data);
+                    Ok(())
+                });
+                board_ack(p, &c.layout, c.me, seq);
+                r.map_err(Error::from)
             }
+        })?
+    }
+
+    /// Run `f` on team `id`'s cache (in use: the fast paths start only
+    /// then, and it stays so for the team's life), under the teams' lock.
+    fn with_board<R>(
+        &self,
+        id: u32,
+        f: impl FnOnce(&mut Cache<T::Region>) -> R,
+    ) -> Result<R, Error> {
+        let mut teams = self.coll.teams.lock();
+        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        let CacheState::Ready(c) = &mut e.cache else {
+            return Err(Error::NoTeam { id });
         };
-        // SAFETY: this rank's acknowledgement word for buffer `b` in the
-        // root's block (8-aligned); the post is no longer read.
-        unsafe { word(p.add(layout.board_ack(me, b))) }.store(Board::flag(seq), Ordering::Release);
-        r.map_err(Error::from)
+        Ok(f(c))
     }
 
     /// Post `src` for collective `seq` (a broadcast's payload when
@@ -182,12 +187,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
             self.advance_others();
-            let mut teams = self.coll.teams.lock();
-            let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
-            let CacheState::Ready(c) = &mut e.cache else {
-                return Err(Error::NoTeam { id });
-            };
-            if self.board_try_post(c, seq, src, bcast) {
+            if self.with_board(id, |c| self.board_try_post(c, seq, src, bcast))? {
                 return Ok(());
             }
         }
@@ -207,26 +207,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// posted collective `seq` on its board, making progress meanwhile
     /// (other teams' collectives advance too).
     fn board_wait_posts(&self, id: u32, seq: u32, mut others: u64) -> Result<(), Error> {
-        let buf = Board::buffer(seq);
         loop {
-            {
-                let mut teams = self.coll.teams.lock();
-                let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
-                let CacheState::Ready(c) = &e.cache else {
-                    return Err(Error::NoTeam { id });
-                };
+            others = self.with_board(id, |c| {
                 for (r, peer) in c.peers.iter().enumerate() {
                     let Some(p) = peer.mapped.filter(|_| others & (1 << r) != 0) else {
                         continue;
                     };
-                    // SAFETY: member r's mapped block; its flag word of
-                    // buffer `buf`, 8-aligned.
-                    let flag = unsafe { word(p.add(c.layout.board(buf))) };
-                    if flag.load(Ordering::Acquire) == Board::flag(seq) {
+                    // SAFETY: member r's mapped block.
+                    if unsafe { board_has(p, &c.layout, seq) } {
                         others &= !(1 << r);
                     }
                 }
-            }
+                others
+            })?;
             if others == 0 {
                 return Ok(());
             }
@@ -247,71 +240,52 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         reduction: &Reduction,
         src: &[u8],
     ) -> Result<Vec<u8>, Error> {
-        let buf = Board::buffer(seq);
-        let mut teams = self.coll.teams.lock();
-        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
-        let CacheState::Ready(c) = &e.cache else {
-            return Err(Error::NoTeam { id });
-        };
-        let (me, layout) = (c.me, c.layout);
-        let mut acc = Vec::with_capacity(src.len());
-        let mut first = None;
-        for (r, peer) in c.peers.iter().enumerate() {
-            let got = if r == me {
-                Ok(src)
-            } else {
-                let Some(p) = peer.mapped else {
-                    // Checked before the post: a mapping stays for the
-                    // cache's life. Reported; the others are still read.
-                    first.get_or_insert(Error::CollCacheUnmapped { rank: peer.job });
-                    continue;
-                };
-                // SAFETY: member r's mapped block; buffer `buf` holds its
-                // post of `seq` (board_wait_posts saw the flag), which r
-                // does not post over before this rank acknowledges it
-                // below; the length is checked against the buffer's.
-                unsafe {
-                    let at = p.add(layout.board(buf));
-                    let n = word(at.add(8)).load(Ordering::Relaxed) as usize;
-                    if n > layout.board_capacity() {
-                        // Overwritten memory: reported, never read past
-                        // the buffer.
-                        Err(coll::Error::BadPost {
-                            from: r,
-                            len: n,
-                            max: layout.board_capacity(),
-                        })
-                    } else if n != src.len() {
-                        Err(coll::Error::ChunkLength {
-                            chunk: 0,
-                            from: r,
-                            len: n,
-                            expected: src.len(),
-                        })
-                    } else {
-                        Ok(std::slice::from_raw_parts(at.add(BOARD_DATA_AT), n))
-                    }
-                }
-            };
-            let folded = got.and_then(|part| {
-                if r == 0 {
-                    acc.extend_from_slice(part);
-                    Ok(())
+        self.with_board(id, |c| {
+            let mut acc = Vec::with_capacity(src.len());
+            let mut first = None;
+            for (r, peer) in c.peers.iter().enumerate() {
+                let got = if r == c.me {
+                    Ok(src)
                 } else {
-                    reduction.combine(&mut acc, part)
+                    let Some(p) = peer.mapped else {
+                        // Checked before the post: a mapping stays for the
+                        // cache's life. Reported; the others are still read.
+                        first.get_or_insert(Error::CollCacheUnmapped { rank: peer.job });
+                        continue;
+                    };
+                    // SAFETY: member r's mapped block, holding its post of
+                    // `seq` (board_wait_posts saw the flag); the data is
+                    // folded before the acknowledgement below.
+                    unsafe { board_read(p, &c.layout, seq, r) }.and_then(|part| {
+                        if part.len() != src.len() {
+                            return Err(coll::Error::ChunkLength {
+                                chunk: 0,
+                                from: r,
+                                len: part.len(),
+                                expected: src.len(),
+                            });
+                        }
+                        Ok(part)
+                    })
+                };
+                let folded = got.and_then(|part| {
+                    if r == 0 {
+                        acc.extend_from_slice(part);
+                        Ok(())
+                    } else {
+                        reduction.combine(&mut acc, part)
+                    }
+                });
+                if let Err(err) = folded {
+                    first.get_or_insert(Error::from(err));
                 }
-            });
-            if let Err(err) = folded {
-                first.get_or_insert(Error::from(err));
+                if let (Some(p), true) = (peer.mapped, r != c.me) {
+                    // SAFETY: member r's mapped block; its post is no
+                    // longer read.
+                    unsafe { board_ack(p, &c.layout, c.me, seq) };
+                }
             }
-            if let (Some(p), true) = (peer.mapped, r != me) {
-                // SAFETY: this rank's acknowledgement word for buffer
-                // `buf` in member r's block (8-aligned); the post is no
-                // longer read.
-                unsafe { word(p.add(layout.board_ack(me, buf))) }
-                    .store(Board::flag(seq), Ordering::Release);
-            }
-        }
-        first.map_or(Ok(acc), Err)
+            first.map_or(Ok(acc), Err)
+        })?
     }
 }
