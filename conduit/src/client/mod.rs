@@ -405,7 +405,9 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
 
     /// This rank's segment, as memory.
     pub fn segment(&self) -> Result<Segment<'_>, Error> {
-        let s = self.core.segment.get().ok_or(Error::NoSegment)?;
+        let Some(s) = self.core.segment.get() else {
+            return Err(Error::NoSegment);
+        };
         Ok(Segment::new(&s.mem, s.len()))
     }
 

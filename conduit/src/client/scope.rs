@@ -300,7 +300,9 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         len: usize,
         implicit: Implicit,
     ) -> Result<Option<OpId>, Error> {
-        let seg = self.core.segment.get().ok_or(Error::NoSegment)?;
+        let Some(seg) = self.core.segment.get() else {
+            return Err(Error::NoSegment);
+        };
         let dst = seg.range(local_offset, len).map_err(|e| match e {
             // Name this rank, whose segment the destination misses.
             Error::Range(rma::Error::OutOfSegment {

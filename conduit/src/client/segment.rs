@@ -54,7 +54,10 @@ impl<'a> Segment<'a> {
             }
             .into());
         }
-        self.mem.range(offset, len).ok_or(Error::NoSegment)
+        match self.mem.range(offset, len) {
+            Some(p) => Ok(p),
+            None => Err(Error::NoSegment),
+        }
     }
 
     fn aligned(&self, offset: usize, align: usize) -> Result<*mut u8, Error> {

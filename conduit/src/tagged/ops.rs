@@ -318,7 +318,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// The tagged engine, or the error saying it was not enabled.
     #[inline]
     pub(crate) fn tagged_engine(&self) -> Result<&Engine<M>, Error> {
-        self.tagged.get().ok_or(TaggedError::NotEnabled.into())
+        self.tagged
+            .get()
+            .ok_or_else(|| TaggedError::NotEnabled.into())
     }
 
     /// Wait until `done()`: the tagged context `ctx` every round, the whole

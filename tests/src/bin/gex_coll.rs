@@ -692,6 +692,36 @@ fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
             "blocking allreduce with a broadcast from rank 0 in flight: {ran_now} run at once here (rank 0, whose broadcast is complete, runs it at once; the others as a collective)"
         )));
     }
+    // Members giving a blocking broadcast posted on the board different
+    // lengths: each reader reports the root's length against its own and
+    // acknowledges the post, the root completes, and the team goes on.
+    // Checked where the team posts on the board (the line's COLL_BOARD is
+    // then above 0); not counted, so the line is the same on every path.
+    if posts > 0 {
+        let root = 1 % n;
+        let len = if me == root { 20_000 } else { 10_000 };
+        let mut buf = if me == root {
+            pattern(9, len)
+        } else {
+            vec![0u8; len]
+        };
+        let r = w.broadcast(root, &mut buf);
+        if me == root {
+            r?;
+        } else {
+            expect_err(
+                "a blocking broadcast whose root gives 20,000 B and this rank 10,000",
+                r,
+                &format!("chunk 0 from team rank {root} has 20000 bytes; expected 10000"),
+            )?;
+        }
+        let sum = w.allreduce(CollOp::Sum, &[me as u64 + 1])?;
+        if sum != [(n * (n + 1) / 2) as u64] {
+            return Err(fail(format!(
+                "allreduce after a broadcast with mismatched lengths: {sum:?}"
+            )));
+        }
+    }
     Ok(11)
 }
 

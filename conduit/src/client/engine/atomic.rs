@@ -335,7 +335,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if offset % ty.size() != 0 || !op.valid_for(ty) {
                 return Err(bad().into());
             }
-            let seg = self.segment.get().ok_or(Error::NoSegment)?;
+            let Some(seg) = self.segment.get() else {
+                return Err(Error::NoSegment);
+            };
             let p = seg.range(offset, ty.size())?;
             // SAFETY: checked and aligned element of this rank's segment.
             Ok(unsafe { cpu_atomic(p, ty, op, a, b) })

@@ -213,7 +213,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut first = None;
         let (seq, msgs, held_err) = {
             let mut teams = self.coll.teams.lock();
-            let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+            let Some(e) = teams.get_mut(&id) else {
+                return Err(Error::NoTeam { id });
+            };
             let exchange = if matches!(e.cache, CacheState::Unset) {
                 self.cache_begin(e)?
             } else {
@@ -494,7 +496,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Take a complete collective's result.
     pub fn coll_take(&self, id: u32, seq: u32) -> Result<Option<Vec<u8>>, Error> {
         let mut teams = self.coll.teams.lock();
-        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        let Some(e) = teams.get_mut(&id) else {
+            return Err(Error::NoTeam { id });
+        };
         e.cached.remove(&seq);
         Ok(e.colls.take_result(seq)?)
     }
@@ -525,7 +529,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.coll_advance()?;
             {
                 let teams = self.coll.teams.lock();
-                let e = teams.get(&id).ok_or(Error::NoTeam { id })?;
+                let Some(e) = teams.get(&id) else {
+                    return Err(Error::NoTeam { id });
+                };
                 if e.colls.all_done() && e.cache.idle() {
                     return Ok(());
                 }

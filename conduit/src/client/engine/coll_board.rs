@@ -60,6 +60,32 @@ pub(super) unsafe fn board_read<'a>(
     }
 }
 
+/// [`board_read`] of a post that must hold exactly `expected` bytes (the
+/// blocking fast paths, where every member gives the same length):
+/// [`coll::Error::ChunkLength`] names the poster and both lengths.
+///
+/// # Safety
+/// As [`board_read`].
+pub(super) unsafe fn board_read_exact<'a>(
+    p: *mut u8,
+    layout: &Layout,
+    seq: u32,
+    from: usize,
+    expected: usize,
+) -> Result<&'a [u8], coll::Error> {
+    // SAFETY: the caller's contract, which is board_read's.
+    let data = unsafe { board_read(p, layout, seq, from) }?;
+    if data.len() != expected {
+        return Err(coll::Error::ChunkLength {
+            chunk: 0,
+            from,
+            len: data.len(),
+            expected,
+        });
+    }
+    Ok(data)
+}
+
 /// Acknowledge, as team rank `me`, the post of collective `seq` in block
 /// `p`: its poster may post over that buffer once every reader has.
 ///

@@ -71,7 +71,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             {
                 let mut teams = self.coll.teams.lock();
-                let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+                let Some(e) = teams.get_mut(&id) else {
+                    return Err(Error::NoTeam { id });
+                };
                 let CacheState::Exchanging { seq, .. } = e.cache else {
                     return Ok(());
                 };

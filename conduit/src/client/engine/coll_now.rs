@@ -23,7 +23,7 @@
 //! on that (another thread's collective on the same team meanwhile could
 //! post out of order).
 
-use super::coll_board::{board_ack, board_has, board_read};
+use super::coll_board::{board_ack, board_has, board_read_exact};
 use super::coll_cache::{Cache, CacheState};
 use super::{Core, Progress};
 use crate::client::error::Error;
@@ -146,18 +146,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // (board_wait_posts saw the flag); the data is copied before
             // the acknowledgement.
             unsafe {
-                let r = board_read(p, &c.layout, seq, root).and_then(|data| {
-                    if data.len() != buf.len() {
-                        return Err(coll::Error::ChunkLength {
-                            chunk: 0,
-                            from: root,
-                            len: data.len(),
-                            expected: buf.len(),
-                        });
-                    }
-                    buf.copy_from_slice(data);
-                    Ok(())
-                });
+                let r = board_read_exact(p, &c.layout, seq, root, buf.len())
+                    .map(|data| buf.copy_from_slice(data));
                 board_ack(p, &c.layout, c.me, seq);
                 r.map_err(Error::from)
             }
@@ -172,7 +162,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         f: impl FnOnce(&mut Cache<T::Region>) -> R,
     ) -> Result<R, Error> {
         let mut teams = self.coll.teams.lock();
-        let e = teams.get_mut(&id).ok_or(Error::NoTeam { id })?;
+        let Some(e) = teams.get_mut(&id) else {
+            return Err(Error::NoTeam { id });
+        };
         let CacheState::Ready(c) = &mut e.cache else {
             return Err(Error::NoTeam { id });
         };
@@ -256,17 +248,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     // SAFETY: member r's mapped block, holding its post of
                     // `seq` (board_wait_posts saw the flag); the data is
                     // folded before the acknowledgement below.
-                    unsafe { board_read(p, &c.layout, seq, r) }.and_then(|part| {
-                        if part.len() != src.len() {
-                            return Err(coll::Error::ChunkLength {
-                                chunk: 0,
-                                from: r,
-                                len: part.len(),
-                                expected: src.len(),
-                            });
-                        }
-                        Ok(part)
-                    })
+                    unsafe { board_read_exact(p, &c.layout, seq, r, src.len()) }
                 };
                 let folded = got.and_then(|part| {
                     if r == 0 {

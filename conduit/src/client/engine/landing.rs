@@ -303,10 +303,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let src = landed.src as usize;
         let at = landing::slot_offset(set, side.index(), self.size, src, landed.slot);
-        let p = l.mem.range(at, SLOT_LEN).ok_or(am::Error::BadLanding {
-            data,
-            why: "the slot lies outside the landing area".into(),
-        })?;
+        let Some(p) = l.mem.range(at, SLOT_LEN) else {
+            return Err(am::Error::BadLanding {
+                data,
+                why: "the slot lies outside the landing area".into(),
+            }
+            .into());
+        };
         let mut slot = [0u8; SLOT_LEN];
         // Checked, copied out and freed under one lock.
         let freed = {
@@ -380,7 +383,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         src: usize,
         a: [u32; 2],
     ) -> Result<(), Error> {
-        let l = self.landing.get().ok_or(am::Error::BadCredit {
+        let l = self.landing.get().ok_or_else(|| am::Error::BadCredit {
             src: src as u32,
             upto: a[1],
             why: "this rank sends no Long in one message".into(),

@@ -123,7 +123,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .into());
         }
-        let seg = self.segment.get().ok_or(Error::NoSegment)?;
+        let Some(seg) = self.segment.get() else {
+            return Err(Error::NoSegment);
+        };
         Ok(seg
             .peer(set, rank)
             .remote(rank, offset, len, self.virt_addr)?)

@@ -57,7 +57,10 @@ impl<R> SegmentState<R> {
             }
             .into());
         }
-        self.mem.range(off, len).ok_or(Error::NoSegment)
+        match self.mem.range(off, len) {
+            Some(p) => Ok(p),
+            None => Err(Error::NoSegment),
+        }
     }
 }
 
@@ -176,6 +179,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .into());
         }
-        Ok(self.segment.get().ok_or(Error::NoSegment)?.peer(0, rank))
+        let Some(seg) = self.segment.get() else {
+            return Err(Error::NoSegment);
+        };
+        Ok(seg.peer(0, rank))
     }
 }
