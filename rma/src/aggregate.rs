@@ -37,6 +37,11 @@ pub struct TooSmall {
     pub needed: usize,
 }
 
+/// Encoding bytes a batch has room for when it opens.
+const OPEN_CODE: usize = 512;
+/// Data bytes a batch has room for when it opens.
+const OPEN_DATA: usize = 1024;
+
 /// One target's open batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Batch {
@@ -58,10 +63,19 @@ impl Batch {
     /// The message payload (the encoded piece list, then the bytes) and
     /// the length of the piece list.
     pub fn into_payload(self) -> (Vec<u8>, usize) {
-        let mut out = self.code.finish();
+        let mut out = Vec::with_capacity(self.len());
+        self.code.finish_into(&mut out);
         let head = out.len();
         out.extend_from_slice(&self.data);
         (out, head)
+    }
+
+    /// Make room in a batch that opens for a few dozen small puts rather
+    /// than growing from nothing (a full one is about 200 puts of 8 bytes
+    /// in 8 KiB: three doublings instead of a dozen).
+    fn open(&mut self, capacity: usize) {
+        self.code.reserve(OPEN_CODE.min(capacity));
+        self.data.reserve(OPEN_DATA.min(capacity));
     }
 
     fn push(&mut self, offset: usize, bytes: &[u8]) {
@@ -133,8 +147,10 @@ impl Aggregator {
         let mut full = None;
         if b.is_empty() {
             self.dirty.push(rank);
+            b.open(self.capacity);
         } else if b.len() + b.cost(offset, bytes.len()) > self.capacity {
             full = Some(std::mem::take(b));
+            b.open(self.capacity);
         }
         b.push(offset, bytes);
         full

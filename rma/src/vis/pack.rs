@@ -129,9 +129,20 @@ impl Encoder {
     /// The encoding, as [`encode`] gives it for the pieces pushed.
     pub fn finish(self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len());
-        put_varint(&mut out, self.n as u128);
-        out.extend_from_slice(&self.body);
+        self.finish_into(&mut out);
         out
+    }
+
+    /// [`finish`](Self::finish), appended to `out` (which the caller may
+    /// have sized for what follows the encoding too).
+    pub fn finish_into(self, out: &mut Vec<u8>) {
+        put_varint(out, self.n as u128);
+        out.extend_from_slice(&self.body);
+    }
+
+    /// Room for `bytes` of encoding without growing (a batch that opens).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.body.reserve(bytes);
     }
 }
 

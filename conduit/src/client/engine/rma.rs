@@ -376,7 +376,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(r) = self.copy_shared(set, rank, offset, local, src.len()) {
             return r.map(|()| None);
         }
-        let free = self.bounce.as_ref().map_or(0, |b| b.pool.available());
+        // Free bounce buffers matter only above the inject limit (below it
+        // a put is injected or aggregated); the count reads the pool's
+        // shared head and tail.
+        let free = if src.len() > self.put_limits.inject {
+            self.bounce.as_ref().map_or(0, |b| b.pool.available())
+        } else {
+            0
+        };
         let mut path = match implicit {
             Implicit::Put => self.put_limits.choose_implicit(src.len(), free),
             _ => self.put_limits.choose(src.len(), free),
