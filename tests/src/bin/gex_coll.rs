@@ -696,7 +696,8 @@ fn blocking_on_the_board(c: &Client, w: &T<'_>) -> Fallible<usize> {
     // lengths: each reader reports the root's length against its own and
     // acknowledges the post, the root completes, and the team goes on.
     // Checked where the team posts on the board (the line's COLL_BOARD is
-    // then above 0); not counted, so the line is the same on every path.
+    // then above 0); not counted, so the line's count of 45 is the same on
+    // every path.
     if posts > 0 {
         let root = 1 % n;
         let len = if me == root { 20_000 } else { 10_000 };

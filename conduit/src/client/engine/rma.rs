@@ -376,7 +376,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(r) = self.copy_shared(set, rank, offset, local, src.len()) {
             return r.map(|()| None);
         }
-        // Free bounce buffers matter only above the inject limit (below it
+        // Free bounce buffers matter only above the inject limit (at or below it
         // a put is injected or aggregated); the count reads the pool's
         // shared head and tail.
         let free = if src.len() > self.put_limits.inject {
