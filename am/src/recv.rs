@@ -276,10 +276,10 @@ impl RecvAccounting {
         released: bool,
     ) -> Result<Option<Arrival>, Error> {
         let size = self.size;
-        let b = self
-            .bufs
-            .get_mut(i as usize)
-            .ok_or(Error::UnknownReceiveBuffer { index: i })?;
+        // `let ... else`, not `ok_or`: errors are built only when returned.
+        let Some(b) = self.bufs.get_mut(i as usize) else {
+            return Err(Error::UnknownReceiveBuffer { index: i });
+        };
         let how = match b.state {
             State::Posted(how) => how,
             // A late message of a released buffer (the case described in
@@ -291,15 +291,14 @@ impl RecvAccounting {
             PostAs::Single => 0,
             PostAs::Multi => offset.unwrap_or(0),
         };
-        let end = offset
-            .checked_add(len)
-            .filter(|e| *e <= size)
-            .ok_or(Error::OutsideBuffer {
+        let Some(end) = offset.checked_add(len).filter(|e| *e <= size) else {
+            return Err(Error::OutsideBuffer {
                 index: i,
                 offset,
                 len,
                 size,
-            })?;
+            });
+        };
         let end = align_up(end).min(size);
         if len > 0 {
             if let Some(r) = b.release_end {

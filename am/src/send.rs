@@ -131,7 +131,9 @@ impl SendLimits {
             }
             Category::Long => {
                 let (offset, size) = r.long_target.unwrap_or((0, None));
-                let size = size.ok_or(Error::NoSegment { rank: r.dest })?;
+                let Some(size) = size else {
+                    return Err(Error::NoSegment { rank: r.dest });
+                };
                 let fits = offset
                     .checked_add(r.payload_len)
                     .is_some_and(|end| end as u64 <= size)

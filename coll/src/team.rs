@@ -50,13 +50,14 @@ impl Team {
 
     /// The job rank of team rank `team_rank`.
     pub fn to_job(&self, team_rank: usize) -> Result<usize, Error> {
-        self.members
-            .get(team_rank)
-            .copied()
-            .ok_or(Error::RankOutsideTeam {
+        // `let ... else`, not `ok_or`: the error is built only when returned.
+        let Some(&r) = self.members.get(team_rank) else {
+            return Err(Error::RankOutsideTeam {
                 rank: team_rank,
                 size: self.size(),
-            })
+            });
+        };
+        Ok(r)
     }
 
     /// The team rank of job rank `job_rank`, if it is a member.

@@ -405,9 +405,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
 
     /// This rank's segment, as memory.
     pub fn segment(&self) -> Result<Segment<'_>, Error> {
-        let Some(s) = self.core.segment.get() else {
-            return Err(Error::NoSegment);
-        };
+        let s = self.core.own_segment()?;
         Ok(Segment::new(&s.mem, s.len()))
     }
 

@@ -38,13 +38,14 @@ impl CommInfo {
     /// World rank of member `r`, or the error naming the communicator's size.
     #[inline]
     pub fn world(&self, r: u32) -> Result<u32, TaggedError> {
-        self.members
-            .get(r as usize)
-            .copied()
-            .ok_or(TaggedError::Rank {
+        // `let ... else`, not `ok_or`: the error is built only when returned.
+        let Some(&w) = self.members.get(r as usize) else {
+            return Err(TaggedError::Rank {
                 rank: r,
                 size: self.members.len() as u32,
-            })
+            });
+        };
+        Ok(w)
     }
 }
 

@@ -178,10 +178,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if rank != self.rank {
             return None;
         }
-        Some(match self.segment.get() {
-            Some(g) => g.range(offset, ty.size()),
-            None => Err(Error::NoSegment),
-        })
+        Some(self.own_segment().and_then(|g| g.range(offset, ty.size())))
     }
 
     /// A native atomic; the target's old value (0 for non-fetching calls).
@@ -335,10 +332,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if offset % ty.size() != 0 || !op.valid_for(ty) {
                 return Err(bad().into());
             }
-            let Some(seg) = self.segment.get() else {
-                return Err(Error::NoSegment);
-            };
-            let p = seg.range(offset, ty.size())?;
+            let p = self.own_segment()?.range(offset, ty.size())?;
             // SAFETY: checked and aligned element of this rank's segment.
             Ok(unsafe { cpu_atomic(p, ty, op, a, b) })
         })();

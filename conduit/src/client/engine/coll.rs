@@ -75,6 +75,18 @@ struct InMsg {
     data: Vec<u8>,
 }
 
+/// Team `id`'s entry in `teams`, or the error naming the team.
+pub(super) fn entry_mut<R>(
+    teams: &mut HashMap<u32, TeamEntry<R>>,
+    id: u32,
+) -> Result<&mut TeamEntry<R>, Error> {
+    // Not `ok_or`: that would build the error and drop it on success.
+    let Some(e) = teams.get_mut(&id) else {
+        return Err(Error::NoTeam { id });
+    };
+    Ok(e)
+}
+
 /// The engine's teams and collectives.
 pub(crate) struct CollState<M: Mode, R: Send> {
     pub(super) teams: M::Lock<HashMap<u32, TeamEntry<R>>>,
@@ -213,9 +225,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut first = None;
         let (seq, msgs, held_err) = {
             let mut teams = self.coll.teams.lock();
-            let Some(e) = teams.get_mut(&id) else {
-                return Err(Error::NoTeam { id });
-            };
+            let e = entry_mut(&mut teams, id)?;
             let exchange = if matches!(e.cache, CacheState::Unset) {
                 self.cache_begin(e)?
             } else {
@@ -496,9 +506,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Take a complete collective's result.
     pub fn coll_take(&self, id: u32, seq: u32) -> Result<Option<Vec<u8>>, Error> {
         let mut teams = self.coll.teams.lock();
-        let Some(e) = teams.get_mut(&id) else {
-            return Err(Error::NoTeam { id });
-        };
+        let e = entry_mut(&mut teams, id)?;
         e.cached.remove(&seq);
         Ok(e.colls.take_result(seq)?)
     }
@@ -528,10 +536,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             self.coll_advance()?;
             {
-                let teams = self.coll.teams.lock();
-                let Some(e) = teams.get(&id) else {
-                    return Err(Error::NoTeam { id });
-                };
+                let mut teams = self.coll.teams.lock();
+                let e = entry_mut(&mut teams, id)?;
                 if e.colls.all_done() && e.cache.idle() {
                     return Ok(());
                 }

@@ -7,7 +7,7 @@
 //! leaves its row empty, and then no member uses the cache, so every
 //! member decides the same.
 
-use super::coll::TeamEntry;
+use super::coll::{entry_mut, TeamEntry};
 use super::coll_cache::{Block, Cache, CacheState, Peer, RECORD_WORDS};
 use super::{Core, Progress};
 use crate::client::error::Error;
@@ -71,9 +71,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             {
                 let mut teams = self.coll.teams.lock();
-                let Some(e) = teams.get_mut(&id) else {
-                    return Err(Error::NoTeam { id });
-                };
+                let e = entry_mut(&mut teams, id)?;
                 let CacheState::Exchanging { seq, .. } = e.cache else {
                     return Ok(());
                 };

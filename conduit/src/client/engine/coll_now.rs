@@ -23,6 +23,7 @@
 //! on that (another thread's collective on the same team meanwhile could
 //! post out of order).
 
+use super::coll::entry_mut;
 use super::coll_board::{board_ack, board_has, board_read_exact};
 use super::coll_cache::{Cache, CacheState};
 use super::{Core, Progress};
@@ -162,10 +163,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         f: impl FnOnce(&mut Cache<T::Region>) -> R,
     ) -> Result<R, Error> {
         let mut teams = self.coll.teams.lock();
-        let Some(e) = teams.get_mut(&id) else {
-            return Err(Error::NoTeam { id });
-        };
-        let CacheState::Ready(c) = &mut e.cache else {
+        let CacheState::Ready(c) = &mut entry_mut(&mut teams, id)?.cache else {
             return Err(Error::NoTeam { id });
         };
         Ok(f(c))

@@ -122,10 +122,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .into());
         }
-        let Some(seg) = self.segment.get() else {
-            return Err(Error::NoSegment);
-        };
-        Ok(seg
+        Ok(self
+            .own_segment()?
             .peer(set, rank)
             .remote(rank, offset, len, self.virt_addr)?)
     }
@@ -207,12 +205,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(None);
         }
         let op = self.sets[set].ops.lock().start(n as u32, implicit);
-        let mut g = InFlight {
-            core: self,
-            set,
-            op,
-            unposted: n as u32,
-        };
+        let mut g = InFlight::new(self, set, op, n as u32);
         for c in plan {
             let r = Remote {
                 addr: remote.addr + c.at as u64,
@@ -289,12 +282,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let Some(op) = op else {
             return Ok(());
         };
-        let g = InFlight {
-            core: self,
-            set,
-            op,
-            unposted: 0,
-        };
+        let g = InFlight::new(self, set, op, 0);
         while self.sets[set].ops.lock().running(op) {
             if let Err(e) = self.progress_deferring(set, wait) {
                 abort_in_flight(self.rank, &e);
@@ -452,12 +440,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             op
         };
-        let mut g = InFlight {
-            core: self,
-            set,
-            op,
-            unposted: n as u32,
-        };
+        let mut g = InFlight::new(self, set, op, n as u32);
         for (k, &i) in bufs.iter().enumerate() {
             let at = k * size;
             let len = (src.len() - at).min(size);

@@ -65,6 +65,16 @@ impl<R> SegmentState<R> {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// This rank's attached segment, or [`Error::NoSegment`].
+    #[inline]
+    pub fn own_segment(&self) -> Result<&SegmentState<T::Region>, Error> {
+        // Not `ok_or`: that would build the error and drop it on success.
+        let Some(seg) = self.segment.get() else {
+            return Err(Error::NoSegment);
+        };
+        Ok(seg)
+    }
+
     /// What `GASNET_MAX_SEGSIZE` allows this rank, over this host's
     /// memory and ranks.
     fn segment_limit_bytes(&self) -> u64 {
@@ -179,9 +189,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .into());
         }
-        let Some(seg) = self.segment.get() else {
-            return Err(Error::NoSegment);
-        };
-        Ok(seg.peer(0, rank))
+        Ok(self.own_segment()?.peer(0, rank))
     }
 }
