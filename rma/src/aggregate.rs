@@ -87,13 +87,23 @@ impl Batch {
         self.data.extend_from_slice(bytes);
     }
 
-    fn cost(&self, offset: usize, len: usize) -> usize {
+    /// Add the put if the batch then takes at most `capacity` bytes;
+    /// whether it was added (the piece is encoded once for both).
+    #[inline]
+    fn try_push(&mut self, offset: usize, bytes: &[u8], capacity: usize) -> bool {
+        let Some(room) = capacity.checked_sub(self.len() + bytes.len()) else {
+            return false;
+        };
         let p = Piece {
             local: self.data.len(),
             remote: offset,
-            len,
+            len: bytes.len(),
         };
-        self.code.cost(&p) + len
+        if !self.code.try_push(&p, room) {
+            return false;
+        }
+        self.data.extend_from_slice(bytes);
+        true
     }
 }
 
@@ -148,10 +158,13 @@ impl Aggregator {
         if b.is_empty() {
             self.dirty.push(rank);
             b.open(self.capacity);
-        } else if b.len() + b.cost(offset, bytes.len()) > self.capacity {
+        } else if b.try_push(offset, bytes, self.capacity) {
+            return None;
+        } else {
             full = Some(std::mem::take(b));
             b.open(self.capacity);
         }
+        // An empty batch holds any put up to `limit` (`new` checked).
         b.push(offset, bytes);
         full
     }

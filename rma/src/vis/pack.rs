@@ -81,34 +81,107 @@ pub fn encode(pieces: &[Piece]) -> Vec<u8> {
 pub struct Encoder {
     body: Vec<u8>,
     n: usize,
-    local_end: i128,
-    remote_end: i128,
+    /// End of the previous piece on each side (wrapping: a piece whose
+    /// end overflows is refused by `decode` whatever follows it).
+    local_end: usize,
+    remote_end: usize,
+}
+
+/// Varints of one piece, encoded (at most three of [`MAX_VARINT`] bytes).
+struct Coded {
+    buf: [u8; 3 * MAX_VARINT],
+    len: usize,
+}
+
+impl Default for Coded {
+    fn default() -> Self {
+        Coded {
+            buf: [0; 3 * MAX_VARINT],
+            len: 0,
+        }
+    }
+}
+
+impl Coded {
+    fn put(&mut self, mut v: u128) {
+        while v >= 0x80 {
+            self.buf[self.len] = (v as u8) | 0x80;
+            self.len += 1;
+            v >>= 7;
+        }
+        self.buf[self.len] = v as u8;
+        self.len += 1;
+    }
 }
 
 impl Encoder {
     /// The three varints of `p` after the pieces pushed so far.
+    #[inline]
     fn codes(&self, p: &Piece) -> [u128; 3] {
         [
-            zigzag(p.local as i128 - self.local_end),
-            zigzag(p.remote as i128 - self.remote_end),
+            zigzag(p.local as i128 - self.local_end as i128),
+            zigzag(p.remote as i128 - self.remote_end as i128),
             p.len as u128,
         ]
     }
 
+    /// Bytes the piece count's varint grows by with one more piece.
+    #[inline]
+    fn count_growth(&self) -> usize {
+        count_growth(self.n as u64)
+    }
+
     /// Bytes the encoding grows by when `p` is pushed.
     pub fn cost(&self, p: &Piece) -> usize {
-        let grow = varint_len((self.n + 1) as u128) - varint_len(self.n as u128);
-        grow + self.codes(p).iter().map(|&v| varint_len(v)).sum::<usize>()
+        let mut c = Coded::default();
+        self.codes(p).into_iter().for_each(|v| c.put(v));
+        self.count_growth() + c.len
     }
 
     /// Append `p`.
     pub fn push(&mut self, p: &Piece) {
-        for v in self.codes(p) {
-            put_varint(&mut self.body, v);
+        let pushed = self.try_push(p, usize::MAX);
+        debug_assert!(pushed);
+    }
+
+    /// Append `p` if the encoding grows by at most `room` bytes (its
+    /// [`cost`](Self::cost)); whether it was. The piece is encoded once
+    /// for both; a piece whose three varints take a byte each (the usual
+    /// small put near the previous one) is a single 3-byte append.
+    /// Always inlined: it is the aggregated put's per-put cost, and as a
+    /// call its register saves alone took 17 instructions of about 60.
+    #[inline(always)]
+    pub fn try_push(&mut self, p: &Piece, room: usize) -> bool {
+        let growth = self.count_growth();
+        let small = (
+            small_zigzag(p.local, self.local_end),
+            small_zigzag(p.remote, self.remote_end),
+        );
+        if let (Some(l), Some(r), true) = (small.0, small.1, p.len < 0x80) {
+            if growth + 3 > room {
+                return false;
+            }
+            self.body.extend_from_slice(&[l, r, p.len as u8]);
+        } else if !self.try_push_wide(p, room.saturating_sub(growth)) {
+            return false;
         }
         self.n += 1;
-        self.local_end = p.local as i128 + p.len as i128;
-        self.remote_end = p.remote as i128 + p.len as i128;
+        self.local_end = p.local.wrapping_add(p.len);
+        self.remote_end = p.remote.wrapping_add(p.len);
+        true
+    }
+
+    /// [`try_push`](Self::try_push)'s bytes when a varint takes more
+    /// than one (`room` left after the count's growth).
+    #[inline(never)]
+    fn try_push_wide(&mut self, p: &Piece, room: usize) -> bool {
+        let mut c = Coded::default();
+        self.codes(p).into_iter().for_each(|v| c.put(v));
+        if c.len > room {
+            return false;
+        }
+        self.body.extend_from_slice(&c.buf[..c.len]);
+        true
     }
 
     /// Pieces pushed.
@@ -118,7 +191,7 @@ impl Encoder {
 
     /// Length of the encoding so far.
     pub fn len(&self) -> usize {
-        varint_len(self.n as u128) + self.body.len()
+        varint_len(self.n as u64) + self.body.len()
     }
 
     /// Whether no piece was pushed.
@@ -146,8 +219,20 @@ impl Encoder {
     }
 }
 
-fn varint_len(v: u128) -> usize {
-    (128 - v.leading_zeros() as usize).div_ceil(7).max(1)
+/// Bytes the varint of a count `n` grows by when it becomes `n + 1`: one
+/// when `n + 1` is a power of 128 above 1, else none (a popcount, where
+/// `varint_len(n + 1) - varint_len(n)` takes two bit scans and divisions).
+#[inline]
+fn count_growth(n: u64) -> usize {
+    let m = n.wrapping_add(1);
+    usize::from(m > 1 && m.is_power_of_two() && m.trailing_zeros() % 7 == 0)
+}
+
+/// Bytes of `v`'s varint (the piece count's: the pieces' own are measured
+/// by encoding them).
+#[inline]
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Parse a piece list made by [`encode`], rejecting (never panicking on)
@@ -175,10 +260,13 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Piece>, Error> {
         let at = r.at;
         let len = r.usize("length larger than usize")?;
         let end = |o: usize| {
-            o.checked_add(len).ok_or(Error::Decode {
-                at,
-                what: "piece end outside usize",
-            })
+            let Some(e) = o.checked_add(len) else {
+                return Err(Error::Decode {
+                    at,
+                    what: "piece end outside usize",
+                });
+            };
+            Ok(e)
         };
         local_end = end(local)?;
         remote_end = end(remote)?;
@@ -203,6 +291,17 @@ fn put_varint(out: &mut Vec<u8>, mut v: u128) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// The zigzag code of `a - b` when it is one varint byte (|a - b| < 64),
+/// without 128-bit arithmetic.
+#[inline]
+fn small_zigzag(a: usize, b: usize) -> Option<u8> {
+    if a.abs_diff(b) >= 0x40 {
+        return None;
+    }
+    let d = a.wrapping_sub(b) as isize;
+    Some(((d << 1) ^ (d >> (isize::BITS - 1))) as u8)
 }
 
 fn zigzag(v: i128) -> u128 {
@@ -251,5 +350,47 @@ impl Reader<'_> {
         let at = self.at;
         let v = unzigzag(self.varint()?) + prev_end as i128;
         usize::try_from(v).map_err(|_| Error::Decode { at, what })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-byte shortcut gives `zigzag`'s code exactly where it
+    /// applies, and declines everywhere else (both ends of `usize`).
+    #[test]
+    fn count_growth_agrees_with_varint_len() {
+        let near = |x: u64| x.saturating_sub(3)..=x.saturating_add(3);
+        let edges = (0..10).flat_map(|k| near(1u64 << (7 * k)));
+        for n in (0..70_000).chain(edges).chain(near(u64::MAX - 3)) {
+            let want = varint_len(n.saturating_add(1)) - varint_len(n);
+            assert_eq!(count_growth(n), want, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn small_zigzag_agrees_with_zigzag() {
+        let bases = [
+            0usize,
+            1,
+            63,
+            64,
+            1000,
+            usize::MAX / 2,
+            usize::MAX - 64,
+            usize::MAX,
+        ];
+        for &b in &bases {
+            for d in -130i128..=130 {
+                let a = b as i128 + d;
+                let Ok(a) = usize::try_from(a) else { continue };
+                let full = zigzag(a as i128 - b as i128);
+                match small_zigzag(a, b) {
+                    Some(z) => assert_eq!(u128::from(z), full, "{a} - {b}"),
+                    None => assert!(full >= 0x7f, "{a} - {b} declined with code {full}"),
+                }
+            }
+        }
     }
 }

@@ -329,7 +329,11 @@ proptest! {
         let mut e = Encoder::default();
         for p in &pieces {
             let (before, cost) = (e.len(), e.cost(p));
-            e.push(p);
+            // One byte short of its cost: refused, the encoder unchanged.
+            let kept = e.clone();
+            prop_assert!(!e.try_push(p, cost - 1));
+            prop_assert_eq!(&e, &kept);
+            prop_assert!(e.try_push(p, cost));
             prop_assert_eq!(e.len(), before + cost);
         }
         prop_assert_eq!(e.pieces(), pieces.len());
