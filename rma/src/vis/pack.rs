@@ -318,7 +318,24 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// The next byte if it is a whole varint (below 0x80), not consumed.
+    #[inline(always)]
+    fn one_byte(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied().filter(|b| *b < 0x80)
+    }
+
+    #[inline(always)]
     fn varint(&mut self) -> Result<u128, Error> {
+        if let Some(b) = self.one_byte() {
+            self.at += 1;
+            return Ok(u128::from(b));
+        }
+        self.varint_wide()
+    }
+
+    /// [`varint`](Self::varint) of more than one byte, or an error.
+    #[inline(never)]
+    fn varint_wide(&mut self) -> Result<u128, Error> {
         let start = self.at;
         let mut v = 0u128;
         for i in 0..MAX_VARINT {
@@ -345,8 +362,18 @@ impl Reader<'_> {
         usize::try_from(self.varint()?).map_err(|_| Error::Decode { at, what })
     }
 
-    /// A zigzag difference from `prev_end`, as an offset.
+    /// A zigzag difference from `prev_end`, as an offset. One byte (the
+    /// usual piece near the previous one) is decoded without 128-bit
+    /// arithmetic; anything else, and every error, by the general code.
+    #[inline(always)]
     fn offset(&mut self, prev_end: usize, what: &'static str) -> Result<usize, Error> {
+        if let Some(b) = self.one_byte() {
+            let d = (b >> 1) as isize ^ -((b & 1) as isize);
+            if let Some(o) = prev_end.checked_add_signed(d) {
+                self.at += 1;
+                return Ok(o);
+            }
+        }
         let at = self.at;
         let v = unzigzag(self.varint()?) + prev_end as i128;
         usize::try_from(v).map_err(|_| Error::Decode { at, what })
@@ -357,8 +384,6 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    /// The one-byte shortcut gives `zigzag`'s code exactly where it
-    /// applies, and declines everywhere else (both ends of `usize`).
     #[test]
     fn count_growth_agrees_with_varint_len() {
         let near = |x: u64| x.saturating_sub(3)..=x.saturating_add(3);
@@ -369,6 +394,38 @@ mod tests {
         }
     }
 
+    /// A one-byte difference that would go below 0 is refused by the
+    /// general code, at the byte that holds it.
+    #[test]
+    fn one_byte_offset_below_zero_is_refused_where_it_is() {
+        // One piece: local -1 (zigzag 1), remote 0, length 1.
+        assert_eq!(
+            decode(&[1, 1, 0, 1]),
+            Err(Error::Decode {
+                at: 1,
+                what: "local offset outside usize"
+            })
+        );
+        // Second piece: remote end 5, then -6 (zigzag 11).
+        assert_eq!(
+            decode(&[2, 0, 0, 5, 0, 11, 1]),
+            Err(Error::Decode {
+                at: 5,
+                what: "remote offset outside usize"
+            })
+        );
+        assert_eq!(
+            decode(&[2, 0, 0, 5, 0, 9, 1]).unwrap()[1],
+            Piece {
+                local: 5,
+                remote: 0,
+                len: 1
+            }
+        );
+    }
+
+    /// The one-byte shortcut gives `zigzag`'s code exactly where it
+    /// applies, and declines everywhere else (both ends of `usize`).
     #[test]
     fn small_zigzag_agrees_with_zigzag() {
         let bases = [
