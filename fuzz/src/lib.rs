@@ -16,6 +16,7 @@ pub mod am_wire;
 pub mod bootstrap_wire;
 pub mod config;
 pub mod pshm_ring;
+pub mod vis_packed;
 
 /// A target's seeds: file name and contents.
 pub type Seeds = Vec<(String, Vec<u8>)>;
@@ -27,6 +28,7 @@ pub fn all_seeds() -> Vec<(&'static str, Seeds)> {
         ("bootstrap_wire", bootstrap_wire::seeds()),
         ("config", config::seeds()),
         ("pshm_ring", pshm_ring::seeds()),
+        ("vis_packed", vis_packed::seeds()),
     ]
 }
 
@@ -44,6 +46,7 @@ mod tests {
                     "bootstrap_wire" => bootstrap_wire::run(&bytes),
                     "config" => config::run(&bytes),
                     "pshm_ring" => pshm_ring::run(&bytes),
+                    "vis_packed" => vis_packed::run(&bytes),
                     _ => unreachable!(),
                 }
                 let _ = name;
@@ -86,6 +89,7 @@ mod tests {
                 bootstrap_wire::run(&buf);
                 config::run(&buf);
                 pshm_ring::run(&buf);
+                vis_packed::run(&buf);
             }
         }
     }

@@ -46,6 +46,7 @@
 //! destination necessarily overlaps) is refused: this bounds a plan's size
 //! by the buffers it touches.
 
+mod apply;
 mod pack;
 #[cfg(test)]
 mod proptests;
@@ -58,6 +59,7 @@ mod strided_tests;
 mod tests;
 mod vector;
 
+pub use apply::apply_packed;
 pub use pack::{decode, encode, pack, unpack, Encoder};
 pub use strided::{plan_strided, Strided};
 pub use vector::{plan_indexed, plan_vector, Indexed};

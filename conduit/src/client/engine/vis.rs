@@ -299,25 +299,22 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         args: [u32; 2],
         payload: &[u8],
     ) -> Result<(), Error> {
-        let seg = self.segment.get();
-        let ok = (|| {
-            let seg = seg?;
-            let (head, data) = payload.split_at_checked(args[1] as usize)?;
-            let pieces = ::rma::vis::decode(head).ok()?;
-            let fits = pieces.iter().all(|p| {
-                p.local.checked_add(p.len).is_some_and(|e| e <= data.len())
-                    && seg.range(p.remote, p.len).is_ok()
-            });
-            if !fits {
-                return None;
-            }
-            for p in &pieces {
-                seg.copy_in(p.remote, &data[p.local..p.local + p.len])
-                    .ok()?;
-            }
-            Some(())
-        })()
-        .is_some();
+        // Every piece is checked before any is written (peer input).
+        let ok = self
+            .own_segment()
+            .and_then(|seg| {
+                ::rma::vis::apply_packed(payload, args[1] as usize, seg.len(), |at, b| {
+                    seg.copy_in(at, b)
+                })
+            })
+            .inspect_err(|e| {
+                tracing::warn!(
+                    "rank {}: packed put from rank {src} refused: {}",
+                    self.rank,
+                    e.report()
+                )
+            })
+            .is_ok();
         self.send_am(
             set,
             Side::Reply,
