@@ -49,7 +49,10 @@ pub fn run(data: &[u8]) {
                 "refused ({e}) after {} writes",
                 writes.len()
             );
-            let _ = e.to_string();
+            assert!(
+                refusable(payload, head, bound),
+                "refused a valid payload: {e}"
+            );
         }
         Ok(n) => {
             let (code, bytes) = payload.split_at(head);
@@ -64,6 +67,22 @@ pub fn run(data: &[u8]) {
             check_reencode(code, &pieces);
         }
     }
+}
+
+/// Whether the payload has a fault, found independently of
+/// `apply_packed`: a piece list longer than the payload or malformed, or a
+/// piece outside the data or the segment (an empty one past either end).
+fn refusable(payload: &[u8], head: usize, bound: usize) -> bool {
+    let Some((code, data)) = payload.split_at_checked(head) else {
+        return true;
+    };
+    let Ok(pieces) = decode(code) else {
+        return true;
+    };
+    let outside = |off: usize, len: usize, end: usize| off.checked_add(len).is_none_or(|e| e > end);
+    pieces
+        .iter()
+        .any(|p| outside(p.local, p.len, data.len()) || outside(p.remote, p.len, bound))
 }
 
 fn check_reencode(code: &[u8], pieces: &[Piece]) {

@@ -188,19 +188,18 @@ impl Aggregator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vis::decode;
+    use crate::vis::apply_packed;
     use proptest::prelude::*;
 
     /// Apply a batch's payload to `seg` as the target does.
     fn apply(seg: &mut [u8], b: Batch) -> usize {
         let (payload, head) = b.into_payload();
-        let pieces = decode(&payload[..head]).unwrap();
-        let n = pieces.len();
-        let data = &payload[head..];
-        for p in &pieces {
-            seg[p.remote..p.remote + p.len].copy_from_slice(&data[p.local..p.local + p.len]);
-        }
-        n
+        let bound = seg.len();
+        apply_packed(&payload, head, bound, |at, bytes| {
+            seg[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok::<(), crate::vis::Error>(())
+        })
+        .unwrap()
     }
 
     #[test]

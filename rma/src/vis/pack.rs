@@ -149,7 +149,7 @@ impl Encoder {
     /// for both; a piece whose three varints take a byte each (the usual
     /// small put near the previous one) is a single 3-byte append.
     /// Always inlined: it is the aggregated put's per-put cost, and as a
-    /// call its register saves alone took 17 instructions of about 60.
+    /// call its register saves were a large part of it (PERFORMANCE.md).
     #[inline(always)]
     pub fn try_push(&mut self, p: &Piece, room: usize) -> bool {
         let growth = self.count_growth();
@@ -220,8 +220,8 @@ impl Encoder {
 }
 
 /// Bytes the varint of a count `n` grows by when it becomes `n + 1`: one
-/// when `n + 1` is a power of 128 above 1, else none (a popcount, where
-/// `varint_len(n + 1) - varint_len(n)` takes two bit scans and divisions).
+/// when `n + 1` is a power of 128 above 1, else none (a power-of-two test,
+/// where `varint_len(n + 1) - varint_len(n)` takes two bit scans).
 #[inline]
 fn count_growth(n: u64) -> usize {
     let m = n.wrapping_add(1);
@@ -293,8 +293,8 @@ fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     out.push(v as u8);
 }
 
-/// The zigzag code of `a - b` when it is one varint byte (|a - b| < 64),
-/// without 128-bit arithmetic.
+/// The zigzag code of `a - b` when |a - b| < 64, without 128-bit
+/// arithmetic (-64, also one byte, is left to the general code).
 #[inline]
 fn small_zigzag(a: usize, b: usize) -> Option<u8> {
     if a.abs_diff(b) >= 0x40 {
