@@ -13,6 +13,19 @@ pub fn init(prog: &str) -> Client {
     })
 }
 
+/// Argument `i` of `args` as a count, `default` when it is absent; any
+/// other text is an error naming it (no silent default). For the modes
+/// that take a count only: the launcher tests append a token to every
+/// program's arguments.
+pub fn count_arg(args: &[String], i: usize, default: usize) -> Fallible<usize> {
+    match args.get(i) {
+        None => Ok(default),
+        Some(a) => a
+            .parse()
+            .map_err(|_| fail(format!("argument {i} is '{a}'; expected a whole number"))),
+    }
+}
+
 /// End a program's mode: on success rank 0 prints `<prog> <mode>: <line>`
 /// and a barrier holds every rank until it has (an exit, even a normal
 /// one, ends every rank of the job); on an error the rank prints

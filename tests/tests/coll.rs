@@ -89,7 +89,7 @@ fn a_bad_fan_out_is_refused_by_name() {
 /// `gex-coll lat` measures the sizes it is given (here through the
 /// blocking paths that run at once on a team that shares memory, and
 /// through the providers) and refuses a size that is not a positive
-/// multiple of 8 by name.
+/// multiple of 8, or a count that is not a number, by name.
 #[test]
 fn the_latency_mode_takes_sizes_and_refuses_bad_ones() {
     let _g = serial();
@@ -116,6 +116,15 @@ fn the_latency_mode_takes_sizes_and_refuses_bad_ones() {
             "{bad}: {all}"
         );
     }
+    // A count that is not a number is refused by name, not replaced.
+    let r = run(2, &["lat", "20x"], "shm", &[]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("argument 2 is '20x'; expected a whole number"),
+        "{}",
+        r.stderr
+    );
 }
 
 const CACHE_LINE: &str =

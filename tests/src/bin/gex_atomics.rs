@@ -322,21 +322,18 @@ fn lat(c: &Client, count: usize) -> Fallible<String> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
-    let count = args
-        .get(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000usize);
+    let count = || tests::program::count_arg(&args, 2, 1000);
     let c = tests::program::init("gex-atomics");
     let r = c
         .attach_segment(SEG)
         .map_err(Into::into)
         .and_then(|()| match mode.as_str() {
             "all" => all(&c),
-            "fadd" => fadd(&c, count),
-            "lock" => lock(&c, count),
+            "fadd" => count().and_then(|n| fadd(&c, n)),
+            "lock" => count().and_then(|n| lock(&c, n)),
             "bad" => bad(&c),
-            "lat" => lat(&c, count),
-            "team" => team(&c, count),
+            "lat" => count().and_then(|n| lat(&c, n)),
+            "team" => count().and_then(|n| team(&c, n)),
             _ => Err(fail(format!(
                 "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad, team <n> or lat <n>"
             ))),

@@ -243,10 +243,6 @@ fn sizes(arg: Option<&String>) -> Fallible<Vec<usize>> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
-    let count = args
-        .get(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000usize);
     let c = tests::program::init("gex-coll");
     let r = match mode.as_str() {
         "bcast" => bcast(&c),
@@ -255,7 +251,8 @@ fn main() {
         "teams" => teams(&c),
         "bad" => bad(&c),
         "cache" => cache(&c),
-        "lat" => sizes(args.get(3)).and_then(|s| lat(&c, count, &s)),
+        "lat" => tests::program::count_arg(&args, 2, 1000)
+            .and_then(|n| sizes(args.get(3)).and_then(|s| lat(&c, n, &s))),
         _ => Err(fail(format!(
             "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache or lat <n>"
         ))),
