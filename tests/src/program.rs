@@ -14,9 +14,10 @@ pub fn init(prog: &str) -> Client {
 }
 
 /// Argument `i` of `args` as a count, `default` when it is absent; any
-/// other text is an error naming it (no silent default). For the modes
-/// that take a count only: the launcher tests append a token to every
-/// program's arguments.
+/// other text is an error naming it (no silent default). The conformance
+/// programs call it only in the modes that take counts, and only for those
+/// positions: the launcher tests append a token after every program's
+/// arguments.
 pub fn count_arg(args: &[String], i: usize, default: usize) -> Fallible<usize> {
     match args.get(i) {
         None => Ok(default),

@@ -446,3 +446,28 @@ fn long_writedata_auto_follows_the_profile() {
         r.stderr
     );
 }
+
+/// A count or exit code that is not a number (or not an exit code) is an
+/// error naming the argument, never a silent default.
+#[test]
+fn bad_counts_are_refused_by_name() {
+    let _g = serial();
+    for (args, want) in [
+        (
+            &["flood", "20000", "2k"][..],
+            "argument 3 is '2k'; expected a whole number",
+        ),
+        (
+            &["longs", "-5"],
+            "argument 2 is '-5'; expected a whole number",
+        ),
+        (
+            &["exit", "rank0", "300"],
+            "argument 3 is '300'; expected an exit code, 0..=255",
+        ),
+    ] {
+        let r = run(2, args, "shm", &[], 60);
+        assert_eq!(r.code, Some(1), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+}

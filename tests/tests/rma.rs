@@ -122,6 +122,14 @@ fn segment_size_errors() {
         "{}",
         r.stderr
     );
+    let r = run(2, &["attach", "1M"], "tcp", &[], 60);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr
+            .contains("argument 2 is '1M'; expected a whole number"),
+        "{}",
+        r.stderr
+    );
     let r = run(2, &["attach", "1000"], "tcp", &[], 60);
     assert_eq!(r.code, Some(1));
     assert!(

@@ -258,6 +258,35 @@ fn bad_tag_mode_is_refused_by_name() {
     );
 }
 
+/// A count that is not a number is an error naming the argument, in the
+/// single-threaded modes and in `threads` (which refuses it before
+/// starting the client, with exit code 2).
+#[test]
+fn bad_counts_are_refused_by_name() {
+    let _g = serial();
+    for (args, code, want) in [
+        (
+            &["pingpong", "8B"][..],
+            1,
+            "argument 2 is '8B'; expected a whole number",
+        ),
+        (
+            &["bandwidth", "1048576", "64", "many"],
+            1,
+            "argument 4 is 'many'; expected a whole number",
+        ),
+        (
+            &["threads", "2", "two"],
+            2,
+            "argument 3 is 'two'; expected a whole number",
+        ),
+    ] {
+        let r = run(2, args, "tcp", &[], 60);
+        assert_eq!(r.code, Some(code), "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+}
+
 /// 4 ranks of 4 threads x 4 communicators ping-ponging `iters` times on
 /// `provider` with 4 contexts (of a scalable endpoint with `sep`, else
 /// regular endpoints), data checked.

@@ -30,6 +30,7 @@
 use conduit::client::{Client, Handler};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tests::program::count_arg;
 use tests::{fail, report, Fallible};
 
 #[path = "gex_am/longs.rs"]
@@ -392,6 +393,17 @@ fn flood(c: &Client, shorts: u64, mediums: u64) -> Fallible<String> {
     ))
 }
 
+/// `exit`'s code (argument 3, default 3): a process exit code, 0..=255.
+fn exit_code(args: &[String]) -> Fallible<i32> {
+    let code = count_arg(args, 3, 3)?;
+    if code > 255 {
+        return Err(fail(format!(
+            "argument 3 is '{code}'; expected an exit code, 0..=255"
+        )));
+    }
+    Ok(code as i32)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
@@ -411,15 +423,19 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let num = |i: usize, d: usize| count_arg(&args, i, d);
     let r = match mode.as_str() {
         "core" => core(&c),
-        "flood" => flood(&c, num(2, 200_000), num(3, 20_000)),
-        "exit" => exit_mode(&c, args.get(2).map_or("rank0", |s| s.as_str()), num(3, 3) as i32),
+        "flood" => num(2, 200_000)
+            .and_then(|s| Ok((s, num(3, 20_000)?)))
+            .and_then(|(s, m)| flood(&c, s as u64, m as u64)),
+        "exit" => exit_code(&args).and_then(|code| {
+            exit_mode(&c, args.get(2).map_or("rank0", |s| s.as_str()), code)
+        }),
         "bad" => bad(&c),
         "unregistered" => unregistered(&c),
         "barrier" => barrier(&c),
-        "longs" => longs::longs(&c, num(2, 500) as usize),
+        "longs" => num(2, 500).and_then(|n| longs::longs(&c, n)),
         _ => Err(fail(format!(
             "usage: gex-am core|flood [shorts mediums]|longs [count]|exit how code|bad|unregistered|barrier (got {mode:?})"
         ))),

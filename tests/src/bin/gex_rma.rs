@@ -492,11 +492,11 @@ fn main() {
         "bad" => bad(&c),
         "memory" => memory(&c),
         "attach" | "attach-hang" => {
-            let bytes = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
-            let r = c
-                .attach_segment(bytes)
-                .map(|_| format!("ok: attached {bytes} bytes"))
-                .map_err(|e| e.into());
+            let r = tests::program::count_arg(&args, 2, 1 << 20).and_then(|bytes| {
+                c.attach_segment(bytes)
+                    .map(|_| format!("ok: attached {bytes} bytes"))
+                    .map_err(|e| e.into())
+            });
             if r.is_ok() && mode == "attach-hang" {
                 println!("rank {} attached", c.rank());
                 use std::io::Write;

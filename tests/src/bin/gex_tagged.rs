@@ -36,6 +36,7 @@ mod probes;
 mod threads;
 
 use conduit::client::{Client, Options};
+use tests::program::count_arg;
 use tests::{fail, report};
 
 fn main() {
@@ -51,13 +52,13 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let num = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let num = |i: usize, d: usize| count_arg(&args, i, d);
     let r = match mode.as_str() {
         "all" => checks::all(&c),
         "limits" => layout::limits(&c),
         "layout" => layout::layout(&c),
-        "pingpong" => bench::pingpong(&c, num(2, 8), num(3, 10_000)),
-        "bandwidth" => bench::bandwidth(&c, num(2, 1 << 20), num(3, 64), num(4, 20)),
+        "pingpong" => (|| bench::pingpong(&c, num(2, 8)?, num(3, 10_000)?))(),
+        "bandwidth" => (|| bench::bandwidth(&c, num(2, 1 << 20)?, num(3, 64)?, num(4, 20)?))(),
         _ => Err(fail(format!(
             "usage: gex-tagged all|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
         ))),

@@ -7,8 +7,15 @@ use std::process::exit;
 
 /// Run and end the process (never returns).
 pub fn main(args: &[String]) -> ! {
-    let num = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
-    let (threads, comms, iters) = (num(2, 4), num(3, 4), num(4, 200));
+    let num = |i: usize, d: usize| tests::program::count_arg(args, i, d);
+    let parsed: tests::Fallible<_> = (|| Ok((num(2, 4)?, num(3, 4)?, num(4, 200)?)))();
+    let (threads, comms, iters) = match parsed {
+        Ok(x) => x,
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-tagged: {e}");
+            exit(2);
+        }
+    };
     let c = match ParClient::init_with(Options::new(()).tagged()) {
         Ok(c) => c,
         Err(e) => {
