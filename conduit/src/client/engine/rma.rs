@@ -283,8 +283,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(());
         };
         let g = InFlight::new(self, set, op, 0);
+        // The operation's completion arrives on the TX or the reply queue,
+        // which every round reads: a full wait reads the request side
+        // (peers' requests, which must still be served) every second
+        // round only, so the rounds that can see the completion come
+        // twice as often.
+        let mut round = 0u32;
         while self.sets[set].ops.lock().running(op) {
-            if let Err(e) = self.progress_deferring(set, wait) {
+            let what = match wait {
+                Progress::Full if round & 1 == 1 => Progress::Replies,
+                w => w,
+            };
+            round = round.wrapping_add(1);
+            if let Err(e) = self.progress_deferring(set, what) {
                 abort_in_flight(self.rank, &e);
             }
         }
