@@ -21,7 +21,9 @@ pub(crate) enum Progress {
     Full,
     /// No request handlers: sends, replies and reposts. What a rank may do
     /// while it waits to send a reply (reply handlers cannot send, so no
-    /// cycle of ranks waiting on each other can form).
+    /// cycle of ranks waiting on each other can form); also every second
+    /// round of a full wait for one RMA operation (`wait_op`), whose
+    /// completion only the TX and reply queues report.
     Replies,
 }
 
