@@ -426,9 +426,7 @@ fn main() {
     let num = |i: usize, d: usize| count_arg(&args, i, d);
     let r = match mode.as_str() {
         "core" => core(&c),
-        "flood" => num(2, 200_000)
-            .and_then(|s| Ok((s, num(3, 20_000)?)))
-            .and_then(|(s, m)| flood(&c, s as u64, m as u64)),
+        "flood" => (|| flood(&c, num(2, 200_000)? as u64, num(3, 20_000)? as u64))(),
         "exit" => exit_code(&args).and_then(|code| {
             exit_mode(&c, args.get(2).map_or("rank0", |s| s.as_str()), code)
         }),
