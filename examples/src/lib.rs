@@ -44,6 +44,10 @@ fn count_from(
     let Some(v) = value else { return Ok(default) };
     match v.parse::<usize>() {
         Ok(n) if n >= min => Ok(n),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(format!(
+            "{prog}: {name}={v:?} is not accepted: expected a whole number from {min} to {}",
+            usize::MAX
+        )),
         _ => Err(format!(
             "{prog}: {name}={v:?} is not accepted: expected a whole number of at least {min}"
         )),
@@ -74,7 +78,15 @@ pub fn run_example<A, S: Send>(
     // it, its exit ends this process too (collective exit).
     let done = body(&c, a).and_then(|summary| {
         if let Some(l) = summary {
-            println!("{l}");
+            match gex_env::line::write_stdout(&format!("{l}\n")) {
+                // A closed pipe (`| head`): the reader wanted no more.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(e) => {
+                    conduit::eprintln_whole!("{prog}: cannot write to stdout: {e}");
+                    c.exit(1)
+                }
+                Ok(()) => {}
+            }
         }
         Ok(c.barrier()?)
     });
@@ -109,5 +121,13 @@ mod tests {
                 ))
             );
         }
+        assert_eq!(
+            count_from(Some("99999999999999999999999".into()), "p", "laps", 7, 1),
+            Err(format!(
+                "p: laps=\"99999999999999999999999\" is not accepted: \
+                 expected a whole number from 1 to {}",
+                usize::MAX
+            ))
+        );
     }
 }

@@ -98,3 +98,50 @@ fn hello_starts_attaches_meets_and_exits() {
         "hello: ok: 4 ranks started, attached 16 KiB each and met in a barrier",
     );
 }
+
+/// Run `hello` alone (a job of one, no launcher) with `stdout` as its
+/// standard output; its exit code and stderr. Killed after 60 s.
+fn hello_alone(stdout: std::process::Stdio) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(example("hello"))
+        .env("GASNET_QUIET", "1")
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hello");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for hello") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hello alone did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    (status.code(), err)
+}
+
+#[test]
+fn a_full_stdout_is_an_error_and_a_closed_pipe_is_not() {
+    let _g = serial();
+    let full = std::fs::File::create("/dev/full").expect("open /dev/full");
+    let (code, err) = hello_alone(full.into());
+    assert_eq!(code, Some(1), "stdout on /dev/full: {err}");
+    assert!(
+        err.contains("hello: cannot write to stdout:") && !err.contains("panicked"),
+        "{err}"
+    );
+    // A reader that closed its end (`hello | head -0`): nothing to report.
+    let (r, w) = std::io::pipe().expect("a pipe");
+    drop(r);
+    let (code, err) = hello_alone(w.into());
+    assert_eq!(code, Some(0), "stdout a closed pipe: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

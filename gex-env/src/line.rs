@@ -25,6 +25,19 @@ macro_rules! eprintln_whole {
     };
 }
 
+/// Write `text` to stdout and flush it, for a program's results: unlike
+/// `print!`, which panics when stdout is closed or full (`prog | head`,
+/// `prog > /dev/full`), the failure comes back to the caller, which can
+/// end the program with a message. A closed pipe is
+/// [`std::io::ErrorKind::BrokenPipe`]: the reader wanted no more, which
+/// callers usually treat as success.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -31,12 +31,21 @@ fn main() {
             }
         }
     }
-    match conduit::select::candidates(true, false) {
-        Ok(c) if json => print!("{}", conduit::select::listing::provider_json(&c)),
-        Ok(c) => print!("{}", conduit::select::listing::provider_report(&c)),
+    let text = match conduit::select::candidates(true, false) {
+        Ok(c) if json => conduit::select::listing::provider_json(&c),
+        Ok(c) => conduit::select::listing::provider_report(&c),
         Err(e) => {
             gex_env::eprintln_whole!("gex-providers: {e}");
             std::process::exit(1);
         }
+    };
+    match gex_env::line::write_stdout(&text) {
+        // A closed pipe (`| head`): the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-providers: cannot write the listing to stdout: {e}");
+            std::process::exit(1);
+        }
+        Ok(()) => {}
     }
 }
