@@ -12,8 +12,10 @@
 //!    profile;
 //! 5. a provider that is not recommended gets one warning, as does each
 //!    tagged setting without effect ([`crate::config::TaggedConfig::notes`])
-//!    (rank 0, unless `GASNET_QUIET=1`), and `GASNET_VERBOSEENV=1` prints
-//!    every variable read (rank 0).
+//!    (rank 0, unless `GASNET_QUIET=1`), as do a profile whose `FI_*`
+//!    variables came too late (no `FI_PROVIDER`) and an inject limit
+//!    reduced to the provider's; `GASNET_VERBOSEENV=1` prints every
+//!    variable read and every note (profile defaults, reductions) (rank 0).
 
 use crate::config::{Config, ConfigError};
 use crate::ofi::OfiError;
@@ -208,8 +210,11 @@ pub fn prepare(
     let selected = select::select(&opts)?;
     let caps = &selected.caps;
     let chosen = profile::lookup(&caps.provider);
+    // What the user should act on is a warning (rank 0, unless
+    // GASNET_QUIET=1); the rest is a note, printed by GASNET_VERBOSEENV=1.
+    let mut warnings: Vec<String> = Vec::new();
     if chosen.name != early.name && !chosen.set_env.is_empty() {
-        notes.push(format!(
+        warnings.push(format!(
             "the {} profile sets {} before libfabric starts only when FI_PROVIDER names it; \
              set FI_PROVIDER={} to have them applied",
             chosen.name,
@@ -271,7 +276,7 @@ pub fn prepare(
         }
     }
     let (mut am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
-    notes.extend(n);
+    warnings.extend(n);
     if chosen.am_inject == Some(false) && env.peek("GASNET_OFI_AM_INJECT_LIMIT").is_none() {
         am_inject_limit = 0;
         notes.push(format!(
@@ -294,7 +299,14 @@ pub fn prepare(
         win
     });
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
-    notes.extend(n);
+    warnings.extend(n);
+    for w in &warnings {
+        if lead && !cfg.general.quiet {
+            gex_env::eprintln_whole!("WARNING: {w}");
+            printed.push(format!("WARNING: {w}"));
+        }
+    }
+    notes.extend(warnings);
     for n in &notes {
         tracing::info!("{n}");
     }
@@ -302,6 +314,10 @@ pub fn prepare(
         for r in env.reads() {
             gex_env::eprintln_whole!("{r}");
             printed.push(r.to_string());
+        }
+        for n in &notes {
+            gex_env::eprintln_whole!("NOTE: {n}");
+            printed.push(format!("NOTE: {n}"));
         }
     }
     Ok(Prepared {

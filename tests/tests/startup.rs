@@ -201,7 +201,6 @@ fn inject_limit_above_provider_is_capped() {
     let (code, out, err) = startup(&[
         ("FI_PROVIDER", "tcp"),
         ("GASNET_OFI_DEVICE", "lo"),
-        ("GASNET_QUIET", "1"),
         ("GASNET_OFI_AM_INJECT_LIMIT", "1G"),
     ]);
     assert_eq!(code, 0, "{err}");
@@ -212,6 +211,45 @@ fn inject_limit_above_provider_is_capped() {
         .and_then(|s| s.parse().ok())
         .expect("am_inject printed");
     assert!(inject < 1 << 30, "{out}");
+    // The reduction is said, not silent.
+    let warning = format!(
+        "WARNING: GASNET_OFI_AM_INJECT_LIMIT=1073741824 is above the provider's maximum \
+         inject size of {inject} bytes; using {inject}\n"
+    );
+    assert!(err.contains(&warning), "{err}");
+}
+
+/// Without `FI_PROVIDER` the profile's `FI_*` variables come too late:
+/// a warning says so (the rxm pools then take ten times the memory), and
+/// `GASNET_VERBOSEENV=1` prints the profile's other choices as notes.
+#[test]
+fn late_profile_variables_are_warned_and_notes_are_verbose() {
+    let vars = [
+        ("GASNET_OFI_DEVICE", "lo"),
+        ("GASNET_OFI_PROVIDER_INCLUDE", "tcp"),
+    ];
+    let (code, out, err) = startup(&vars);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("provider=tcp;ofi_rxm"), "{out}");
+    assert!(
+        err.contains("WARNING: the tcp;ofi_rxm profile sets FI_OFI_RXM_BUFFER_SIZE")
+            && err.contains("set FI_PROVIDER=tcp;ofi_rxm to have them applied"),
+        "{err}"
+    );
+    let (code, _, err) = startup(&[vars[0], vars[1], ("GASNET_QUIET", "1")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("WARNING"), "GASNET_QUIET=1: {err}");
+    let (code, _, err) = startup(&[
+        ("FI_PROVIDER", "sockets"),
+        ("GASNET_OFI_DEVICE", "lo"),
+        ("GASNET_QUIET", "1"),
+        ("GASNET_VERBOSEENV", "1"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("NOTE: sockets: AMs are sent with fi_send, not injected (profile default"),
+        "{err}"
+    );
 }
 
 /// A 4-rank job under the launcher: bootstrap, name exchange, AV insert and

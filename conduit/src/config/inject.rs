@@ -6,8 +6,8 @@
 /// * Unset: the provider's maximum.
 /// * At most the maximum: as requested.
 /// * Above it: the provider's maximum, and a note naming the variable, the
-///   requested and the provider's value. The note is also logged with
-///   `tracing::info!`.
+///   requested and the provider's value (start-up prints it as a warning
+///   on rank 0 unless `GASNET_QUIET=1`).
 pub fn resolve_inject_limit(
     requested: Option<usize>,
     provider_max: usize,
@@ -21,7 +21,6 @@ pub fn resolve_inject_limit(
                 "{var}={req} is above the provider's maximum inject size of {provider_max} bytes; \
 using {provider_max}"
             );
-            tracing::info!("{note}");
             (provider_max, Some(note))
         }
     }
