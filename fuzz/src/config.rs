@@ -101,7 +101,9 @@ pub fn run(data: &[u8]) {
 fn derived(c: &Config) {
     let largest_am =
         am::wire::message_len(am::wire::Kind::LongInline, am::MAX_ARGS, c.am.max_medium);
-    if let Err(e) = c.check_receive_buff(largest_am) {
+    if let Err(e) =
+        c.check_receive_buff(|m| am::wire::message_len(am::wire::Kind::LongInline, am::MAX_ARGS, m))
+    {
         let _ = e.to_string();
     }
     for provider_max in [0, 64, 16 << 10, usize::MAX] {

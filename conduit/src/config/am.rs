@@ -185,6 +185,8 @@ pub struct AmConfig {
     pub receive_buff_size: RecvBuffSize,
     /// The value of `GASNET_OFI_RECEIVE_BUFF_SIZE` as written, for messages.
     receive_buff_size_text: Option<String>,
+    /// The value of `GASNET_OFI_MAX_MEDIUM` as written, for messages.
+    max_medium_text: Option<String>,
     /// `GASNET_OFI_NUM_RECEIVE_BUFFS`: receive buffers, alternating between
     /// the request and the reply endpoint. At least 2.
     pub num_receive_buffs: usize,
@@ -227,6 +229,7 @@ impl AmConfig {
             MAX_MEDIUM_LIMIT,
         )?;
 
+        let max_medium_text = r.peek(MAX_MEDIUM);
         let receive_buff_size_text = r.peek(RECEIVE_BUFF_SIZE);
         let receive_buff_size = match &receive_buff_size_text {
             None => {
@@ -276,6 +279,7 @@ impl AmConfig {
             max_medium,
             receive_buff_size,
             receive_buff_size_text,
+            max_medium_text,
             num_receive_buffs,
             max_request_buffs,
             max_reply_buffs,
@@ -292,9 +296,45 @@ impl AmConfig {
     /// Check the receive buffer size against the largest possible AM (header,
     /// arguments and a `max_medium` payload, as the AM layer computes it). A
     /// size below it is an error naming `GASNET_OFI_RECEIVE_BUFF_SIZE` and the
-    /// minimum; `single` and `recv` always fit.
-    pub fn check_receive_buff(&self, largest_am: usize) -> Result<(), ConfigError> {
+    /// minimum, or, when the receive buffer size is its default, naming
+    /// `GASNET_OFI_MAX_MEDIUM` and the most that fits; `single` and `recv`
+    /// always fit.
+    ///
+    /// `message_len(m)` is the length of the largest AM with a Medium payload
+    /// of `m` bytes (growing with `m`).
+    pub fn check_receive_buff(
+        &self,
+        message_len: impl Fn(usize) -> usize,
+    ) -> Result<(), ConfigError> {
+        let largest_am = message_len(self.max_medium);
         match self.receive_buff_size {
+            RecvBuffSize::Bytes(n) if n < largest_am && self.receive_buff_size_text.is_none() => {
+                // The user raised the Medium size, not the buffers: say
+                // what fits with the default and what to set for more.
+                // The largest Medium that fits (message_len grows with it).
+                let (mut lo, mut hi) = (0, self.max_medium);
+                while lo < hi {
+                    let mid = lo + (hi - lo).div_ceil(2);
+                    if message_len(mid) <= n {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                let text = self
+                    .max_medium_text
+                    .clone()
+                    .unwrap_or_else(|| self.max_medium.to_string());
+                Err(ConfigError::Conflict(EnvError::new(
+                    MAX_MEDIUM,
+                    &text,
+                    format!(
+                        "at most {} bytes with {RECEIVE_BUFF_SIZE} at its default of {n} \
+(set {RECEIVE_BUFF_SIZE} to at least {largest_am}, or to single or recv, for a larger Medium)",
+                        lo
+                    ),
+                )))
+            }
             RecvBuffSize::Bytes(n) if n < largest_am => {
                 let text = match &self.receive_buff_size_text {
                     Some(t) if parse_size_usize(t) == Some(n) => t.clone(),

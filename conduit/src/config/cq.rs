@@ -1,6 +1,6 @@
 //! Completion-queue settings.
 
-use super::read::{count, count_in};
+use super::read::count_in;
 use super::ConfigError;
 use gex_env::EnvReader;
 
@@ -14,6 +14,11 @@ pub const NUM_COMPLETIONS: &str = "GASNET_OFI_NUM_COMPLETIONS";
 /// Default of `GASNET_OFI_NUM_COMPLETIONS` (configure
 /// `--with-ofi-num-completions`).
 pub const NUM_COMPLETIONS_DEFAULT: usize = 64;
+
+/// Deepest `GASNET_OFI_TX_CQ_SIZE` / `GASNET_OFI_RX_CQ_SIZE`: 4M entries
+/// (about 200 MB of queue at libfabric's largest entry format); deeper
+/// queues only fail later in `fi_cq_open` with "Cannot allocate memory".
+pub const CQ_SIZE_MAX: usize = 1 << 22;
 
 /// Most completions read per poll (`GASNET_OFI_NUM_COMPLETIONS`): the
 /// batch the conduit reads into on the stack.
@@ -35,8 +40,8 @@ impl CqConfig {
     /// Read the CQ variables.
     pub fn from_env(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
         Ok(CqConfig {
-            tx_cq_size: count(r, TX_CQ_SIZE, 0, 0)?,
-            rx_cq_size: count(r, RX_CQ_SIZE, 0, 0)?,
+            tx_cq_size: count_in(r, TX_CQ_SIZE, 0, 0, CQ_SIZE_MAX)?,
+            rx_cq_size: count_in(r, RX_CQ_SIZE, 0, 0, CQ_SIZE_MAX)?,
             num_completions: count_in(
                 r,
                 NUM_COMPLETIONS,
@@ -89,12 +94,17 @@ mod tests {
             (
                 "GASNET_OFI_TX_CQ_SIZE",
                 "-1",
-                "a whole number of at least 0",
+                "a whole number from 0 to 4194304",
             ),
             (
                 "GASNET_OFI_RX_CQ_SIZE",
                 "1K",
-                "a whole number of at least 0",
+                "a whole number from 0 to 4194304",
+            ),
+            (
+                "GASNET_OFI_RX_CQ_SIZE",
+                "99999999999",
+                "a whole number from 0 to 4194304",
             ),
             (
                 "GASNET_OFI_NUM_COMPLETIONS",

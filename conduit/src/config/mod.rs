@@ -183,8 +183,11 @@ impl Config {
     /// (computed by the AM layer from `am.max_medium`): a size below it is an
     /// error naming the variable and the minimum. See
     /// [`AmConfig::check_receive_buff`].
-    pub fn check_receive_buff(&self, largest_am: usize) -> Result<(), ConfigError> {
-        self.am.check_receive_buff(largest_am)
+    pub fn check_receive_buff(
+        &self,
+        message_len: impl Fn(usize) -> usize,
+    ) -> Result<(), ConfigError> {
+        self.am.check_receive_buff(message_len)
     }
 }
 
@@ -321,13 +324,13 @@ ofi_tag_2 or ofi_tag_full"
         let env = MapEnv::from([("GASNET_OFI_RECEIVE_BUFF_SIZE", "4096")]);
         let c = read(&env).unwrap();
         assert_eq!(
-            c.check_receive_buff(8256).unwrap_err().to_string(),
+            c.check_receive_buff(|m| m + 64).unwrap_err().to_string(),
             "GASNET_OFI_RECEIVE_BUFF_SIZE=\"4096\" is not accepted: expected a size of at least \
 8256 bytes (the largest Active Message with GASNET_OFI_MAX_MEDIUM = 8192), single or recv"
         );
         assert!(read(&MapEnv::new())
             .unwrap()
-            .check_receive_buff(8256)
+            .check_receive_buff(|m| m + 64)
             .is_ok());
     }
 

@@ -305,7 +305,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let cfg = p.cfg;
         let max_medium = cfg.am.max_medium;
         let largest_am = wire::message_len(Kind::LongInline, am::MAX_ARGS, max_medium);
-        cfg.check_receive_buff(largest_am)?;
+        cfg.check_receive_buff(|m| wire::message_len(Kind::LongInline, am::MAX_ARGS, m))?;
         let recv_size = wire::align_up(cfg.am.receive_buff_size.buffer_bytes(largest_am));
         let long_thresh = cfg.am.resolve_long_am_rma_thresh(largest_am);
         let sets = p.sets.max(1);

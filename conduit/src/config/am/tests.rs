@@ -267,25 +267,41 @@ yes/no, y/n, true/false or on/off"
 fn receive_buff_must_hold_the_largest_am() {
     let env = MapEnv::from([("GASNET_OFI_RECEIVE_BUFF_SIZE", "8K")]);
     let a = read(&env).unwrap();
-    assert_eq!(a.check_receive_buff(8192), Ok(()));
+    assert_eq!(a.check_receive_buff(|m| m), Ok(()));
     assert_eq!(
-        a.check_receive_buff(8256).unwrap_err().to_string(),
+        a.check_receive_buff(|m| m + 64).unwrap_err().to_string(),
         "GASNET_OFI_RECEIVE_BUFF_SIZE=\"8K\" is not accepted: expected a size of at least 8256 \
 bytes (the largest Active Message with GASNET_OFI_MAX_MEDIUM = 8192), single or recv"
     );
-    // The default 1M is too small for a 1M Medium.
+    // The default 1M is too small for a 1M Medium: the error names the
+    // variable the user set, as written, and the default it met.
     let env = MapEnv::from([("GASNET_OFI_MAX_MEDIUM", "1M")]);
     let a = read(&env).unwrap();
     assert_eq!(
-        a.check_receive_buff((1 << 20) + 64)
+        a.check_receive_buff(|m| (m + 64).next_multiple_of(8))
             .unwrap_err()
             .to_string(),
-        "GASNET_OFI_RECEIVE_BUFF_SIZE=\"1048576\" is not accepted: expected a size of at least \
-1048640 bytes (the largest Active Message with GASNET_OFI_MAX_MEDIUM = 1048576), single or recv"
+        "GASNET_OFI_MAX_MEDIUM=\"1M\" is not accepted: expected at most 1048512 bytes with \
+GASNET_OFI_RECEIVE_BUFF_SIZE at its default of 1048576 (set GASNET_OFI_RECEIVE_BUFF_SIZE to at \
+least 1048640, or to single or recv, for a larger Medium)"
+    );
+    // Both set: the buffer size is what is short.
+    let env = MapEnv::from([
+        ("GASNET_OFI_MAX_MEDIUM", "1M"),
+        ("GASNET_OFI_RECEIVE_BUFF_SIZE", "1M"),
+    ]);
+    let e = read(&env)
+        .unwrap()
+        .check_receive_buff(|m| m + 64)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("GASNET_OFI_RECEIVE_BUFF_SIZE=\"1M\" is not accepted"),
+        "{e}"
     );
     for text in ["single", "recv"] {
         let env = MapEnv::from([("GASNET_OFI_RECEIVE_BUFF_SIZE", text)]);
-        assert_eq!(read(&env).unwrap().check_receive_buff(1 << 30), Ok(()));
+        assert_eq!(read(&env).unwrap().check_receive_buff(|_| 1 << 30), Ok(()));
     }
 }
 
