@@ -115,10 +115,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if Instant::now() > deadline {
                 self.abort_job(
                     code,
-                    format!(
-                        "exit coordination timed out after {:.1} s",
-                        timeout.as_secs_f64()
-                    ),
+                    // Debug of a Duration keeps small timeouts exact
+                    // ("1ms", "2.5s").
+                    format!("exit coordination timed out after {timeout:?}"),
                 );
             }
             self.progress_all();
@@ -141,13 +140,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Err(std::sync::mpsc::TryRecvError::Empty) => {}
             }
             if Instant::now() > deadline {
-                self.abort_job(
-                    code,
-                    format!(
-                        "exit barrier timed out after {:.1} s",
-                        timeout.as_secs_f64()
-                    ),
-                );
+                self.abort_job(code, format!("exit barrier timed out after {timeout:?}"));
             }
             self.progress_all();
             std::thread::sleep(Duration::from_micros(50));
