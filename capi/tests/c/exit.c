@@ -1,6 +1,7 @@
 /* How a C program ends (argv[1]): "return" returns 3 from main without
  * gasnet_exit on every rank; "one" has rank 1 call gasnet_exit(5) while
- * the others wait in a barrier; "exit" calls exit(4) on every rank. The
+ * the others wait in a barrier; "exit" calls exit(4) on every rank;
+ * "minus" calls gasnet_exit(-1) on every rank (the job exits 255). The
  * job's exit code must be that code. */
 #include <gasnetex.h>
 #include <stdio.h>
@@ -22,5 +23,6 @@ int main(int argc, char **argv) {
     }
     gex_Coll_BarrierBlocking(tm, 0);
     if (!strcmp(mode, "exit")) exit(4);
+    if (!strcmp(mode, "minus")) gasnet_exit(-1);
     return 3;
 }

@@ -373,7 +373,10 @@ impl Job {
         // code took part in an orderly, collective exit: its peers are
         // exiting too. Its code is the job's (the first non-zero one wins);
         // the others get the exit timeout to follow, as after a success.
-        let orderly = matches!((self.finalized[rank], end), (Some(c), RankEnd::Code(e)) if c == e);
+        // The status holds the low 8 bits of the code (gasnet_exit(-1)
+        // exits with 255).
+        let orderly =
+            matches!((self.finalized[rank], end), (Some(c), RankEnd::Code(e)) if (c & 0xff) == e);
         if orderly && !end.is_success() {
             self.code.get_or_insert(end.shell_code());
         }
