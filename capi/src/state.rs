@@ -134,18 +134,17 @@ pub(crate) fn in_handler<R>(token: *mut c_void, f: impl FnOnce() -> R) -> R {
 }
 
 /// GASNet's fatal error: print `*** FATAL ERROR (proc R): in CALL(): WHAT`
-/// and end the job. Outside handlers the job ends through the conduit's
-/// collective exit with code 1; inside a handler (where the exit protocol
-/// cannot run) this process ends with code 1 and the launcher ends the
-/// others.
+/// and end the job through the conduit's collective exit with code 1 (also
+/// from inside a handler, which never resumes); before `gex_Client_Init`
+/// this process ends with code 1.
 #[cold]
 pub(crate) fn fatal(call: &str, what: &str) -> ! {
     let api = try_api();
     let rank = api.map_or_else(|| "?".to_string(), |a| a.client.rank().to_string());
     eprintln!("*** FATAL ERROR (proc {rank}): in {call}(): {what}");
     match api {
-        Some(a) if current_token().is_null() => a.client.exit(1),
-        _ => {
+        Some(a) => a.client.exit(1),
+        None => {
             // SAFETY: fflush(NULL) flushes every output stream; _exit has
             // no preconditions.
             unsafe {

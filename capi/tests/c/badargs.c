@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
     gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t seg;
     if (!strcmp(mode, "before-init")) { printf("%u\n", (unsigned)gex_System_QueryJobRank()); return 0; }
     if (!strcmp(mode, "init-null")) { report("gex_Client_Init", gex_Client_Init(NULL, &ep, &tm, "BAD", &argc, &argv, 0)); return 0; }
-    if (!strcmp(mode, "init-name")) { report("gex_Client_Init", gex_Client_Init(&client, &ep, &tm, "lower", &argc, &argv, 0)); return 0; }
+    if (!strcmp(mode, "init-name")) { report("gex_Client_Init", gex_Client_Init(&client, &ep, &tm, "bad-name", &argc, &argv, 0)); return 0; }
     if (gex_Client_Init(&client, &ep, &tm, "BADARGS", &argc, &argv, 0) != GASNET_OK) return 1;
     gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm);
     if (gex_Segment_Attach(&seg, tm, 65536) != GASNET_OK) return 1;

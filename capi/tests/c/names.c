@@ -56,7 +56,7 @@ static void h_medrep(gex_Token_t t, void *buf, size_t nb) { (void)t; (void)buf; 
 int main(int argc, char **argv) {
     gex_Client_t client; gex_EP_t ep; gex_TM_t tm = GEX_TM_INVALID; gex_Segment_t seg;
     GASNET_BEGIN_FUNCTION();
-    if (gex_Client_Init(&client, &ep, &tm, "NAMES", &argc, &argv, 0) != GASNET_OK) die();
+    if (gex_Client_Init(&client, &ep, &tm, "names_test", &argc, &argv, 0) != GASNET_OK) die();
     gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
     gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS);
     /* Object queries before the segment exists. */
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
         if (gex_Segment_QueryBound(tm, r, &owner, &own_local, &usize) != 0 || owner != own || own_local != own || usize != own_size) die();
         if (gex_EP_QueryClient(ep) != client || gex_EP_QueryFlags(ep) != 0 || gex_EP_QuerySegment(ep) != seg || gex_EP_QueryIndex(ep) != 0) die();
         if (gex_TM_QueryClient(tm) != client || gex_TM_QueryEP(tm) != ep || gex_TM_QueryFlags(tm) != 0) die();
-        if (strcmp(gex_Client_QueryName(client), "NAMES") != 0 || gex_Client_QueryFlags(client) != 0) die();
+        if (strcmp(gex_Client_QueryName(client), "names_test") != 0 || gex_Client_QueryFlags(client) != 0) die();
         gex_EP_Location_t loc = gex_TM_TranslateRankToEP(tm, (r + 1) % nr, 0);
         if (loc.gex_rank != (r + 1) % nr || loc.gex_ep_index != 0) die();
         if (gex_System_QueryMaxThreads() != 1 || gex_System_GetVerboseErrors() != 1) die();

@@ -221,6 +221,12 @@ pub(crate) fn end_process(code: i32) -> ! {
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// The collective exit from `exit(code)`: does not return.
     pub fn exit_process(&self, code: i32) -> ! {
+        if super::in_handler() {
+            // Called by a handler (C's gasnet_exit), which never returns:
+            // the shared-memory reads under it let go of their records so
+            // the exit can read its peers' messages.
+            super::shared::abandon_reads();
+        }
         let code = self.run_exit(code);
         self.finalize(code);
         (self.end)(code)

@@ -12,20 +12,97 @@ use crate::sync::{Counter, Lock, Mode};
 use crate::transport::{Side, Transport};
 use am::send::{Category, LongPath, Plan, Request};
 use am::wire::{self, Kind};
+use std::cell::Cell;
 
-/// Releases a ring record when dropped: after its handler returned, or
-/// while the handler's panic unwinds (the message counts as consumed).
-struct Release<'a> {
-    ring: &'a Ring,
-    rec: Record,
+/// A read of an inbox in progress on this thread: its lock, and the ring
+/// record whose handler runs now. Reads nest (a handler's call into the
+/// client may read another inbox), innermost first through `outer`.
+///
+/// A handler that ends the job (`gasnet_exit`, [`Core::exit_process`])
+/// never returns to the read that called it, which still holds the inbox's
+/// try-lock and the record: the exit must read that inbox for its peers'
+/// exit messages. [`abandon_reads`] releases the records and marks the
+/// reads abandoned, and a later read of the same inbox on this thread goes
+/// ahead without the lock (this thread is still the one consumer).
+struct Reading {
+    lock: *const (),
+    ring: Cell<*const Ring>,
+    rec: Cell<Option<Record>>,
+    abandoned: Cell<bool>,
+    outer: *const Reading,
 }
+
+thread_local! {
+    /// This thread's innermost [`Reading`] (null when none).
+    static READING: Cell<*const Reading> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Whether an abandoned read on this thread holds the inbox `lock`.
+fn abandoned_by_this_thread(lock: *const ()) -> bool {
+    let mut p = READING.with(Cell::get);
+    while !p.is_null() {
+        // SAFETY: the chain holds readings of frames still on this
+        // thread's stack (each `Enter` unlinks its own before returning).
+        let r = unsafe { &*p };
+        if r.lock == lock && r.abandoned.get() {
+            return true;
+        }
+        p = r.outer;
+    }
+    false
+}
+
+/// Release the ring records whose handlers run on this thread and mark
+/// their reads abandoned: for an exit from inside a handler, which never
+/// returns to them (see [`Reading`]).
+pub(crate) fn abandon_reads() {
+    let mut p = READING.with(Cell::get);
+    while !p.is_null() {
+        // SAFETY: as in `abandoned_by_this_thread`.
+        let r = unsafe { &*p };
+        if !r.abandoned.replace(true) {
+            if let Some(rec) = r.rec.take() {
+                // SAFETY: `rec` is `ring`'s latest peek, by this thread,
+                // the ring's one consumer; its handler never resumes.
+                unsafe { (*r.ring.get()).release(rec) }
+            }
+        }
+        p = r.outer;
+    }
+}
+
+/// Links a [`Reading`] into this thread's chain until dropped.
+struct Enter<'a>(&'a Reading);
+
+impl<'a> Enter<'a> {
+    #[inline]
+    fn new(r: &'a Reading) -> Self {
+        READING.with(|c| c.set(r));
+        Enter(r)
+    }
+}
+
+impl Drop for Enter<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        READING.with(|c| c.set(self.0.outer));
+    }
+}
+
+/// Releases the record being handled when dropped: after its handler
+/// returned, or while the handler's panic unwinds (the message counts as
+/// consumed); not when an exit abandoned the read and released it.
+struct Release<'a>(&'a Reading);
 
 impl Drop for Release<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `rec` is the ring's latest peek, by this consumer (the
-        // inbox try-lock is held around the whole read).
-        unsafe { self.ring.release(self.rec) }
+        if let Some(rec) = self.0.rec.take() {
+            // SAFETY: `rec` is the ring's latest peek, by this consumer
+            // (the inbox try-lock, or an abandoned read's, is held around
+            // the whole read).
+            unsafe { (*self.0.ring.get()).release(rec) }
+        }
     }
 }
 
@@ -178,13 +255,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         side: Side,
         seen: &mut usize,
     ) -> Result<(), Fault> {
-        let Some(_g) = lock.try_lock() else {
+        let lock_addr = (lock as *const M::Lock<()>).cast::<()>();
+        let _g = lock.try_lock();
+        if _g.is_none() && !abandoned_by_this_thread(lock_addr) {
             return Ok(());
+        }
+        let reading = Reading {
+            lock: lock_addr,
+            ring: Cell::new(std::ptr::null()),
+            rec: Cell::new(None),
+            abandoned: Cell::new(false),
+            outer: READING.with(Cell::get),
         };
+        let _enter = Enter::new(&reading);
         let mut first = None;
         for ring in rings {
+            reading.ring.set(ring);
             for _ in 0..self.batch {
-                // SAFETY: the try-lock makes this thread the rings' one
+                // SAFETY: the try-lock (or an abandoned read of this
+                // thread's that holds it) makes this thread the rings' one
                 // consumer in this process, and only this rank reads its
                 // inbox.
                 let rec = match unsafe { ring.peek() } {
@@ -196,7 +285,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     }
                 };
                 *seen += 1;
-                let release = Release { ring, rec };
+                reading.rec.set(Some(rec));
+                let release = Release(&reading);
                 // SAFETY: the record's bytes stay untouched by the producer
                 // until `release` drops.
                 let bytes = unsafe { std::slice::from_raw_parts(rec.ptr, rec.len) };
