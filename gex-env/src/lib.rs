@@ -361,7 +361,8 @@ impl<'a> EnvReader<'a> {
 
 fn size_expected(min: u64, why: Option<&str>) -> String {
     let mut s = if min > 0 {
-        format!("a size of at least {min} bytes (a number with an optional K, M, G or T suffix)")
+        let unit = if min == 1 { "byte" } else { "bytes" };
+        format!("a size of at least {min} {unit} (a number with an optional K, M, G or T suffix)")
     } else {
         "a size in bytes (a number with an optional K, M, G or T suffix)".to_string()
     };

@@ -2,7 +2,7 @@
 //! `FI_UNIVERSE_SIZE` control and the recorded `FI_PROVIDER`.
 
 use super::libfabric_vars::FI_PROVIDER;
-use super::read::{opt_bool, size_in};
+use super::read::{explained, opt_bool, size_in};
 use super::ConfigError;
 use gex_env::{EnvError, EnvReader};
 
@@ -26,6 +26,10 @@ pub const MALLOC_KEEP_DEFAULT: u64 = 64 << 20;
 pub const MALLOC_KEEP_MIN: u64 = 128 << 10;
 /// The largest `GASNET_OFI_MALLOC_KEEP` (glibc's `mallopt` takes an `int`).
 pub const MALLOC_KEEP_MAX: u64 = i32::MAX as u64;
+/// What `GASNET_OFI_MALLOC_KEEP` accepts, in words.
+const MALLOC_KEEP_RULE: &str = "0 (leave glibc alone) or a size from 128K to 2147483647 bytes \
+(a number with an optional K, M, G or T suffix; glibc's own thresholds are 128K: less would \
+return memory sooner)";
 /// glibc's own allocator variables: when one is set and
 /// `GASNET_OFI_MALLOC_KEEP` is not, the user tuned glibc, and the conduit
 /// leaves it alone (`GLIBC_TUNABLES` counts when it names a
@@ -109,21 +113,19 @@ impl GeneralConfig {
         let stats_file = r.opt_string(STATSFILE);
         let wait_mode = WaitModeSetting::parse(r)?;
         let explicit = r.peek(MALLOC_KEEP).is_some();
-        let keep = size_in(
-            r,
-            MALLOC_KEEP,
-            MALLOC_KEEP_DEFAULT as usize,
-            0,
-            MALLOC_KEEP_MAX as usize,
+        let keep = explained(
+            size_in(
+                r,
+                MALLOC_KEEP,
+                MALLOC_KEEP_DEFAULT as usize,
+                0,
+                MALLOC_KEEP_MAX as usize,
+            ),
+            MALLOC_KEEP_RULE,
         )? as u64;
         if keep > 0 && keep < MALLOC_KEEP_MIN {
-            return Err(EnvError::new(
-                MALLOC_KEEP,
-                &r.peek(MALLOC_KEEP).unwrap_or_default(),
-                "0 (leave glibc alone) or a size from 128K to 2147483647 bytes (glibc's own \
-                 thresholds are 128K: less would return memory sooner)",
-            )
-            .into());
+            let v = r.peek(MALLOC_KEEP).unwrap_or_default();
+            return Err(EnvError::new(MALLOC_KEEP, &v, MALLOC_KEEP_RULE).into());
         }
         // Every one is read (and so shown by GASNET_VERBOSEENV), set or not.
         let glibc_tuned = GLIBC_MALLOC_VARS.iter().fold(false, |tuned, &v| {
@@ -272,19 +274,21 @@ true/false or on/off"
         let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "2G")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
-            "GASNET_OFI_MALLOC_KEEP=\"2G\" is not accepted: expected a size from 0 bytes to \
-2147483647 (a number with an optional K, M, G or T suffix)"
+            "GASNET_OFI_MALLOC_KEEP=\"2G\" is not accepted: expected 0 (leave glibc alone) or a \
+size from 128K to 2147483647 bytes (a number with an optional K, M, G or T suffix; glibc's own \
+thresholds are 128K: less would return memory sooner)"
         );
         let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "16K")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
             "GASNET_OFI_MALLOC_KEEP=\"16K\" is not accepted: expected 0 (leave glibc alone) \
-or a size from 128K to 2147483647 bytes (glibc's own thresholds are 128K: less would return memory sooner)"
+or a size from 128K to 2147483647 bytes (a number with an optional K, M, G or T suffix; glibc's \
+own thresholds are 128K: less would return memory sooner)"
         );
         let env = MapEnv::from([("GASNET_OFI_MALLOC_KEEP", "lots")]);
         let e = read(&env).unwrap_err().to_string();
         assert!(
-            e.starts_with("GASNET_OFI_MALLOC_KEEP=\"lots\" is not accepted: expected a size"),
+            e.starts_with("GASNET_OFI_MALLOC_KEEP=\"lots\" is not accepted: expected 0 (leave"),
             "{e}"
         );
     }

@@ -295,7 +295,7 @@ ofi_tag_2 or ofi_tag_full"
         assert!(matches!(e, ConfigError::Conflict(_)));
         assert_eq!(
             e.to_string(),
-            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 4 \
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected a whole number of at least 4 \
 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
         );
     }

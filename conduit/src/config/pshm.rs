@@ -1,7 +1,7 @@
 //! The shared-memory path between ranks of one host (GASNet's PSHM):
 //! `GASNET_SUPERNODE_MAXSIZE` and `GASNET_OFI_PSHM_RING_SIZE`.
 
-use super::read::count_in;
+use super::read::{count_in, explained};
 use super::ConfigError;
 use gex_env::{EnvError, EnvReader};
 
@@ -37,11 +37,15 @@ impl PshmConfig {
     /// Read the variables.
     pub fn from_env(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
         let supernode_maxsize = count_in(r, SUPERNODE_MAXSIZE, 0, 0, u32::MAX as usize)?;
-        let ring_size = match r.opt_size(PSHM_RING_SIZE, 1)? {
+        // The minimum (twice the largest Active Message) is checked once
+        // the AM sizes are known; a refusal here states both bounds.
+        let rule = "a size from twice the largest Active Message to 1G (a number with an \
+                    optional K, M, G or T suffix)";
+        let ring_size = match explained(r.opt_size(PSHM_RING_SIZE, 1), rule)? {
             None => None,
             Some(n) if n > RING_SIZE_MAX as u64 => {
                 let v = r.peek(PSHM_RING_SIZE).unwrap_or_default();
-                return Err(EnvError::new(PSHM_RING_SIZE, &v, "a size of at most 1G").into());
+                return Err(EnvError::new(PSHM_RING_SIZE, &v, rule).into());
             }
             Some(n) => Some(n as usize),
         };
@@ -110,7 +114,8 @@ mod tests {
         let env = MapEnv::from([("GASNET_OFI_PSHM_RING_SIZE", "2G")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
-            "GASNET_OFI_PSHM_RING_SIZE=\"2G\" is not accepted: expected a size of at most 1G"
+            "GASNET_OFI_PSHM_RING_SIZE=\"2G\" is not accepted: expected a size from twice the \
+largest Active Message to 1G (a number with an optional K, M, G or T suffix)"
         );
         let env = MapEnv::from([("GASNET_OFI_PSHM_RING_SIZE", "4K")]);
         assert_eq!(

@@ -2,7 +2,7 @@
 //! (`GASNET_OFI_BBUF_*`, `GASNET_OFI_NUM_BBUFS`) and the RMA poll frequency.
 
 use super::inject::resolve_inject_limit;
-use super::read::{count, opt_size, size_in, value_text};
+use super::read::{count, explained, opt_size, size_in, value_text};
 use super::ConfigError;
 use gex_env::{EnvError, EnvReader};
 
@@ -70,8 +70,18 @@ impl RmaConfig {
     /// default.
     pub fn from_env(r: &EnvReader<'_>, page_size: usize) -> Result<Self, ConfigError> {
         let inject_limit = opt_size(r, RMA_INJECT_LIMIT)?;
-        let bbuf_size = size_in(r, BBUF_SIZE, page_size.max(1), 1, usize::MAX)?;
-        let num_bbufs = count(r, NUM_BBUFS, NUM_BBUFS_DEFAULT, 0)?;
+        let page = page_size.max(1);
+        let size_rule = format!(
+            "a positive multiple of the page size ({page} bytes; a number with an optional K, M, \
+             G or T suffix)"
+        );
+        let bbuf_size = explained(size_in(r, BBUF_SIZE, page, 1, usize::MAX), &size_rule)?;
+        if bbuf_size % page != 0 {
+            return Err(
+                EnvError::new(BBUF_SIZE, &value_text(r, BBUF_SIZE, bbuf_size), size_rule).into(),
+            );
+        }
+        let num_bbufs = count(r, NUM_BBUFS, NUM_BBUFS_DEFAULT, 0);
         let bbuf_threshold = size_in(
             r,
             BBUF_THRESHOLD,
@@ -91,14 +101,16 @@ impl RmaConfig {
                 ),
             )));
         }
+        let count_rule = format!(
+            "a whole number of at least {bbufs_per_put} ({BBUF_THRESHOLD} / {BBUF_SIZE} = \
+{bbuf_threshold} / {bbuf_size})"
+        );
+        let num_bbufs = explained(num_bbufs, &count_rule)?;
         if num_bbufs < bbufs_per_put {
             return Err(ConfigError::Conflict(EnvError::new(
                 NUM_BBUFS,
                 &value_text(r, NUM_BBUFS, num_bbufs),
-                format!(
-                    "at least {bbufs_per_put} ({BBUF_THRESHOLD} / {BBUF_SIZE} = \
-{bbuf_threshold} / {bbuf_size})"
-                ),
+                count_rule,
             )));
         }
         let rma_poll_freq = count(r, RMA_POLL_FREQ, RMA_POLL_FREQ_DEFAULT, 1)?;
@@ -211,8 +223,8 @@ to 256 bytes (unset: 256 on providers that emulate RMA in software, 0 on others)
         assert_eq!((c.bbuf_size, c.bbuf_threshold), (8192, 32768));
         assert_eq!(
             err(&[("GASNET_OFI_BBUF_SIZE", "0")]),
-            "GASNET_OFI_BBUF_SIZE=\"0\" is not accepted: expected a size of at least 1 bytes \
-(a number with an optional K, M, G or T suffix)"
+            "GASNET_OFI_BBUF_SIZE=\"0\" is not accepted: expected a positive multiple of the page \
+size (4096 bytes; a number with an optional K, M, G or T suffix)"
         );
     }
 
@@ -237,7 +249,7 @@ to 256 bytes (unset: 256 on providers that emulate RMA in software, 0 on others)
         assert_eq!(read(&env).unwrap().num_bbufs, 4);
         assert_eq!(
             err(&[("GASNET_OFI_NUM_BBUFS", "2")]),
-            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 4 \
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected a whole number of at least 4 \
 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
         );
         // Rounded up: 10000 bytes need 3 buffers of 4096.
@@ -251,12 +263,13 @@ to 256 bytes (unset: 256 on providers that emulate RMA in software, 0 on others)
                 ("GASNET_OFI_NUM_BBUFS", "2"),
                 ("GASNET_OFI_BBUF_THRESHOLD", "10000")
             ]),
-            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected at least 3 \
+            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected a whole number of at least 3 \
 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 10000 / 4096)"
         );
         assert_eq!(
             err(&[("GASNET_OFI_NUM_BBUFS", "x")]),
-            "GASNET_OFI_NUM_BBUFS=\"x\" is not accepted: expected a whole number of at least 0"
+            "GASNET_OFI_NUM_BBUFS=\"x\" is not accepted: expected a whole number of at least 4 \
+(GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
         );
         // No bounce buffers at all is fine with a zero threshold.
         let env = MapEnv::from([
