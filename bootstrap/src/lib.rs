@@ -227,6 +227,15 @@ pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, Bootstr
     };
     let secret_text = env.peek(ENV_BOOTSTRAP_SECRET).unwrap_or_default();
     env.record(ENV_BOOTSTRAP_SECRET, "(hidden)", secret_text.is_empty());
+    if secret_text.is_empty() {
+        // The pair comes from the launcher: one without the other is a
+        // variable left over (or copied) from another job.
+        return Err(BootstrapError::Protocol(format!(
+            "{ENV_BOOTSTRAP_ADDR} is set but {ENV_BOOTSTRAP_SECRET} is not: both are set by \
+             gasnetrun-ofi for its ranks; start the program with gasnetrun-ofi, or unset \
+             {ENV_BOOTSTRAP_ADDR} to run one rank alone"
+        )));
+    }
     let secret = wire::secret_from_hex(&secret_text).ok_or_else(|| {
         gex_env::EnvError::new(
             ENV_BOOTSTRAP_SECRET,
@@ -245,6 +254,22 @@ pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, Bootstr
 mod tests {
     use super::*;
     use gex_env::MapEnv;
+
+    #[test]
+    fn an_address_without_its_secret_is_named() {
+        let env = MapEnv::from([(ENV_BOOTSTRAP_ADDR, "127.0.0.1:1")]);
+        let e = bootstrap_from(&EnvReader::quiet(&env))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains(
+                "GASNET_OFI_BOOTSTRAP_ADDR is set but GASNET_OFI_BOOTSTRAP_SECRET is not: both \
+                 are set by gasnetrun-ofi"
+            ),
+            "{e}"
+        );
+    }
 
     #[test]
     fn no_launcher_means_one_rank() {
