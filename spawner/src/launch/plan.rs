@@ -153,6 +153,10 @@ fn read_hosts(env: &EnvReader<'_>) -> Result<(Vec<String>, String), SpawnError> 
         Some(s) if !parse_host_list(&s).is_empty() => {
             Ok((parse_host_list(&s), format!("GASNET_SSH_SERVERS={s:?}")))
         }
+        Some(s) if !s.trim().is_empty() => Err(usage(format!(
+            "GASNET_SSH_SERVERS={s:?} names no host: expected host names separated by commas \
+             or spaces (\"node1,node2\")"
+        ))),
         _ => Err(usage(
             "the ssh spawner needs a host list: set GASNET_SSH_SERVERS or GASNET_SSH_NODEFILE",
         )),
@@ -405,5 +409,23 @@ mod tests {
             make_plan(&spec, &EnvReader::quiet(&env)),
             Err(SpawnError::Usage(_))
         ));
+    }
+
+    #[test]
+    fn a_host_list_without_hosts_is_named() {
+        let read = |v: &str| {
+            let env = MapEnv::from([("GASNET_SSH_SERVERS", v)]);
+            read_hosts(&EnvReader::quiet(&env))
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            read(",,").contains("GASNET_SSH_SERVERS=\",,\" names no host: expected host names"),
+            "{}",
+            read(",,")
+        );
+        // Empty is as unset.
+        assert!(read("").contains("needs a host list: set GASNET_SSH_SERVERS"));
     }
 }
