@@ -313,3 +313,34 @@ fn explicit_multi_recv_on_udp_warns_why_the_default_differs() {
         "{err}"
     );
 }
+
+/// Under the launcher `GASNET_VERBOSEENV=1` prints the ranks' variables
+/// once, from rank 0, bootstrap variables included (they used to come
+/// from every rank).
+#[test]
+fn verboseenv_prints_once_per_job() {
+    let _g = tests::serial();
+    let r = tests::job(
+        env!("CARGO_BIN_EXE_gex-am"),
+        3,
+        &["core"],
+        "shm",
+        &[("GASNET_VERBOSEENV", "1")],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for v in [
+        "GASNET_OFI_BOOTSTRAP_ADDR",
+        "GASNET_OFI_BOOTSTRAP_SECRET",
+        "GASNET_OFI_RANK",
+        "GASNET_OFI_MAX_MEDIUM",
+    ] {
+        let line = format!("ENV parameter: {v} = ");
+        assert_eq!(r.stderr.matches(&line).count(), 1, "{v}:\n{}", r.stderr);
+    }
+    assert!(
+        r.stderr.contains("ENV parameter: GASNET_OFI_RANK = 0\n"),
+        "{}",
+        r.stderr
+    );
+}

@@ -92,7 +92,10 @@ fn bootstrap_and_config<S>(
 ) -> Result<(Arc<dyn Bootstrap>, Config), Error> {
     let boot = match o.boot.take() {
         Some(b) => b,
-        None => Arc::from(boot::bootstrap_from_env()?),
+        // Through `reader` (which does not print): its record, bootstrap
+        // variables included, is printed once, by rank 0, under
+        // GASNET_VERBOSEENV.
+        None => Arc::from(boot::bootstrap_from(reader)?),
     };
     let cfg = match o.config.take() {
         Some(c) => c,
