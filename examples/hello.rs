@@ -12,13 +12,14 @@ use gex_examples::Outcome;
 
 fn run(c: &Client<()>, pages: usize) -> Outcome {
     let page = conduit::config::host_page_size();
-    c.attach_segment(pages * page)?;
+    let bytes = gex_examples::segment_bytes("segment_pages x page size", &[pages, page])?;
+    c.attach_segment(bytes)?;
     c.barrier()?;
     Ok((c.rank() == 0).then(|| {
         format!(
             "hello: ok: {} ranks started, attached {} KiB each and met in a barrier",
             c.size(),
-            pages * page / 1024
+            bytes / 1024
         )
     }))
 }

@@ -56,8 +56,10 @@ fn run(c: &Client<Tally>, (blocks, len): (usize, usize)) -> Outcome {
         .into());
     }
     c.on_request_long(H_BLOCK, 1, on_block)?;
-    let page = conduit::config::host_page_size();
-    c.attach_segment((n * blocks * len).div_ceil(page).max(1) * page)?;
+    c.attach_segment(gex_examples::segment_bytes(
+        "ranks x blocks x len",
+        &[n, blocks, len],
+    )?)?;
     c.barrier()?;
     for k in 0..blocks {
         let at = (me * blocks + k) * len;

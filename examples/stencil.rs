@@ -45,9 +45,12 @@ fn read(c: &Client, i: usize) -> Result<f64, Error> {
 
 fn run(c: &Client, cells: usize, steps: usize) -> Outcome {
     let (me, n) = (c.rank(), c.size());
-    let total = cells * n;
-    let page = conduit::config::host_page_size();
-    c.attach_segment((8 * (cells + 2)).div_ceil(page) * page)?;
+    let too_many = || format!("cells={cells} per rank on {n} ranks is too many");
+    let total = cells.checked_mul(n).ok_or_else(too_many)?;
+    c.attach_segment(gex_examples::segment_bytes(
+        "8 x (cells + 2)",
+        &[8, cells.checked_add(2).ok_or_else(too_many)?],
+    )?)?;
     let mut u: Vec<f64> = (0..cells).map(|i| initial(me * cells + i, total)).collect();
     // Halos at the rod's ends stay 0 (fixed boundary).
     c.segment_write(off(0), &0f64.to_ne_bytes())?;

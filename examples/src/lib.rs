@@ -54,6 +54,26 @@ fn count_from(
     }
 }
 
+/// The segment size for the product of `factors` (what the arguments ask
+/// for, described by `what`) rounded up to whole pages, or an error naming
+/// them when it does not fit in memory addresses (instead of an arithmetic
+/// overflow).
+pub fn segment_bytes(what: &str, factors: &[usize]) -> Result<usize, String> {
+    let page = conduit::config::host_page_size();
+    factors
+        .iter()
+        .try_fold(1usize, |acc, &f| acc.checked_mul(f))
+        .and_then(|b| b.max(1).checked_next_multiple_of(page))
+        .ok_or_else(|| {
+            let f: Vec<String> = factors.iter().map(usize::to_string).collect();
+            format!(
+                "the segment for {what} ({} bytes) is larger than this machine can \
+                 address: use smaller arguments",
+                f.join(" x ")
+            )
+        })
+}
+
 /// Parse the arguments with `args`, start the conduit with the handler
 /// state `state`, run `body`, and end the job collectively. When `body` succeeds, the summary line it returns
 /// (rank 0's, typically) is printed, every rank meets at a last barrier and

@@ -89,6 +89,44 @@ fn a_bad_argument_is_refused_with_its_name() {
     );
 }
 
+/// Arguments whose segment would not fit in memory addresses are an error
+/// naming them, not an arithmetic overflow (a panic).
+#[test]
+fn arguments_too_large_for_a_segment_are_refused() {
+    let _g = serial();
+    let huge = "100000000000000000";
+    for (name, args, want) in [
+        (
+            "hello",
+            vec![huge],
+            "hello: rank 0: the segment for segment_pages x page size (100000000000000000 x ",
+        ),
+        (
+            "stencil",
+            vec!["18446744073709551615", "1"],
+            "stencil: rank 0: cells=18446744073709551615 per rank on 2 ranks is too many",
+        ),
+        (
+            "long_gather",
+            vec![huge, "800"],
+            "long_gather: rank 0: the segment for ranks x blocks x len \
+             (2 x 100000000000000000 x 800 bytes) is larger than this machine can address",
+        ),
+    ] {
+        let r = job(
+            &example(name),
+            2,
+            &args,
+            "shm",
+            &[],
+            Duration::from_secs(60),
+        );
+        assert_eq!(r.code, Some(1), "{name}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{name}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{name}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn hello_starts_attaches_meets_and_exits() {
     let _g = serial();
