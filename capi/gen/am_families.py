@@ -35,9 +35,9 @@ FAMILIES = [
      "void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags", "int",
      "return gasnetc_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, %d, gasnetc_a);"),
     ("CommitRequestMedium", "gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes", "void",
-     "gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, %d, gasnetc_a);"),
+     "gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, %d, gasnetc_a);"),
     ("CommitReplyMedium", "gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes", "void",
-     "gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, %d, gasnetc_a);"),
+     "gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, %d, gasnetc_a);"),
     ("CommitRequestLong", "gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr", "void",
      "gasnetc_AM_Commit(sd, handler, nbytes, dest_addr, 2, %d, gasnetc_a);"),
     ("CommitReplyLong", "gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr", "void",
@@ -83,7 +83,7 @@ def families():
         for n in range(N):
             typed = "".join(f", gex_AM_Arg_t a{i}" for i in range(n))
             if n == 0:
-                arr = "    const gex_AM_Arg_t *gasnetc_a = 0;\n"
+                arr = "    const gex_AM_Arg_t *gasnetc_a = NULL;\n"
             else:
                 arr = "    const gex_AM_Arg_t gasnetc_a[%d] = {%s};\n" % (n, ", ".join(f"a{i}" for i in range(n)))
             out.append(f"GASNETT_INLINE({base}{n})\n{ret} {base}{n}({params}{typed}) {{\n{arr}    {body % n}\n}}")

@@ -393,7 +393,7 @@ extern void gasnetc_AMPoll_idle(void);
 /* gex_AM_RequestShort0 .. gex_AM_RequestShort16 */
 GASNETT_INLINE(gex_AM_RequestShort0)
 int gex_AM_RequestShort0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_RequestShort(tm, rank, handler, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_RequestShort1)
@@ -481,7 +481,7 @@ int gex_AM_RequestShort16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, 
 /* gex_AM_ReplyShort0 .. gex_AM_ReplyShort16 */
 GASNETT_INLINE(gex_AM_ReplyShort0)
 int gex_AM_ReplyShort0(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_ReplyShort(token, handler, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_ReplyShort1)
@@ -569,7 +569,7 @@ int gex_AM_ReplyShort16(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t f
 /* gex_AM_RequestMedium0 .. gex_AM_RequestMedium16 */
 GASNETT_INLINE(gex_AM_RequestMedium0)
 int gex_AM_RequestMedium0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_RequestMedium1)
@@ -657,7 +657,7 @@ int gex_AM_RequestMedium16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
 /* gex_AM_ReplyMedium0 .. gex_AM_ReplyMedium16 */
 GASNETT_INLINE(gex_AM_ReplyMedium0)
 int gex_AM_ReplyMedium0(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_ReplyMedium1)
@@ -745,7 +745,7 @@ int gex_AM_ReplyMedium16(gex_Token_t token, gex_AM_Index_t handler, const void *
 /* gex_AM_RequestLong0 .. gex_AM_RequestLong16 */
 GASNETT_INLINE(gex_AM_RequestLong0)
 int gex_AM_RequestLong0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_RequestLong1)
@@ -833,7 +833,7 @@ int gex_AM_RequestLong16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, c
 /* gex_AM_ReplyLong0 .. gex_AM_ReplyLong16 */
 GASNETT_INLINE(gex_AM_ReplyLong0)
 int gex_AM_ReplyLong0(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     return gasnetc_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_ReplyLong1)
@@ -921,183 +921,183 @@ int gex_AM_ReplyLong16(gex_Token_t token, gex_AM_Index_t handler, const void *so
 /* gex_AM_CommitRequestMedium0 .. gex_AM_CommitRequestMedium16 */
 GASNETT_INLINE(gex_AM_CommitRequestMedium0)
 void gex_AM_CommitRequestMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 0, gasnetc_a);
+    const gex_AM_Arg_t *gasnetc_a = NULL;
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium1)
 void gex_AM_CommitRequestMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
     const gex_AM_Arg_t gasnetc_a[1] = {a0};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 1, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 1, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium2)
 void gex_AM_CommitRequestMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     const gex_AM_Arg_t gasnetc_a[2] = {a0, a1};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 2, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 2, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium3)
 void gex_AM_CommitRequestMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
     const gex_AM_Arg_t gasnetc_a[3] = {a0, a1, a2};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 3, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 3, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium4)
 void gex_AM_CommitRequestMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
     const gex_AM_Arg_t gasnetc_a[4] = {a0, a1, a2, a3};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 4, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 4, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium5)
 void gex_AM_CommitRequestMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
     const gex_AM_Arg_t gasnetc_a[5] = {a0, a1, a2, a3, a4};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 5, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 5, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium6)
 void gex_AM_CommitRequestMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
     const gex_AM_Arg_t gasnetc_a[6] = {a0, a1, a2, a3, a4, a5};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 6, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 6, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium7)
 void gex_AM_CommitRequestMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
     const gex_AM_Arg_t gasnetc_a[7] = {a0, a1, a2, a3, a4, a5, a6};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 7, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 7, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium8)
 void gex_AM_CommitRequestMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
     const gex_AM_Arg_t gasnetc_a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 8, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 8, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium9)
 void gex_AM_CommitRequestMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
     const gex_AM_Arg_t gasnetc_a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 9, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 9, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium10)
 void gex_AM_CommitRequestMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
     const gex_AM_Arg_t gasnetc_a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 10, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 10, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium11)
 void gex_AM_CommitRequestMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
     const gex_AM_Arg_t gasnetc_a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 11, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 11, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium12)
 void gex_AM_CommitRequestMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
     const gex_AM_Arg_t gasnetc_a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 12, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 12, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium13)
 void gex_AM_CommitRequestMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
     const gex_AM_Arg_t gasnetc_a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 13, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 13, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium14)
 void gex_AM_CommitRequestMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
     const gex_AM_Arg_t gasnetc_a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 14, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 14, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium15)
 void gex_AM_CommitRequestMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
     const gex_AM_Arg_t gasnetc_a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 15, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 15, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestMedium16)
 void gex_AM_CommitRequestMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
     const gex_AM_Arg_t gasnetc_a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 0, 16, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 0, 16, gasnetc_a);
 }
 #define gex_AM_CommitRequestMedium(...) GASNETC_AT40(__VA_ARGS__, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gex_AM_CommitRequestMedium16, gex_AM_CommitRequestMedium15, gex_AM_CommitRequestMedium14, gex_AM_CommitRequestMedium13, gex_AM_CommitRequestMedium12, gex_AM_CommitRequestMedium11, gex_AM_CommitRequestMedium10, gex_AM_CommitRequestMedium9, gex_AM_CommitRequestMedium8, gex_AM_CommitRequestMedium7, gex_AM_CommitRequestMedium6, gex_AM_CommitRequestMedium5, gex_AM_CommitRequestMedium4, gex_AM_CommitRequestMedium3, gex_AM_CommitRequestMedium2, gex_AM_CommitRequestMedium1, gex_AM_CommitRequestMedium0, gasnetc_AM_too_few_arguments)(__VA_ARGS__)
 
 /* gex_AM_CommitReplyMedium0 .. gex_AM_CommitReplyMedium16 */
 GASNETT_INLINE(gex_AM_CommitReplyMedium0)
 void gex_AM_CommitReplyMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 0, gasnetc_a);
+    const gex_AM_Arg_t *gasnetc_a = NULL;
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium1)
 void gex_AM_CommitReplyMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
     const gex_AM_Arg_t gasnetc_a[1] = {a0};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 1, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 1, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium2)
 void gex_AM_CommitReplyMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     const gex_AM_Arg_t gasnetc_a[2] = {a0, a1};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 2, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 2, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium3)
 void gex_AM_CommitReplyMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
     const gex_AM_Arg_t gasnetc_a[3] = {a0, a1, a2};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 3, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 3, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium4)
 void gex_AM_CommitReplyMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
     const gex_AM_Arg_t gasnetc_a[4] = {a0, a1, a2, a3};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 4, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 4, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium5)
 void gex_AM_CommitReplyMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
     const gex_AM_Arg_t gasnetc_a[5] = {a0, a1, a2, a3, a4};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 5, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 5, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium6)
 void gex_AM_CommitReplyMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
     const gex_AM_Arg_t gasnetc_a[6] = {a0, a1, a2, a3, a4, a5};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 6, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 6, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium7)
 void gex_AM_CommitReplyMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
     const gex_AM_Arg_t gasnetc_a[7] = {a0, a1, a2, a3, a4, a5, a6};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 7, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 7, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium8)
 void gex_AM_CommitReplyMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
     const gex_AM_Arg_t gasnetc_a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 8, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 8, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium9)
 void gex_AM_CommitReplyMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
     const gex_AM_Arg_t gasnetc_a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 9, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 9, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium10)
 void gex_AM_CommitReplyMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
     const gex_AM_Arg_t gasnetc_a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 10, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 10, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium11)
 void gex_AM_CommitReplyMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
     const gex_AM_Arg_t gasnetc_a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 11, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 11, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium12)
 void gex_AM_CommitReplyMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
     const gex_AM_Arg_t gasnetc_a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 12, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 12, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium13)
 void gex_AM_CommitReplyMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
     const gex_AM_Arg_t gasnetc_a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 13, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 13, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium14)
 void gex_AM_CommitReplyMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
     const gex_AM_Arg_t gasnetc_a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 14, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 14, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium15)
 void gex_AM_CommitReplyMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
     const gex_AM_Arg_t gasnetc_a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 15, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 15, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyMedium16)
 void gex_AM_CommitReplyMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
     const gex_AM_Arg_t gasnetc_a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
-    gasnetc_AM_Commit(sd, handler, nbytes, 0, 1, 16, gasnetc_a);
+    gasnetc_AM_Commit(sd, handler, nbytes, NULL, 1, 16, gasnetc_a);
 }
 #define gex_AM_CommitReplyMedium(...) GASNETC_AT40(__VA_ARGS__, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gasnetc_AM_too_many_arguments, gex_AM_CommitReplyMedium16, gex_AM_CommitReplyMedium15, gex_AM_CommitReplyMedium14, gex_AM_CommitReplyMedium13, gex_AM_CommitReplyMedium12, gex_AM_CommitReplyMedium11, gex_AM_CommitReplyMedium10, gex_AM_CommitReplyMedium9, gex_AM_CommitReplyMedium8, gex_AM_CommitReplyMedium7, gex_AM_CommitReplyMedium6, gex_AM_CommitReplyMedium5, gex_AM_CommitReplyMedium4, gex_AM_CommitReplyMedium3, gex_AM_CommitReplyMedium2, gex_AM_CommitReplyMedium1, gex_AM_CommitReplyMedium0, gasnetc_AM_too_few_arguments)(__VA_ARGS__)
 
 /* gex_AM_CommitRequestLong0 .. gex_AM_CommitRequestLong16 */
 GASNETT_INLINE(gex_AM_CommitRequestLong0)
 void gex_AM_CommitRequestLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     gasnetc_AM_Commit(sd, handler, nbytes, dest_addr, 2, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitRequestLong1)
@@ -1185,7 +1185,7 @@ void gex_AM_CommitRequestLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, siz
 /* gex_AM_CommitReplyLong0 .. gex_AM_CommitReplyLong16 */
 GASNETT_INLINE(gex_AM_CommitReplyLong0)
 void gex_AM_CommitReplyLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
-    const gex_AM_Arg_t *gasnetc_a = 0;
+    const gex_AM_Arg_t *gasnetc_a = NULL;
     gasnetc_AM_Commit(sd, handler, nbytes, dest_addr, 3, 0, gasnetc_a);
 }
 GASNETT_INLINE(gex_AM_CommitReplyLong1)

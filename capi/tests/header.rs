@@ -49,7 +49,13 @@ fn headers_are_cxx_clean() {
         &s.shared,
         &src,
         &out_dir().join("include-only-cxx"),
-        &["-pedantic"],
+        // What C++ projects commonly build with: no `0` for a null pointer
+        // and no C casts in inline functions of the headers.
+        &[
+            "-pedantic",
+            "-Wzero-as-null-pointer-constant",
+            "-Wold-style-cast",
+        ],
     );
     let c = out_dir().join("include-only.c");
     std::fs::write(
