@@ -140,30 +140,14 @@ fn hello_starts_attaches_meets_and_exits() {
 /// Run `hello` alone (a job of one, no launcher) with `stdout` as its
 /// standard output; its exit code and stderr. Killed after 60 s.
 fn hello_alone(stdout: std::process::Stdio) -> (Option<i32>, String) {
-    use std::io::Read;
-    let mut child = std::process::Command::new(example("hello"))
-        .env("GASNET_QUIET", "1")
-        .stdout(stdout)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start hello");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for hello") {
-            break s;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("hello alone did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    (status.code(), err)
+    let mut cmd = std::process::Command::new(example("hello"));
+    cmd.env("GASNET_QUIET", "1");
+    let b = tests::run_bounded_to(&mut cmd, stdout, Duration::from_secs(60)).expect("start hello");
+    assert!(!b.timed_out, "hello alone did not finish within 60 s");
+    (
+        b.output.status.code(),
+        String::from_utf8_lossy(&b.output.stderr).into_owned(),
+    )
 }
 
 #[test]

@@ -24,10 +24,21 @@ pub struct Bounded {
 /// its output captured; when `deadline` passes first, kill the whole process
 /// group with SIGKILL. Never panics: an error means it could not start.
 pub fn run_bounded(cmd: &mut Command, deadline: Duration) -> std::io::Result<Bounded> {
+    run_bounded_to(cmd, std::process::Stdio::piped(), deadline)
+}
+
+/// [`run_bounded`] with standard output going to `stdout` (a file, a pipe
+/// the caller closed) instead of being captured (`output.stdout` is then
+/// empty).
+pub fn run_bounded_to(
+    cmd: &mut Command,
+    stdout: std::process::Stdio,
+    deadline: Duration,
+) -> std::io::Result<Bounded> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     cmd.process_group(0)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
+        .stdout(stdout)
         .stderr(std::process::Stdio::piped());
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
