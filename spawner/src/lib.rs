@@ -17,6 +17,7 @@
 mod agent;
 pub mod capacity;
 mod error;
+mod forward;
 pub mod heartbeat;
 pub mod launch;
 mod proc;

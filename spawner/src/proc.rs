@@ -7,7 +7,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Sender;
@@ -80,38 +80,38 @@ pub(crate) fn forward_output(
     }
 }
 
-/// Copy whole lines from `src` to our stdout or stderr, each in one
-/// `write_all` under the stream's lock (with `tag` in front); a last line
-/// without a newline gets one. `None` if no thread could be started (the
-/// output is then lost, the job goes on).
+/// Copy `src` to our stdout or stderr in the pieces of
+/// [`crate::forward::Splitter`] (whole lines, with `tag` in front), each in
+/// one `write_all` under the stream's lock. `None` if no thread could be
+/// started (the output is then lost, the job goes on).
 fn forward_lines(
-    src: impl Read + Send + 'static,
+    mut src: impl Read + Send + 'static,
     tag: Option<String>,
     to_stderr: bool,
 ) -> Option<JoinHandle<()>> {
     thread::Builder::new()
         .stack_size(64 * 1024)
         .spawn(move || {
-            let mut r = BufReader::new(src);
-            let mut line = tag.clone().unwrap_or_default().into_bytes();
-            let start = line.len();
+            let mut split = crate::forward::Splitter::new(tag.unwrap_or_default().as_bytes());
+            let mut write = |piece: &[u8]| {
+                let _ = if to_stderr {
+                    std::io::stderr().lock().write_all(piece)
+                } else {
+                    let mut o = std::io::stdout().lock();
+                    o.write_all(piece).and_then(|_| o.flush())
+                };
+            };
+            // On the heap: the thread's stack is small.
+            let mut buf = vec![0u8; 16 * 1024];
             loop {
-                line.truncate(start);
-                match r.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if line.last() != Some(&b'\n') {
-                            line.push(b'\n');
-                        }
-                        let _ = if to_stderr {
-                            std::io::stderr().lock().write_all(&line)
-                        } else {
-                            let mut o = std::io::stdout().lock();
-                            o.write_all(&line).and_then(|_| o.flush())
-                        };
-                    }
+                match src.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => split.push(&buf[..n], &mut write),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
                 }
             }
+            split.finish(&mut write);
         })
         .ok()
 }
