@@ -273,6 +273,36 @@ fn bad_n_is_refused_with_exit_2_and_one_line() {
     }
 }
 
+/// A program that cannot be started ends the job as a shell would: 127
+/// when it is not found, 126 when it may not be run, with one line naming
+/// it.
+#[test]
+fn a_program_that_cannot_start_exits_126_or_127() {
+    let _g = serial();
+    let t = token("nostart");
+    let dir = std::env::temp_dir().join(&t);
+    std::fs::create_dir_all(&dir).unwrap();
+    let not_exec = dir.join("not-executable");
+    std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
+    let missing = dir.join("missing");
+    for (prog, code, why) in [
+        (&missing, 127, "No such file or directory"),
+        (&not_exec, 126, "Permission denied"),
+    ] {
+        let p = prog.to_str().unwrap();
+        let d = Job::start(&t, &["-n", "2", p], &[]).wait(DEADLINE);
+        assert_eq!(d.code, Some(code), "{p}: {:?}", d.err);
+        assert!(
+            d.err
+                .iter()
+                .any(|l| l.contains(&format!("cannot start rank 0 ({p}): {why}"))),
+            "{p}: {:?}",
+            d.err
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn unknown_spawner_and_bad_spawner_settings_exit_2() {
     let _g = serial();

@@ -259,10 +259,11 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
             }
             Err(e) => {
                 gex_env::eprintln_whole!("gasnetrun-ofi agent on host {}: {e}", job.host);
-                // Report the rank as failed to start (127, like a shell).
+                // Report the rank as failed to start (126 or 127, as a
+                // shell).
                 report(Msg::RankExit {
                     rank: r,
-                    end: RankEnd::Code(127),
+                    end: RankEnd::Code(e.exit_code()),
                 });
             }
         }

@@ -58,14 +58,20 @@ impl SpawnError {
     }
 
     /// The exit code a launcher uses for this error: 2 for usage errors
-    /// (including bad variables and unsupported spawners), 127 when a
-    /// program cannot be started, 1 otherwise.
+    /// (including bad variables and unsupported spawners), as a shell when
+    /// a program cannot be started (126 when it is found but may not be
+    /// run, 127 otherwise), 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             SpawnError::Usage(_)
             | SpawnError::Env(_)
             | SpawnError::Unsupported(_)
             | SpawnError::Bootstrap(BootstrapError::Env(_)) => 2,
+            SpawnError::Spawn { source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                126
+            }
             SpawnError::Spawn { .. } => 127,
             _ => 1,
         }
