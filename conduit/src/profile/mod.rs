@@ -109,6 +109,13 @@ pub struct Profile {
     /// size (posted until it refuses one); `true`/absent: it refuses them
     /// there, so the conduit keeps a reserve for its own receives.
     pub tagged_rx_bounded: Option<bool>,
+    /// Most `fi_tsend`s a tagged context keeps in flight: a send past it
+    /// first makes progress until one completes. For providers that stall
+    /// with many multi-packet messages outstanding (ofi_rxd); absent: no
+    /// limit. Safe only where a send completes without a matching receive
+    /// (the provider buffers unexpected messages), else sends would wait
+    /// on the peer's receives.
+    pub tagged_send_window: Option<usize>,
     /// `true`: the provider completes a truncated tagged receive as a
     /// success of the buffer's length (no FI_ETRUNC), so the conduit sends
     /// each message's length in the high half of the CQ data (when
@@ -255,6 +262,16 @@ mod tests {
         assert_eq!(lookup("shm").receive_mode, None);
         assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
         assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
+        let udp = lookup("udp;ofi_rxd");
+        assert_eq!(udp.am_send_window, Some(64));
+        assert_eq!(udp.tagged_send_window, Some(64));
+        assert_eq!(
+            udp.set_env
+                .get("FI_OFI_RXD_MAX_UNACKED")
+                .map(String::as_str),
+            Some("16")
+        );
+        assert_eq!(lookup("tcp;ofi_rxm").tagged_send_window, None);
         assert_eq!(lookup("sockets").am_inject, Some(false));
         assert_eq!(lookup("tcp;ofi_rxm").am_inject, None);
         assert_eq!(lookup("sockets").am_send_window, Some(2));

@@ -68,6 +68,11 @@ pub(crate) struct Ctx<M: Mode> {
     /// Provider receive entries the application's receives may still take
     /// (the rest is kept for the conduit's own receives and probes).
     pub credits: std::sync::atomic::AtomicIsize,
+    /// `fi_tsend`s posted whose completion has not been read, counted only
+    /// under a send window (`Engine::send_window`). It may dip below zero
+    /// for a moment: another thread can read a send's completion before
+    /// the posting thread counts it.
+    pub sends_in_flight: std::sync::atomic::AtomicIsize,
 }
 
 /// Receive entries kept for the conduit's own receives, acknowledgement
@@ -134,6 +139,9 @@ pub struct TaggedStats<C: Counter> {
     pub probes: C,
     /// Completions read.
     pub completions: C,
+    /// Rounds of progress a send waited for room in the profile's send
+    /// window (`tagged_send_window`).
+    pub send_window_waits: C,
 }
 
 /// The engine.
@@ -173,6 +181,9 @@ pub(crate) struct Engine<M: Mode> {
     pub paths: super::paths::Paths<M>,
     /// `fi_rx_addr`'s context bits with a scalable endpoint (else 0).
     pub rx_ctx_bits: i32,
+    /// Most `fi_tsend`s in flight per context (the profile's
+    /// `tagged_send_window`); `isize::MAX`: no window, nothing counted.
+    pub send_window: isize,
 }
 
 impl<M: Mode> Engine<M> {
@@ -212,6 +223,7 @@ impl<M: Mode> Engine<M> {
             spill: None,
             paths,
             rx_ctx_bits,
+            send_window: isize::MAX,
         }
     }
 
@@ -300,6 +312,7 @@ pub(super) fn new_ctx<M: Mode>(
         waiting: M::Lock::new(std::collections::VecDeque::new()),
         has_waiting: AtomicBool::new(false),
         credits: std::sync::atomic::AtomicIsize::new(budget),
+        sends_in_flight: std::sync::atomic::AtomicIsize::new(0),
     }
 }
 

@@ -256,6 +256,9 @@ pub(crate) fn open<M: Mode>(
     if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
         eng.spill = super::spill::Spill::get();
     }
+    if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
+        eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
+    }
     eng.len_in_data = crate::profile::lookup(&w.provider)
         .tagged_truncation_unreported
         .unwrap_or(false)

@@ -100,6 +100,7 @@ impl<M: Mode> Engine<M> {
                 recv: false,
             });
         }
+        self.await_send_room(x)?;
         let id = x.reqs.lock().start(if sync {
             Kind::SyncSend {
                 len,
@@ -159,6 +160,7 @@ impl<M: Mode> Engine<M> {
             x.reqs.lock().take(id);
             return Err(e);
         }
+        self.sent(x);
         self.stats.sends.add(1);
         Ok(posted)
     }

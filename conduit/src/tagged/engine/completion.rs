@@ -50,15 +50,18 @@ impl<M: Mode> Engine<M> {
             let got =
                 unsafe { std::slice::from_raw_parts(buf.0.as_ptr().cast::<TaggedEntry>(), n) };
             let mut acks: Vec<(u64, u32)> = Vec::new();
-            let mut released = 0isize;
+            let (mut released, mut sent) = (0isize, 0isize);
             {
                 let mut reqs = c.reqs.lock();
                 for e in got {
-                    self.on_entry(&mut reqs, e, &mut acks, &mut released);
+                    self.on_entry(&mut reqs, e, &mut acks, &mut released, &mut sent);
                 }
             }
             if released > 0 {
                 c.credits.fetch_add(released, Ordering::AcqRel);
+            }
+            if sent > 0 && self.send_window != isize::MAX {
+                c.sends_in_flight.fetch_sub(sent, Ordering::AcqRel);
             }
             for (bits, src) in acks {
                 self.send_ack(c.index, bits, src)?;
@@ -81,6 +84,7 @@ impl<M: Mode> Engine<M> {
         e: &TaggedEntry,
         acks: &mut Vec<(u64, u32)>,
         released: &mut isize,
+        sent: &mut isize,
     ) {
         // SAFETY: the completion is of one of this engine's operations,
         // not finished before this entry is handled.
@@ -93,8 +97,10 @@ impl<M: Mode> Engine<M> {
             return;
         };
         let kind = reqs.kind_at(idx);
-        if let Some(Kind::Recv { counted: true, .. }) = kind {
-            *released += 1;
+        match kind {
+            Some(Kind::Recv { counted: true, .. }) => *released += 1,
+            Some(Kind::Send { .. } | Kind::SyncSend { .. }) if part == Part::Main => *sent += 1,
+            _ => {}
         }
         let status = match (kind, part) {
             (Some(Kind::Recv { .. }), Part::Main) | (Some(Kind::Probe), Part::Main) => {
@@ -159,8 +165,14 @@ impl<M: Mode> Engine<M> {
         {
             let mut reqs = c.reqs.lock();
             let kind = reqs.kind_at(idx);
-            if let Some(Kind::Recv { counted: true, .. }) = kind {
-                self.release_credit(c);
+            match kind {
+                Some(Kind::Recv { counted: true, .. }) => self.release_credit(c),
+                Some(Kind::Send { .. } | Kind::SyncSend { .. })
+                    if part == Part::Main && self.send_window != isize::MAX =>
+                {
+                    c.sends_in_flight.fetch_sub(1, Ordering::AcqRel);
+                }
+                _ => {}
             }
             let d = self.layout.decode(e.tag, e.data);
             match (kind, e.err) {

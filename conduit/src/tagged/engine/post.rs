@@ -103,6 +103,32 @@ impl<M: Mode> Engine<M> {
         q.len() != before
     }
 
+    /// Under a send window (the profile's `tagged_send_window`), make
+    /// progress on `c` until it has room for one more `fi_tsend`; call
+    /// [`Engine::sent`] once that send is posted.
+    #[inline]
+    pub fn await_send_room(&self, c: &Ctx<M>) -> Result<(), Error> {
+        if self.send_window == isize::MAX {
+            return Ok(());
+        }
+        while c.sends_in_flight.load(Ordering::Acquire) >= self.send_window {
+            self.stats.send_window_waits.add(1);
+            self.progress_ctx(c)?;
+            if self.has_acks.load(Ordering::Relaxed) {
+                self.retry_acks()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An `fi_tsend` was posted on `c`: count it under a send window.
+    #[inline]
+    pub fn sent(&self, c: &Ctx<M>) {
+        if self.send_window != isize::MAX {
+            c.sends_in_flight.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// Post with `post` until it is not refused with `-FI_EAGAIN`, making
     /// progress on the context in between.
     #[inline]

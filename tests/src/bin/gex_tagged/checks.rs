@@ -111,7 +111,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     }
     let st = c.tagged_stats().ok_or_else(|| fail("no stats"))?;
     Ok(format!(
-        "ok: tag mode {} on {} ranks; {} (injects {}, sends {}, receives {}, acks {}, probes {})",
+        "ok: tag mode {} on {} ranks; {} (injects {}, sends {}, receives {}, acks {}, probes {}, send-window waits {})",
         layout.mode,
         w.size(),
         done.join(", "),
@@ -119,7 +119,8 @@ pub fn all(c: &Client) -> Fallible<String> {
         st.sends.get(),
         st.recvs.get(),
         st.acks.get(),
-        st.probes.get()
+        st.probes.get(),
+        st.send_window_waits.get()
     ))
 }
 
