@@ -42,6 +42,13 @@ pub const FI_OFI_RXM_TX_SIZE: &str = "FI_OFI_RXM_TX_SIZE";
 /// libfabric 2.x tcp's receive data buffer (tcp;ofi_rxm profile: 256).
 pub const FI_TCP_MAX_RX_SIZE: &str = "FI_TCP_MAX_RX_SIZE";
 
+/// Packets ofi_rxd sends to a peer before an acknowledgement (udp;ofi_rxd
+/// profile: [`RXD_MAX_UNACKED_VALUE`]; rxd's own 128 overflows a receiver's
+/// socket buffer, known-issues.md).
+pub const FI_OFI_RXD_MAX_UNACKED: &str = "FI_OFI_RXD_MAX_UNACKED";
+/// The value the udp;ofi_rxd profile writes to [`FI_OFI_RXD_MAX_UNACKED`].
+pub const RXD_MAX_UNACKED_VALUE: &str = "16";
+
 /// The variables the tcp;ofi_rxm profile sets (`providers.toml`), to size
 /// rxm's pools for the job.
 pub const RXM_POOL_SETTINGS: [&str; 6] = [

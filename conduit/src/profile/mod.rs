@@ -265,11 +265,10 @@ mod tests {
         let udp = lookup("udp;ofi_rxd");
         assert_eq!(udp.am_send_window, Some(64));
         assert_eq!(udp.tagged_send_window, Some(64));
+        use crate::config::libfabric_vars::{FI_OFI_RXD_MAX_UNACKED, RXD_MAX_UNACKED_VALUE};
         assert_eq!(
-            udp.set_env
-                .get("FI_OFI_RXD_MAX_UNACKED")
-                .map(String::as_str),
-            Some("16")
+            udp.set_env.get(FI_OFI_RXD_MAX_UNACKED).map(String::as_str),
+            Some(RXD_MAX_UNACKED_VALUE)
         );
         assert_eq!(lookup("tcp;ofi_rxm").tagged_send_window, None);
         assert_eq!(lookup("sockets").am_inject, Some(false));

@@ -60,8 +60,8 @@ impl<M: Mode> Engine<M> {
             if released > 0 {
                 c.credits.fetch_add(released, Ordering::AcqRel);
             }
-            if sent > 0 && self.send_window != isize::MAX {
-                c.sends_in_flight.fetch_sub(sent, Ordering::AcqRel);
+            if sent > 0 {
+                self.sends_done(c, sent);
             }
             for (bits, src) in acks {
                 self.send_ack(c.index, bits, src)?;
@@ -167,10 +167,8 @@ impl<M: Mode> Engine<M> {
             let kind = reqs.kind_at(idx);
             match kind {
                 Some(Kind::Recv { counted: true, .. }) => self.release_credit(c),
-                Some(Kind::Send { .. } | Kind::SyncSend { .. })
-                    if part == Part::Main && self.send_window != isize::MAX =>
-                {
-                    c.sends_in_flight.fetch_sub(1, Ordering::AcqRel);
+                Some(Kind::Send { .. } | Kind::SyncSend { .. }) if part == Part::Main => {
+                    self.sends_done(c, 1)
                 }
                 _ => {}
             }

@@ -129,6 +129,15 @@ impl<M: Mode> Engine<M> {
         }
     }
 
+    /// `n` `fi_tsend`s on `c` completed (or failed): uncount them under a
+    /// send window.
+    #[inline]
+    pub(super) fn sends_done(&self, c: &Ctx<M>, n: isize) {
+        if self.send_window != isize::MAX {
+            c.sends_in_flight.fetch_sub(n, Ordering::AcqRel);
+        }
+    }
+
     /// Post with `post` until it is not refused with `-FI_EAGAIN`, making
     /// progress on the context in between.
     #[inline]
