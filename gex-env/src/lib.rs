@@ -98,9 +98,11 @@ impl EnvSource for MapEnv {
 }
 
 /// A bad value in one variable. Its `Display` is the one line a user sees:
-/// `GASNET_OFI_MAX_MEDIUM="100" is not accepted: expected a size of at least 512 bytes`.
+/// `GASNET_OFI_MAX_MEDIUM="100" is not accepted: expected a size of at least 512 bytes`,
+/// followed by ` [reason]` when the value could not be parsed at all
+/// (`expected a size ... ["2Q" is not a number]`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{var}={value:?} is not accepted: expected {expected}")]
+#[error("{var}={value:?} is not accepted: expected {expected}{}", Bracketed(reason.as_deref()))]
 pub struct EnvError {
     /// The variable's name.
     pub var: String,
@@ -108,6 +110,10 @@ pub struct EnvError {
     pub value: String,
     /// What is accepted, in words.
     pub expected: String,
+    /// Why the value could not be parsed, when a parser said so; kept apart
+    /// from `expected` so that a caller stating a wider rule
+    /// (`conduit`'s `explained`) replaces one and keeps the other.
+    pub reason: Option<String>,
 }
 
 impl EnvError {
@@ -117,6 +123,25 @@ impl EnvError {
             var: var.to_string(),
             value: value.to_string(),
             expected: expected.into(),
+            reason: None,
+        }
+    }
+
+    /// The same error with the parser's `reason` attached.
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+/// ` [reason]` when there is one, nothing otherwise.
+struct Bracketed<'a>(Option<&'a str>);
+
+impl std::fmt::Display for Bracketed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(r) => write!(f, " [{r}]"),
+            None => Ok(()),
         }
     }
 }
@@ -316,9 +341,9 @@ impl<'a> EnvReader<'a> {
             Some(v) => {
                 self.record(name, &v, false);
                 let n = parse_size(&v)
-                    .map_err(|why| EnvError::new(name, &v, size_expected(min, Some(&why))))?;
+                    .map_err(|why| EnvError::new(name, &v, size_expected(min)).because(why))?;
                 if n < min {
-                    return Err(EnvError::new(name, &v, size_expected(min, None)));
+                    return Err(EnvError::new(name, &v, size_expected(min)));
                 }
                 Ok(Some(n))
             }
@@ -359,19 +384,13 @@ impl<'a> EnvReader<'a> {
     }
 }
 
-fn size_expected(min: u64, why: Option<&str>) -> String {
-    let mut s = if min > 0 {
+fn size_expected(min: u64) -> String {
+    if min > 0 {
         let unit = if min == 1 { "byte" } else { "bytes" };
         format!("a size of at least {min} {unit} (a number with an optional K, M, G or T suffix)")
     } else {
         "a size in bytes (a number with an optional K, M, G or T suffix)".to_string()
-    };
-    if let Some(why) = why {
-        s.push_str(" [");
-        s.push_str(why);
-        s.push(']');
     }
-    s
 }
 
 /// Parse a boolean in any of the accepted spellings (case-insensitive).

@@ -13,19 +13,11 @@ pub(crate) fn value_text(r: &EnvReader<'_>, name: &str, effective: impl ToString
 /// `res`, with a refusal's accepted-values text replaced by `expected`:
 /// where a variable's rule is more than a read's own bounds (a minimum
 /// that depends on another variable, values that are excluded), every
-/// refusal states the whole rule. A parse failure's reason (`["x" is not
-/// a number]`) is kept.
+/// refusal states the whole rule. A parse failure's reason
+/// ([`EnvError::reason`]) is kept.
 pub(crate) fn explained<T>(res: Result<T, EnvError>, expected: &str) -> Result<T, EnvError> {
     res.map_err(|mut e| {
-        let reason = e
-            .expected
-            .rfind(" [")
-            .filter(|_| e.expected.ends_with(']'))
-            .map(|i| e.expected[i..].to_string());
         e.expected = expected.to_string();
-        if let Some(r) = reason {
-            e.expected.push_str(&r);
-        }
         e
     })
 }

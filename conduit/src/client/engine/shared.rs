@@ -256,8 +256,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         seen: &mut usize,
     ) -> Result<(), Fault> {
         let lock_addr = (lock as *const M::Lock<()>).cast::<()>();
-        let _g = lock.try_lock();
-        if _g.is_none() && !abandoned_by_this_thread(lock_addr) {
+        // Held to the end of the drain (dropped after `_enter` and
+        // `reading`): this thread is the rings' one consumer.
+        let consumer = lock.try_lock();
+        if consumer.is_none() && !abandoned_by_this_thread(lock_addr) {
             return Ok(());
         }
         let reading = Reading {
