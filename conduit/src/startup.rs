@@ -100,10 +100,6 @@ pub struct Prepared {
     pub am_inject_limit: usize,
     /// RMA inject limit in effect (`GASNET_OFI_RMA_INJECT_LIMIT`, capped).
     pub rma_inject_limit: usize,
-    /// The receive-buffer mode the provider's profile imposes because the
-    /// user did not set `GASNET_OFI_RECEIVE_BUFF_SIZE` (with the buffer count
-    /// to use when `GASNET_OFI_NUM_RECEIVE_BUFFS` is unset too).
-    pub receive_override: Option<(crate::config::RecvBuffSize, Option<usize>)>,
     /// The AM flow control the provider's profile imposes where the user
     /// did not choose (`am_send_window`).
     pub am_window: Option<AmWindow>,
@@ -245,36 +241,6 @@ pub fn prepare(
         }
         notes.push(n);
     }
-    // A provider whose FI_MULTI_RECV is unreliable gets its profile's
-    // receive mode unless the user chose one (then a warning says why the
-    // default differs).
-    let mut receive_override = None;
-    if let Some(mode) = chosen.receive_mode {
-        let want = match mode {
-            profile::ReceiveMode::Recv => crate::config::RecvBuffSize::Recv,
-            profile::ReceiveMode::Single => crate::config::RecvBuffSize::Single,
-        };
-        if env.peek("GASNET_OFI_RECEIVE_BUFF_SIZE").is_none() {
-            let count = env
-                .peek("GASNET_OFI_NUM_RECEIVE_BUFFS")
-                .is_none()
-                .then(|| want.default_num_buffs());
-            receive_override = Some((want, count));
-            notes.push(format!(
-                "{}: receive buffers in {mode:?} mode (profile default; set GASNET_OFI_RECEIVE_BUFF_SIZE to override)",
-                caps.provider
-            ));
-        } else if cfg.am.receive_buff_size != want && lead && !cfg.general.quiet {
-            let w = format!(
-                "WARNING: GASNET_OFI_RECEIVE_BUFF_SIZE={} with {}: {}",
-                env.peek("GASNET_OFI_RECEIVE_BUFF_SIZE").unwrap_or_default(),
-                caps.provider,
-                chosen.notes
-            );
-            gex_env::eprintln_whole!("{w}");
-            printed.push(w);
-        }
-    }
     let (mut am_inject_limit, n) = cfg.am.resolve_inject_limit(caps.inject_size);
     warnings.extend(n);
     if chosen.am_inject == Some(false) && env.peek("GASNET_OFI_AM_INJECT_LIMIT").is_none() {
@@ -324,7 +290,6 @@ pub fn prepare(
         selected,
         am_inject_limit,
         rma_inject_limit,
-        receive_override,
         am_window,
         notes,
         printed,

@@ -60,7 +60,11 @@ fn core_with_udp_and_sockets() {
 #[test]
 fn flood_on_udp_within_its_window() {
     let _g = serial();
-    for vars in [&[][..], &[("GASNET_OFI_RECEIVE_BUFF_SIZE", "1M")][..]] {
+    // The default (1 MiB multi-receive buffers) and one AM per buffer.
+    for (vars, one_per_buffer) in [
+        (&[][..], false),
+        (&[("GASNET_OFI_RECEIVE_BUFF_SIZE", "recv")][..], true),
+    ] {
         let r = run(4, &["flood", "20000", "2000"], "udp", vars, 120);
         ok(&r, &format!("udp {vars:?}"));
         assert!(
@@ -71,6 +75,20 @@ fn flood_on_udp_within_its_window() {
             "udp {vars:?}: {}",
             r.stdout
         );
+        // Rank 0 received 66,000 AMs through the provider (its own AMs to
+        // itself bypass it): one repost each in `recv` mode, one per filled
+        // 1 MiB buffer (about 48 MiB of Mediums) by default.
+        let reposts: u64 = r
+            .stdout
+            .split("reposts ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("udp {vars:?}: no repost count in {}", r.stdout));
+        if one_per_buffer {
+            assert!(reposts >= 60_000, "udp {vars:?}: {reposts} reposts");
+        } else {
+            assert!(reposts < 2_000, "udp {vars:?}: {reposts} reposts");
+        }
     }
 }
 

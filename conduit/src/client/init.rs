@@ -118,12 +118,6 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
         threads: M::PAR,
     };
     let prepared = prepare(&cfg, &reader, &job)?;
-    if let Some((mode, count)) = prepared.receive_override {
-        cfg.am.receive_buff_size = mode;
-        if let Some(n) = count {
-            cfg.am.num_receive_buffs = n;
-        }
-    }
     if let Some(w) = prepared.am_window {
         w.apply(&mut cfg.am);
     }

@@ -92,9 +92,6 @@ pub struct Profile {
     pub set_env: BTreeMap<String, String>,
     /// FI_UNIVERSE_SIZE is set automatically only from this version on.
     pub universe_size_min_libfabric: Option<Version>,
-    /// `GASNET_OFI_RECEIVE_BUFF_SIZE` to use when the user has not set it
-    /// (`recv` or `single`), for providers whose FI_MULTI_RECV is unreliable.
-    pub receive_mode: Option<ReceiveMode>,
     /// `false`: send AMs with `fi_send` only, never `fi_inject` (unless
     /// `GASNET_OFI_AM_INJECT_LIMIT` says otherwise), for providers that lose
     /// injected messages.
@@ -141,16 +138,6 @@ pub struct Profile {
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,
-}
-
-/// A receive-buffer mode a profile may impose by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReceiveMode {
-    /// One AM per buffer, posted with FI_MULTI_RECV.
-    Single,
-    /// One AM per buffer, posted without FI_MULTI_RECV.
-    Recv,
 }
 
 #[derive(Deserialize)]
@@ -258,10 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn shm_defaults_to_recv_mode() {
-        assert_eq!(lookup("shm").receive_mode, None);
-        assert_eq!(lookup("tcp;ofi_rxm").receive_mode, None);
-        assert_eq!(lookup("udp;ofi_rxd").receive_mode, Some(ReceiveMode::Recv));
+    fn udp_flow_control_and_other_workarounds() {
         let udp = lookup("udp;ofi_rxd");
         assert_eq!(udp.am_send_window, Some(64));
         assert_eq!(udp.tagged_send_window, Some(64));
