@@ -123,6 +123,50 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
     }
 }
 
+/// Active Messages over udp;ofi_rxd across the three hosts with its
+/// profile's defaults (multi-receive buffers since 2026-11-29, the flow
+/// control of known-issues.md): `gex-am core` once and `flood` three times,
+/// 6 ranks, the shared-memory path off so that every message crosses the
+/// provider.
+#[test]
+fn am_programs_on_three_namespace_hosts_over_udp() {
+    let _g = serial();
+    let lab = Lab::new();
+    for p in client_programs(6, Paths::Provider)
+        .into_iter()
+        .filter(|p| p.args[0] == "core" || p.args[0] == "flood")
+    {
+        let runs = if p.args[0] == "flood" { 3 } else { 1 };
+        for run in 1..=runs {
+            let t = token("netnsudp");
+            let mut args = vec!["-n".to_string(), "6".into(), "--".into()];
+            args.extend(p.command(&t));
+            let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+            let d = lab.launch(
+                &t,
+                &args,
+                &[
+                    ("FI_PROVIDER", "udp;ofi_rxd"),
+                    ("GASNET_OFI_DEVICE", "veth0"),
+                    ("GASNET_EXITTIMEOUT", "30"),
+                    ("GASNET_SUPERNODE_MAXSIZE", "1"),
+                    ("GASNET_WAIT_MODE", "yield"),
+                ],
+            );
+            eprintln!(
+                "netns: {} over udp (run {run}/{runs}): {:?}",
+                p.name(),
+                d.elapsed
+            );
+            p.check(
+                &format!("3 hosts over udp, run {run}/{runs}"),
+                &d,
+                "udp;ofi_rxd provider (veth0)",
+            );
+        }
+    }
+}
+
 /// A 6-rank flood over tcp;ofi_rxm that lasts far longer than the test,
 /// 3 s in (exit timeout 5 s).
 fn long_flood(lab: &Lab, t: &str) -> Job {

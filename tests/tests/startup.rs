@@ -279,51 +279,6 @@ fn four_rank_ring_under_the_launcher_on_every_provider() {
     }
 }
 
-/// `GASNET_OFI_RECEIVE_BUFF_SIZE` has its 1 MiB default on every provider
-/// (udp;ofi_rxd's profile used to impose `recv`, for a multi-receive fault
-/// that was the conduit's own, since fixed), and a value the user sets is
-/// taken without a warning. That udp really receives into multi-receive
-/// buffers is checked by `am.rs`'s `flood_on_udp_within_its_window`
-/// (its repost counts).
-#[test]
-fn multi_receive_buffers_by_default_on_every_provider() {
-    for (fi, dev) in [
-        ("udp", "lo"),
-        ("shm", "shm"),
-        ("tcp", "lo"),
-        ("sockets", "lo"),
-    ] {
-        let (code, out, err) = startup(&[
-            ("FI_PROVIDER", fi),
-            ("GASNET_OFI_DEVICE", dev),
-            ("GASNET_VERBOSEENV", "1"),
-        ]);
-        assert_eq!(code, 0, "{fi}: {err}");
-        let both = format!("{out}{err}");
-        assert!(
-            both.contains("GASNET_OFI_RECEIVE_BUFF_SIZE = 1048576   (default)"),
-            "{fi}: {both}"
-        );
-        for mode in ["recv", "1M"] {
-            let (code, out, err) = startup(&[
-                ("FI_PROVIDER", fi),
-                ("GASNET_OFI_DEVICE", dev),
-                ("GASNET_OFI_RECEIVE_BUFF_SIZE", mode),
-                ("GASNET_VERBOSEENV", "1"),
-            ]);
-            assert_eq!(code, 0, "{fi} {mode}: {err}");
-            assert!(
-                !err.contains("WARNING: GASNET_OFI_RECEIVE_BUFF_SIZE"),
-                "{fi} {mode}: {err}"
-            );
-            assert!(
-                format!("{out}{err}").contains(&format!("GASNET_OFI_RECEIVE_BUFF_SIZE = {mode}\n")),
-                "{fi} {mode}: {out}{err}"
-            );
-        }
-    }
-}
-
 /// Under the launcher `GASNET_VERBOSEENV=1` prints the ranks' variables
 /// once, from rank 0, bootstrap variables included (they used to come
 /// from every rank).
