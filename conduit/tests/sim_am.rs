@@ -172,22 +172,28 @@ fn eagain_on_every_kind_of_post() {
     );
 }
 
+/// Also with sends reported where a paired-endpoint profile reports them
+/// (requests' on the reply queue, replies' on the TX queue).
 #[test]
 fn delayed_and_reordered_completions() {
-    let (fabric, ended) = Job::new(4)
-        .faults(Faults {
-            max_delay: 5,
-            reorder: true,
-            ..Faults::default()
-        })
-        .vars(&[
-            ("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"),
-            ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K"),
-        ])
-        .max_msg(4096)
-        .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 48));
-    all_returned(ended);
-    assert!(fabric.counts().delivered > 0);
+    for paired in [false, true] {
+        let (fabric, ended) = Job::new(4)
+            .faults(Faults {
+                max_delay: 5,
+                reorder: true,
+                tx_on_reply: paired,
+                am_paired: paired,
+                ..Faults::default()
+            })
+            .vars(&[
+                ("GASNET_OFI_NUM_RECEIVE_BUFFS", "4"),
+                ("GASNET_OFI_RECEIVE_BUFF_SIZE", "32K"),
+            ])
+            .max_msg(4096)
+            .run::<Seq, _, _, _>(|_| Seen::default(), |c| exchange(c, 48));
+        all_returned(ended);
+        assert!(fabric.counts().delivered > 0);
+    }
 }
 
 /// The completion pattern of libfabric 1.17's tcp;ofi_rxm between hosts:

@@ -135,6 +135,11 @@ pub struct Profile {
     /// (`GASNET_OFI_LONG_AM_WRITEDATA=auto`) even though the provider has
     /// remote CQ data; absent: in one message where it has.
     pub long_am_writedata: Option<bool>,
+    /// `true`: AM requests leave from the reply endpoint and replies from
+    /// the request endpoint, so a request and its reply travel over one
+    /// connection of a connection-oriented provider; absent: each AM leaves
+    /// from its own side's endpoint.
+    pub am_paired_endpoints: Option<bool>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

@@ -54,9 +54,42 @@ pub(super) fn ep_index(ep: Ep) -> usize {
     }
 }
 
+/// The local endpoint an AM to a peer's endpoint `ep` leaves from where
+/// the profile says `am_paired_endpoints`: the other AM endpoint of the
+/// set. A rank's requests go from its reply
+/// endpoint to the peer's request endpoint, and the peer's replies come
+/// back from that request endpoint to this reply endpoint, so on
+/// connection-oriented providers (ofi_rxm over tcp, sockets) a request and
+/// its reply travel over one connection in both directions: each message's
+/// TCP acknowledgement rides on the next message instead of being a
+/// segment of its own, which costs the receiving kernel work on the round
+/// trip's path (docs/PERFORMANCE.md, "Requests and their replies over one
+/// connection"). RMA keeps the reply endpoint at both ends (memory bound
+/// to an endpoint is bound to that one).
+#[inline(always)]
+pub(super) fn sender(ep: Ep) -> Ep {
+    match ep {
+        Ep::Request => Ep::Reply,
+        Ep::Reply => Ep::Request,
+        Ep::Rma => Ep::Rma,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_and_its_reply_share_a_pair_of_endpoints() {
+        // Rank a's request leaves a's reply endpoint for b's request
+        // endpoint; b's reply leaves b's request endpoint for a's reply
+        // endpoint: the same two endpoints, so one connection.
+        let request = (ep_index(sender(Ep::Request)), ep_index(Ep::Request));
+        let reply = (ep_index(sender(Ep::Reply)), ep_index(Ep::Reply));
+        assert_eq!(request, (reply.1, reply.0));
+        assert_ne!(request.0, request.1);
+        assert_eq!(sender(Ep::Rma), Ep::Rma);
+    }
 
     #[test]
     fn a_rank_outside_the_address_vector_is_refused_by_name() {

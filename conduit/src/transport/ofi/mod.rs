@@ -1,7 +1,9 @@
 //! The libfabric transport: endpoint sets of two RDM endpoints (request;
 //! reply, which carries RMA too) with a TX queue for the request endpoint
 //! and a receive queue per AM side (the reply endpoint reports everything
-//! to the reply queue), one address vector, memory registration.
+//! to the reply queue), one address vector, memory registration. Where
+//! the profile says `am_paired_endpoints`, AMs leave from the other side's
+//! endpoint (`addr::sender`).
 //!
 //! Threading follows the [`DomainLock`]: [`Unsynced`] for the
 //! single-threaded client (the transport is then not `Sync`, so calls can
@@ -29,7 +31,7 @@ mod addr;
 mod flags;
 mod lock;
 mod open;
-use addr::{ep_index, lookup, EPS};
+use addr::{ep_index, lookup, sender, EPS};
 
 pub use lock::{DomainLock, Synced, Tally, Unsynced};
 pub use open::OfiNetwork;
@@ -51,6 +53,9 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     /// The AM endpoints' completion flag (FI_INJECT_COMPLETE, or
     /// FI_DELIVERY_COMPLETE when AM sends are windowed).
     msg_completion: u64,
+    /// AMs leave from the other side's endpoint (`sender`), as the
+    /// profile's `am_paired_endpoints` asks.
+    paired: bool,
     sets: Vec<OfiSet>,
     nsets: usize,
     /// Every rank's endpoints' addresses, `FI_ADDR_NOTAVAIL` for a rank
@@ -138,6 +143,16 @@ impl<L: DomainLock> OfiTransport<L> {
     #[inline]
     fn ep(&self, set: usize, ep: Ep) -> &Endpoint {
         &self.sets[set].eps[ep_index(ep)]
+    }
+
+    /// The local endpoint a message to a peer's endpoint `ep` leaves from.
+    #[inline(always)]
+    fn from(&self, ep: Ep) -> Ep {
+        if self.paired {
+            sender(ep)
+        } else {
+            ep
+        }
     }
 
     /// Post an operation of endpoint `ep` that reports a completion,
@@ -381,7 +396,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         // SAFETY: calls are serialised as the domain's threading level
         // requires (the lock, or a transport that is not Sync); inject copies
         // the bytes before returning.
-        unsafe { self.ep(set, ep).inject(bytes, to) }.map_err(post_error)
+        unsafe { self.ep(set, self.from(ep)).inject(bytes, to) }.map_err(post_error)
     }
 
     #[inline]
@@ -395,11 +410,12 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         ctx: Context,
     ) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
-        self.counted(set, ep, || {
+        let from = self.from(ep);
+        self.counted(set, from, || {
             // SAFETY: buffer lifetime per this function's contract;
             // the closure runs inside the domain lock.
             unsafe {
-                self.ep(set, ep)
+                self.ep(set, from)
                     .send(buf, len, to, ctx.encode() as *mut libc::c_void)
             }
             .map_err(post_error)
@@ -596,11 +612,12 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         let to = self.addr(dest, set, ep)?;
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
-        self.counted(set, ep, || {
+        let from = self.from(ep);
+        self.counted(set, from, || {
             // SAFETY: per this function's contract; the closure runs
             // inside the domain lock.
             unsafe {
-                self.ep(set, ep)
+                self.ep(set, from)
                     .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
             }
             .map_err(post_error)

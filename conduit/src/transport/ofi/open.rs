@@ -169,6 +169,13 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
             }
             sets.push(s);
         }
+        let paired = crate::profile::lookup(&net.caps.provider).am_paired_endpoints == Some(true);
+        if paired {
+            tracing::debug!(
+                "{}: AM requests leave from the reply endpoint and replies from the request endpoint (profile: am_paired_endpoints)",
+                net.caps.provider
+            );
+        }
         let facts = Facts {
             provider: net.caps.provider.clone(),
             max_msg_size: net.caps.max_msg_size,
@@ -190,6 +197,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 } else {
                     sys::FI_INJECT_COMPLETE
                 } as u64,
+                paired,
                 sets,
                 nsets: plan.sets,
                 addrs: Vec::new(),

@@ -72,6 +72,11 @@ pub struct Faults {
     /// bound whole to the reply queue (not a fault: a placement the engine
     /// must accept as well).
     pub tx_on_reply: bool,
+    /// Report the request side's sends on the reply receive queue and the
+    /// reply side's on the TX queue, as the libfabric transport does for a
+    /// profile with `am_paired_endpoints` (requests leave from the reply
+    /// endpoint, replies from the request endpoint).
+    pub am_paired: bool,
 }
 
 /// Network-wide settings fixed when the fabric is made.

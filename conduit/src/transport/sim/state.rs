@@ -369,10 +369,18 @@ impl Fabric {
             self.shuffle(rank, &mut due);
         }
         let on_reply = self.faults.tx_on_reply;
+        let paired = self.faults.am_paired;
         for op in due {
             let e = self.execute(rank, set, op, virt);
             let s = &mut self.ranks[rank].sets[set];
             match e.ctx {
+                Context::Send {
+                    side: Side::Request,
+                    ..
+                } if paired => s.rx_ready[Side::Reply.index()].push_back(e),
+                Context::Send {
+                    side: Side::Reply, ..
+                } if paired => s.tx_ready.push_back(e),
                 Context::Rma { .. }
                 | Context::Send {
                     side: Side::Reply, ..
