@@ -88,26 +88,7 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
                 1
             };
             for run in 1..=runs {
-                let t = token("netnsclient");
-                let mut args = vec!["-n".to_string(), "6".into(), "--".into()];
-                args.extend(p.command(&t));
-                let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-                let d = lab.launch(
-                    &t,
-                    &args,
-                    &[
-                        ("FI_PROVIDER", "tcp;ofi_rxm"),
-                        ("GASNET_OFI_DEVICE", "veth0"),
-                        ("GASNET_EXITTIMEOUT", "30"),
-                        ("GASNET_SUPERNODE_MAXSIZE", maxsize),
-                        // The three "hosts" share this machine's CPUs, but
-                        // each sees only its own 2 ranks, so the default
-                        // (`auto`) spins: with 6 spinning ranks on 2 cores
-                        // `gex-rma all` took 105 s and gups 43 s, instead of
-                        // 10 s and 7 s.
-                        ("GASNET_WAIT_MODE", "yield"),
-                    ],
-                );
+                let d = launch_six(&lab, "netnsclient", &p, "tcp;ofi_rxm", maxsize);
                 eprintln!(
                     "netns: {} (supernode max {maxsize}, run {run}/{runs}): {:?}",
                     p.name(),
@@ -138,21 +119,7 @@ fn am_programs_on_three_namespace_hosts_over_udp() {
     {
         let runs = if p.args[0] == "flood" { 3 } else { 1 };
         for run in 1..=runs {
-            let t = token("netnsudp");
-            let mut args = vec!["-n".to_string(), "6".into(), "--".into()];
-            args.extend(p.command(&t));
-            let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-            let d = lab.launch(
-                &t,
-                &args,
-                &[
-                    ("FI_PROVIDER", "udp;ofi_rxd"),
-                    ("GASNET_OFI_DEVICE", "veth0"),
-                    ("GASNET_EXITTIMEOUT", "30"),
-                    ("GASNET_SUPERNODE_MAXSIZE", "1"),
-                    ("GASNET_WAIT_MODE", "yield"),
-                ],
-            );
+            let d = launch_six(&lab, "netnsudp", &p, "udp;ofi_rxd", "1");
             eprintln!(
                 "netns: {} over udp (run {run}/{runs}): {:?}",
                 p.name(),
@@ -165,6 +132,30 @@ fn am_programs_on_three_namespace_hosts_over_udp() {
             );
         }
     }
+}
+
+/// Run client program `p` on 6 ranks (2 per host) over `provider` on the
+/// veth links, with `GASNET_SUPERNODE_MAXSIZE=maxsize`.
+fn launch_six(lab: &Lab, prefix: &str, p: &ClientRun, provider: &str, maxsize: &str) -> Done {
+    let t = token(prefix);
+    let mut args = vec!["-n".to_string(), "6".into(), "--".into()];
+    args.extend(p.command(&t));
+    let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    lab.launch(
+        &t,
+        &args,
+        &[
+            ("FI_PROVIDER", provider),
+            ("GASNET_OFI_DEVICE", "veth0"),
+            ("GASNET_EXITTIMEOUT", "30"),
+            ("GASNET_SUPERNODE_MAXSIZE", maxsize),
+            // The three "hosts" share this machine's CPUs, but each sees
+            // only its own 2 ranks, so the default (`auto`) spins: with 6
+            // spinning ranks on 2 cores `gex-rma all` took 105 s and gups
+            // 43 s, instead of 10 s and 7 s.
+            ("GASNET_WAIT_MODE", "yield"),
+        ],
+    )
 }
 
 /// A 6-rank flood over tcp;ofi_rxm that lasts far longer than the test,

@@ -331,15 +331,19 @@ pub unsafe trait Transport: Send + 'static {
     /// endpoints.
     fn register(&self, mem: &Arc<Mapping>, access: Access) -> Result<Vec<Self::Region>, Error>;
 
-    /// Send `bytes` (copied before return, no completion) from `ep` of set
-    /// `set` to the same endpoint of `dest`'s set.
+    /// Send `bytes` (copied before return, no completion) from set `set`
+    /// to endpoint `ep` of `dest`'s set. It leaves from this set's `ep`, or
+    /// from the other AM endpoint where the transport pairs them (the
+    /// libfabric one, for a profile with `am_paired_endpoints`).
     fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError>;
 
-    /// Send `len` bytes at `buf` to the same endpoint of `dest`'s set.
+    /// Send `len` bytes at `buf` from set `set` to endpoint `ep` of
+    /// `dest`'s set (leaving as for [`Transport::inject`]).
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and unchanged until the completion
-    /// carrying `ctx` has been read from the TX queue.
+    /// carrying `ctx` has been read (from the TX queue or the reply queue,
+    /// depending on the endpoint it left from).
     unsafe fn send(
         &self,
         set: usize,
@@ -459,8 +463,8 @@ pub unsafe trait Transport: Send + 'static {
         }))
     }
 
-    /// One write of the pieces of `v` from endpoint `ep` of set `set` to
-    /// the same endpoint of `dest`, carrying `data` as remote CQ data: the
+    /// One write of the pieces of `v` from set `set` to endpoint `ep` of
+    /// `dest` (leaving as for [`Transport::inject`]), carrying `data` as remote CQ data: the
     /// target's receive queue of that endpoint reports it as
     /// [`Context::Landed`] once every piece is in place. Completes locally
     /// as the endpoint's AM sends do.
