@@ -80,9 +80,27 @@ pub fn run_bounded_to(
 pub fn run_with_deadline(cmd: &mut Command, deadline: Duration) -> Output {
     let b = run_bounded(cmd, deadline).expect("spawn test program");
     if b.timed_out {
-        panic!("{cmd:?} did not finish within {deadline:?}; its process group was killed");
+        panic!(
+            "{cmd:?} did not finish within {deadline:?}; its process group was killed\n\
+             --- what it printed to stdout before (its end) ---\n{}\n\
+             --- to stderr (its end) ---\n{}",
+            tail(&b.output.stdout, 8192),
+            tail(&b.output.stderr, 8192)
+        );
     }
     b.output
+}
+
+/// The last `max` bytes of `bytes` as text (what a hung job printed last
+/// says where it stopped; the whole of it could bury the test's report).
+fn tail(bytes: &[u8], max: usize) -> String {
+    let from = bytes.len().saturating_sub(max);
+    let text = String::from_utf8_lossy(&bytes[from..]);
+    if from > 0 {
+        format!("[{from} bytes before this left out]\n{text}")
+    } else {
+        text.into_owned()
+    }
 }
 
 /// A binary of another workspace crate (e.g. `gasnetrun-ofi`), found next to
@@ -275,4 +293,45 @@ pub type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 /// A failed check as an error.
 pub fn fail(why: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
     why.into().into()
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn a_job_past_its_deadline_reports_what_it_printed() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "echo step one; echo rank 2: step two >&2; exec sleep 30",
+        ]);
+        let t = std::time::Instant::now();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_with_deadline(&mut cmd, Duration::from_millis(500))
+        }));
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the group was not killed"
+        );
+        let msg = match r {
+            Ok(_) => panic!("a job past its deadline returned"),
+            Err(p) => p.downcast_ref::<String>().cloned().unwrap_or_default(),
+        };
+        assert!(msg.contains("did not finish within 500ms"), "{msg}");
+        assert!(
+            msg.contains("stdout before (its end) ---\nstep one"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("stderr (its end) ---\nrank 2: step two"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn tail_keeps_the_end_and_says_what_it_left_out() {
+        assert_eq!(tail(b"abc", 8), "abc");
+        assert_eq!(tail(b"abcdef", 2), "[4 bytes before this left out]\nef");
+    }
 }

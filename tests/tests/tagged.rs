@@ -34,8 +34,13 @@ const TRUNCATION: &str = "cancel, truncation of 100 B to 4 MiB (";
 /// Matched probe's part of the summary where the provider can claim.
 const CLAIMED: &str = "probe/iprobe, matched probe (FI_CLAIM), ssend waited ";
 
+/// The whole conformance program over `provider`; each rank names each
+/// step on standard error as it starts it (`GEX_TAGGED_TRACE`), so a job
+/// that misses its deadline says where every rank stopped.
 fn conformance(provider: &str, vars: &[(&str, &str)], flood: usize) -> JobResult {
-    let r = run(4, &["all"], provider, vars, 300);
+    let mut vars = vars.to_vec();
+    vars.push(("GEX_TAGGED_TRACE", "1"));
+    let r = run(4, &["all"], provider, &vars, 300);
     assert_eq!(r.code, Some(0), "{provider}: {}\n{}", r.stdout, r.stderr);
     for s in STEPS {
         assert!(r.stdout.contains(s), "{provider}: no {s:?} in {}", r.stdout);
