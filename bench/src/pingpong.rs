@@ -40,26 +40,23 @@ pub fn find_binary() -> Option<PathBuf> {
 }
 
 impl Pingpong {
-    /// The pairing for the conduit's provider name (as libfabric reports
-    /// it: `shm`, `tcp`, `tcp;ofi_rxm`, ...). The IP providers are run
-    /// over RxM on the loopback interface.
+    /// The pairing for the conduit's provider name as libfabric reports
+    /// it (`shm`, `tcp`, `tcp;ofi_rxm`, `udp;ofi_rxd`, ...): `fi_pingpong`
+    /// runs over exactly that stack, the IP providers on the loopback
+    /// interface. A bare `tcp` is libfabric 1.18+'s native RDM endpoint,
+    /// which the conduit picks there; running `fi_pingpong` over
+    /// `tcp;ofi_rxm` beside it (as this did until 2026-11-29) measured
+    /// another, slower stack (docs/PERFORMANCE.md).
     pub fn for_provider(binary: &Path, provider: &str) -> Pingpong {
         let base = provider.split(';').next().unwrap_or(provider);
-        let (prov, env) = match base {
-            "shm" => ("shm".to_string(), vec![]),
-            "tcp" => (
-                "tcp;ofi_rxm".to_string(),
-                vec![("FI_TCP_IFACE".to_string(), "lo".to_string())],
-            ),
-            "udp" => (
-                "udp;ofi_rxd".to_string(),
-                vec![("FI_UDP_IFACE".to_string(), "lo".to_string())],
-            ),
-            other => (other.to_string(), vec![]),
+        let env = match base {
+            "tcp" => vec![("FI_TCP_IFACE".to_string(), "lo".to_string())],
+            "udp" => vec![("FI_UDP_IFACE".to_string(), "lo".to_string())],
+            _ => vec![],
         };
         Pingpong {
             binary: binary.to_path_buf(),
-            provider: prov,
+            provider: provider.to_string(),
             env,
         }
     }
@@ -180,6 +177,21 @@ pub fn parse(out: &str) -> Option<PingpongResult> {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn runs_over_the_conduits_own_provider_stack() {
+        let b = Path::new("fi_pingpong");
+        let rxm = Pingpong::for_provider(b, "tcp;ofi_rxm");
+        assert_eq!(rxm.provider, "tcp;ofi_rxm");
+        assert_eq!(rxm.env, [("FI_TCP_IFACE".to_string(), "lo".to_string())]);
+        // libfabric 2.x's native tcp RDM endpoint is not rxm over tcp.
+        assert_eq!(Pingpong::for_provider(b, "tcp").provider, "tcp");
+        let udp = Pingpong::for_provider(b, "udp;ofi_rxd");
+        assert_eq!(udp.provider, "udp;ofi_rxd");
+        assert_eq!(udp.env[0].0, "FI_UDP_IFACE");
+        let shm = Pingpong::for_provider(b, "shm");
+        assert_eq!((shm.provider.as_str(), shm.env.len()), ("shm", 0));
+    }
 
     #[test]
     fn parses_the_client_table() {
