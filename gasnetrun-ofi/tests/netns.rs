@@ -104,6 +104,40 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
     }
 }
 
+/// AM and RMA programs across the three hosts with `FI_PROVIDER=tcp`:
+/// from libfabric 1.18 on that is tcp's native RDM endpoint, whose profile
+/// pairs each AM request with its reply on one connection
+/// (`am_paired_endpoints`), so requests leave from the reply endpoint and
+/// replies from the request endpoint between real network namespaces;
+/// before 1.18 `tcp` resolves to tcp;ofi_rxm, which the test then checks
+/// it ran on. `gex-am core`, `longs` and `gex-rma all` once, `flood` three
+/// times, 6 ranks, the shared-memory path off.
+#[test]
+fn am_and_rma_programs_on_three_namespace_hosts_over_the_tcp_provider() {
+    let _g = serial();
+    let lab = Lab::new();
+    let named = if conduit::ofi::runtime_version() >= (1, 18) {
+        "tcp provider (veth0)"
+    } else {
+        "tcp;ofi_rxm provider (veth0)"
+    };
+    for p in client_programs(6, Paths::Provider)
+        .into_iter()
+        .filter(|p| ["core", "flood", "longs", "all"].contains(&p.args[0].as_str()))
+    {
+        let runs = if p.args[0] == "flood" { 3 } else { 1 };
+        for run in 1..=runs {
+            let d = launch_six(&lab, "netnstcp", &p, "tcp", "1");
+            eprintln!(
+                "netns: {} over FI_PROVIDER=tcp (run {run}/{runs}): {:?}",
+                p.name(),
+                d.elapsed
+            );
+            p.check(&format!("3 hosts over tcp, run {run}/{runs}"), &d, named);
+        }
+    }
+}
+
 /// Active Messages over udp;ofi_rxd across the three hosts with its
 /// profile's defaults (multi-receive buffers since 2026-11-29, the flow
 /// control of known-issues.md): `gex-am core` once and `flood` three times,

@@ -55,11 +55,12 @@ pub(super) fn ep_index(ep: Ep) -> usize {
 }
 
 /// The local endpoint an AM to a peer's endpoint `ep` leaves from where
-/// the profile says `am_paired_endpoints` (tcp;ofi_rxm): the other AM
+/// the profile says `am_paired_endpoints` (tcp;ofi_rxm, and tcp's native
+/// RDM endpoint of libfabric 1.18+): the other AM
 /// endpoint of the set. A rank's requests go from its reply endpoint to
 /// the peer's request endpoint, and the peer's replies come back from that
 /// request endpoint to this reply endpoint, so a request and its reply
-/// travel over one ofi_rxm connection in both directions: each message's
+/// travel over one connection in both directions: each message's
 /// TCP acknowledgement rides on the next message instead of being a
 /// segment of its own, which costs the receiving kernel work on the round
 /// trip's path (docs/PERFORMANCE.md, "Requests and their replies over one
