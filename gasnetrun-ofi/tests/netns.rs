@@ -121,21 +121,7 @@ fn am_and_rma_programs_on_three_namespace_hosts_over_the_tcp_provider() {
     } else {
         "tcp;ofi_rxm provider (veth0)"
     };
-    for p in client_programs(6, Paths::Provider)
-        .into_iter()
-        .filter(|p| ["core", "flood", "longs", "all"].contains(&p.args[0].as_str()))
-    {
-        let runs = if p.args[0] == "flood" { 3 } else { 1 };
-        for run in 1..=runs {
-            let d = launch_six(&lab, "netnstcp", &p, "tcp", "1");
-            eprintln!(
-                "netns: {} over FI_PROVIDER=tcp (run {run}/{runs}): {:?}",
-                p.name(),
-                d.elapsed
-            );
-            p.check(&format!("3 hosts over tcp, run {run}/{runs}"), &d, named);
-        }
-    }
+    over_the_provider(&lab, &["core", "flood", "longs", "all"], "tcp", named);
 }
 
 /// Active Messages over udp;ofi_rxd across the three hosts with its
@@ -147,22 +133,35 @@ fn am_and_rma_programs_on_three_namespace_hosts_over_the_tcp_provider() {
 fn am_programs_on_three_namespace_hosts_over_udp() {
     let _g = serial();
     let lab = Lab::new();
+    over_the_provider(
+        &lab,
+        &["core", "flood"],
+        "udp;ofi_rxd",
+        "udp;ofi_rxd provider (veth0)",
+    );
+}
+
+/// The client programs whose first argument is one of `modes` on 6 ranks
+/// across the lab's hosts over `FI_PROVIDER=provider`, the shared-memory
+/// path off; floods three times, the others once. `named` is how the
+/// conduit's warning must name the provider it ran on.
+fn over_the_provider(lab: &Lab, modes: &[&str], provider: &str, named: &str) {
     for p in client_programs(6, Paths::Provider)
         .into_iter()
-        .filter(|p| p.args[0] == "core" || p.args[0] == "flood")
+        .filter(|p| modes.contains(&p.args[0].as_str()))
     {
         let runs = if p.args[0] == "flood" { 3 } else { 1 };
         for run in 1..=runs {
-            let d = launch_six(&lab, "netnsudp", &p, "udp;ofi_rxd", "1");
+            let d = launch_six(lab, "netnsprov", &p, provider, "1");
             eprintln!(
-                "netns: {} over udp (run {run}/{runs}): {:?}",
+                "netns: {} over {provider} (run {run}/{runs}): {:?}",
                 p.name(),
                 d.elapsed
             );
             p.check(
-                &format!("3 hosts over udp, run {run}/{runs}"),
+                &format!("3 hosts over {provider}, run {run}/{runs}"),
                 &d,
-                "udp;ofi_rxd provider (veth0)",
+                named,
             );
         }
     }
