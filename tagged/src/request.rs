@@ -51,6 +51,13 @@ pub enum Kind {
         /// Bytes.
         len: usize,
     },
+    /// A send from a copy the conduit owns, which nobody waits for (the
+    /// caller's buffer was free at return, as with an inject): its slot is
+    /// freed, not kept as done, when it completes or fails.
+    Detached {
+        /// Bytes.
+        len: usize,
+    },
     /// A synchronous send: done once sent *and* acknowledged.
     SyncSend {
         /// Bytes.
@@ -196,9 +203,17 @@ impl Requests {
 
     fn finish(&mut self, idx: u32, o: Outcome) {
         if let Some(s) = self.slots.get_mut(idx as usize) {
-            if matches!(s.state, State::Pending(_)) {
-                self.pending -= 1;
-                s.state = State::Done(o);
+            match s.state {
+                State::Pending(Kind::Detached { .. }) => {
+                    self.pending -= 1;
+                    s.state = State::Free;
+                    self.free.push(idx);
+                }
+                State::Pending(_) => {
+                    self.pending -= 1;
+                    s.state = State::Done(o);
+                }
+                _ => {}
             }
         }
     }
@@ -215,7 +230,7 @@ impl Requests {
             return false;
         };
         let done = match (kind, part) {
-            (Kind::Send { len }, Part::Main) => Some(Status {
+            (Kind::Send { len } | Kind::Detached { len }, Part::Main) => Some(Status {
                 len: *len,
                 size: *len,
                 ..status
@@ -245,7 +260,8 @@ impl Requests {
 
     /// A failed operation of slot `idx`. A truncated receive (`FI_ETRUNC`)
     /// and a cancelled one (`FI_ECANCELED`) finish with a status saying so;
-    /// anything else finishes with the error.
+    /// anything else finishes with the error (a detached send's slot is
+    /// freed: its caller reports the error).
     pub fn fail(&mut self, idx: u32, outcome: Outcome) {
         self.finish(idx, outcome);
     }
@@ -272,6 +288,39 @@ impl Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A detached send leaves nothing to take: its slot is free for the
+    /// next request once it completes or fails, and a stale handle to it
+    /// sees nothing.
+    #[test]
+    fn detached_sends_free_their_slot_when_they_finish() {
+        let mut r = Requests::new();
+        let a = r.start(Kind::Detached { len: 8 });
+        let b = r.start(Kind::Detached { len: 9 });
+        assert_eq!(r.pending(), 2);
+        assert!(r.complete(a.idx, Part::Main, Status::default()));
+        assert_eq!(r.pending(), 1);
+        assert!(!r.is_done(a));
+        assert_eq!(r.take(a), None);
+        assert_eq!(r.kind_at(a.idx), None);
+        let c = r.start(Kind::Send { len: 1 });
+        assert_eq!(c.idx, a.idx, "the freed slot is reused");
+        assert_ne!(c.gen, a.gen);
+        r.fail(
+            b.idx,
+            Err(OpError {
+                err: 5,
+                prov_errno: 0,
+                text: "lost".into(),
+            }),
+        );
+        assert_eq!(r.pending(), 1);
+        assert_eq!(r.take(b), None);
+        assert_eq!(r.start(Kind::Probe).idx, b.idx);
+        // The Send in a's old slot is unaffected.
+        assert!(r.complete(c.idx, Part::Main, Status::default()));
+        assert_eq!(r.take(c).map(|o| o.map(|s| s.len)), Some(Ok(1)));
+    }
 
     #[test]
     fn contexts_round_trip_and_never_look_like_pointers() {

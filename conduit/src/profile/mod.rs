@@ -113,6 +113,14 @@ pub struct Profile {
     /// (the provider buffers unexpected messages), else sends would wait
     /// on the peer's receives.
     pub tagged_send_window: Option<usize>,
+    /// Tagged messages are injected (`fi_tinject`) only from this libfabric
+    /// version on; before it every tagged message goes with `fi_tsend`,
+    /// inside `tagged_send_window`. For ofi_rxd before 2.4.0, which holds a
+    /// transmit entry per injected message until the peer acknowledges it
+    /// and, once injects hold all of them, returns success from `fi_tsend`
+    /// without sending (`rxd_ep_generic_sendmsg`). Absent: injected wherever
+    /// the message fits.
+    pub tagged_inject_min_libfabric: Option<Version>,
     /// `true`: the provider completes a truncated tagged receive as a
     /// success of the buffer's length (no FI_ETRUNC), so the conduit sends
     /// each message's length in the high half of the CQ data (when

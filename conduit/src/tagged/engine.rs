@@ -73,6 +73,10 @@ pub(crate) struct Ctx<M: Mode> {
     /// for a moment: another thread can read a send's completion before
     /// the posting thread counts it.
     pub sends_in_flight: std::sync::atomic::AtomicIsize,
+    /// The copies detached sends (`Engine::copy_send`) are sent from, by
+    /// request slot. Declared after the endpoints, so a copy outlives the
+    /// endpoint that may still be sending it.
+    pub copies: M::Lock<Vec<Option<Box<[u8]>>>>,
 }
 
 /// Receive entries kept for the conduit's own receives, acknowledgement
@@ -131,6 +135,9 @@ pub struct TaggedStats<C: Counter> {
     pub injects: C,
     /// Messages sent with `fi_tsend` (completion awaited).
     pub sends: C,
+    /// Messages sent with `fi_tsend` from a copy, finished at return
+    /// (`copy_send`, where injects are off).
+    pub copied: C,
     /// Receives posted.
     pub recvs: C,
     /// Synchronous-send acknowledgements sent.
@@ -149,8 +156,13 @@ pub(crate) struct Engine<M: Mode> {
     pub layout: Layout,
     pub rank: u32,
     pub size: u32,
-    /// Largest message sent with `fi_tinject`.
-    pub inject: usize,
+    /// Largest message sent with `fi_tinject`; `None`: none is (the
+    /// profile's `tagged_inject_min_libfabric`).
+    pub inject: Option<usize>,
+    /// Where nothing is injected: the largest message sent from a copy
+    /// with `fi_tsend` (inside the send window) and finished at return,
+    /// as an inject would be.
+    pub copy_send: Option<usize>,
     /// Whether a communicator's id picks its context.
     pub grouping: bool,
     pub ctxs: Box<[OnceLock<Ctx<M>>]>,
@@ -192,7 +204,7 @@ impl<M: Mode> Engine<M> {
         layout: Layout,
         rank: u32,
         size: u32,
-        inject: usize,
+        inject: Option<usize>,
         grouping: bool,
         ctxs: Box<[OnceLock<Ctx<M>>]>,
         addrs: Vec<Vec<FiAddr>>,
@@ -207,6 +219,7 @@ impl<M: Mode> Engine<M> {
             rank,
             size,
             inject,
+            copy_send: None,
             grouping,
             ctxs,
             addrs,
@@ -313,6 +326,7 @@ pub(super) fn new_ctx<M: Mode>(
         has_waiting: AtomicBool::new(false),
         credits: std::sync::atomic::AtomicIsize::new(budget),
         sends_in_flight: std::sync::atomic::AtomicIsize::new(0),
+        copies: M::Lock::new(Vec::new()),
     }
 }
 

@@ -144,7 +144,8 @@ pub(crate) fn open<M: Mode>(
     let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
     let entry = info.first().ok_or(Error::NoFiInfo)?;
     let cq_data_size = entry.cq_data_size();
-    let inject = entry.inject_size();
+    let entry_inject = entry.inject_size();
+    let inject = inject_limit(&w.provider, entry_inject, crate::ofi::runtime_version());
     let bounded = crate::profile::lookup(&w.provider)
         .tagged_rx_bounded
         .unwrap_or(true);
@@ -227,7 +228,15 @@ pub(crate) fn open<M: Mode>(
     if st.verbose && rank == 0 {
         gex_env::eprintln_whole!(
             "{}",
-            report(&w.provider, st, &layout, ctxs.len(), sep.is_some(), budget)
+            report(
+                &w.provider,
+                st,
+                &layout,
+                ctxs.len(),
+                sep.is_some(),
+                budget,
+                inject
+            )
         );
     }
     tracing::debug!(
@@ -235,6 +244,7 @@ pub(crate) fn open<M: Mode>(
         mode = %layout.mode,
         contexts = ctxs.len(),
         sep = sep.is_some(),
+        inject = ?inject,
         "tagged messaging open"
     );
     let mut eng = Engine::new(
@@ -256,6 +266,9 @@ pub(crate) fn open<M: Mode>(
     if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
         eng.spill = super::spill::Spill::get();
     }
+    if inject.is_none() {
+        eng.copy_send = Some(entry_inject);
+    }
     if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
         eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
     }
@@ -265,6 +278,17 @@ pub(crate) fn open<M: Mode>(
         && layout.cq_data()
         && cq_data_size >= 8;
     Ok(eng)
+}
+
+/// The largest tagged message to inject: the provider's `inject_size`, or
+/// none (`None`: every message goes with `fi_tsend`) where the profile's
+/// `tagged_inject_min_libfabric` is above the loaded libfabric.
+fn inject_limit(provider: &str, inject_size: usize, (major, minor): (u32, u32)) -> Option<usize> {
+    let loaded = crate::profile::Version::new(major, minor, 0);
+    match crate::profile::lookup(provider).tagged_inject_min_libfabric {
+        Some(min) if loaded < min => None,
+        _ => Some(inject_size),
+    }
 }
 
 /// `(provider, version)` when a truncated receive breaks the connection.
@@ -294,7 +318,12 @@ fn report(
     contexts: usize,
     sep: bool,
     budget: isize,
+    inject: Option<usize>,
 ) -> String {
+    let inject = match inject {
+        Some(n) => format!("messages up to {n} bytes injected"),
+        None => "no message injected (profile: tagged_inject_min_libfabric); small ones sent from a copy".to_string(),
+    };
     let rx = if budget >= isize::MAX / 4 {
         "until the provider refuses".to_string()
     } else {
@@ -302,7 +331,7 @@ fn report(
     };
     format!(
         "tagged: provider {provider}: GASNET_OFI_TAG_MODE={} -> {} ({} communicator-id, {} source, {} tag bits{}); \
-         {contexts} {} context(s); application receives posted {rx}; send and receive paths: {}",
+         {contexts} {} context(s); application receives posted {rx}; send and receive paths: {}; {inject}",
         st.tag_mode,
         layout.mode,
         layout.cid_bits,
@@ -331,7 +360,21 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
-    use super::{refuse_defective, truncation_defect};
+    use super::{inject_limit, refuse_defective, truncation_defect};
+
+    /// ofi_rxd injects nothing before libfabric 2.4 (its fi_tsend loses a
+    /// message once injects hold every transmit entry); other providers,
+    /// and rxd from 2.4, inject up to the provider's inject size.
+    #[test]
+    fn rxd_injects_no_tagged_message_before_2_4() {
+        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (1, 17)), None);
+        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 1)), None);
+        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 3)), None);
+        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 4)), Some(4000));
+        assert_eq!(inject_limit("tcp;ofi_rxm", 64, (1, 17)), Some(64));
+        assert_eq!(inject_limit("sockets", 64, (1, 17)), Some(64));
+        assert_eq!(inject_limit("shm", 4096, (2, 1)), Some(4096));
+    }
 
     #[test]
     fn tcp_before_1_19_reports_truncation_as_a_defect() {

@@ -2,7 +2,7 @@
 //! public call is made of, and the wait that serves the whole client while
 //! it waits (its AMs and RMA too, every few rounds).
 
-use super::engine::{CommInfo, Engine};
+use super::engine::{CommInfo, Ctx, Engine};
 use super::error::TaggedError;
 use crate::client::engine::{abort_in_flight, Core, Progress};
 use crate::client::Error;
@@ -88,7 +88,7 @@ impl<M: Mode> Engine<M> {
         let data = self.send_data_as::<CQ>(c.rank, len);
         let x = self.ctx(c.ctx);
         let addr = self.addr_as::<SEP>(c.ctx, world);
-        if !sync && len <= self.inject {
+        if !sync && self.inject.is_some_and(|max| len <= max) {
             // SAFETY: the data is copied before return.
             let src = unsafe { std::slice::from_raw_parts(buf, len) };
             // SAFETY: threading per the domain (see Engine::progress_ctx).
@@ -99,6 +99,11 @@ impl<M: Mode> Engine<M> {
                 id: None,
                 recv: false,
             });
+        }
+        if !sync && self.copy_send.is_some_and(|max| len <= max) {
+            // SAFETY: the caller's buffer is valid for `len` bytes now.
+            let src = unsafe { std::slice::from_raw_parts(buf, len) };
+            return self.send_copy(x, src, data, addr, bits, c.ctx);
         }
         self.await_send_room(x)?;
         let id = x.reqs.lock().start(if sync {
@@ -163,6 +168,52 @@ impl<M: Mode> Engine<M> {
         self.sent(x);
         self.stats.sends.add(1);
         Ok(posted)
+    }
+
+    /// Send `src` from a copy with `fi_tsend`, inside the send window, and
+    /// finish at once as an inject does: the copy lives in the context's
+    /// `copies` until the send's completion (or error) frees its slot
+    /// (`Kind::Detached`). For providers where injects are off
+    /// (`copy_send`).
+    fn send_copy(
+        &self,
+        x: &Ctx<M>,
+        src: &[u8],
+        data: Option<u64>,
+        addr: FiAddr,
+        bits: u64,
+        ctx: usize,
+    ) -> Result<Posted, Error> {
+        self.await_send_room(x)?;
+        let copy: Box<[u8]> = src.into();
+        let ptr = copy.as_ptr();
+        let id = x.reqs.lock().start(Kind::Detached { len: src.len() });
+        {
+            let mut copies = x.copies.lock();
+            let i = id.idx as usize;
+            if copies.len() <= i {
+                copies.resize_with(i + 1, || None);
+            }
+            copies[i] = Some(copy);
+        }
+        let mctx = context(id.idx, Part::Main) as usize;
+        // SAFETY: the copy stays in `copies` (its heap block does not move)
+        // until the send's completion is read; threading per the domain.
+        let r = self.post(x, || unsafe {
+            x.tx.tsend(ptr, src.len(), data, addr, bits, mctx)
+        });
+        if let Err(e) = r {
+            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+            x.copies.lock()[id.idx as usize] = None;
+            return Err(e);
+        }
+        self.sent(x);
+        self.stats.copied.add(1);
+        Ok(Posted {
+            ctx,
+            id: None,
+            recv: false,
+        })
     }
 
     /// Start a receive into `len` bytes at `buf` (or a probe with `flags`

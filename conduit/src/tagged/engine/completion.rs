@@ -54,7 +54,12 @@ impl<M: Mode> Engine<M> {
             {
                 let mut reqs = c.reqs.lock();
                 for e in got {
-                    self.on_entry(&mut reqs, e, &mut acks, &mut released, &mut sent);
+                    if let Some(idx) =
+                        self.on_entry(&mut reqs, e, &mut acks, &mut released, &mut sent)
+                    {
+                        // A detached send is over: its copy goes.
+                        free_copy(c, idx);
+                    }
                 }
             }
             if released > 0 {
@@ -85,7 +90,7 @@ impl<M: Mode> Engine<M> {
         acks: &mut Vec<(u64, u32)>,
         released: &mut isize,
         sent: &mut isize,
-    ) {
+    ) -> Option<u32> {
         // SAFETY: the completion is of one of this engine's operations,
         // not finished before this entry is handled.
         let Some((idx, part)) = decode_context(unsafe { ClaimSlot::request_context(e.context()) })
@@ -94,12 +99,16 @@ impl<M: Mode> Engine<M> {
                 context = e.context(),
                 "tagged completion with an unknown context"
             );
-            return;
+            return None;
         };
         let kind = reqs.kind_at(idx);
         match kind {
             Some(Kind::Recv { counted: true, .. }) => *released += 1,
-            Some(Kind::Send { .. } | Kind::SyncSend { .. }) if part == Part::Main => *sent += 1,
+            Some(Kind::Send { .. } | Kind::SyncSend { .. } | Kind::Detached { .. })
+                if part == Part::Main =>
+            {
+                *sent += 1
+            }
             _ => {}
         }
         let status = match (kind, part) {
@@ -133,10 +142,11 @@ impl<M: Mode> Engine<M> {
             (Some(_), _) => Status::default(),
             (None, _) => {
                 tracing::warn!(idx, "tagged completion for a request that is not pending");
-                return;
+                return None;
             }
         };
         reqs.complete(idx, part, status);
+        matches!(kind, Some(Kind::Detached { .. })).then_some(idx)
     }
 
     /// The length the sender put in the CQ data (`len_in_data`), if any.
@@ -167,7 +177,9 @@ impl<M: Mode> Engine<M> {
             let kind = reqs.kind_at(idx);
             match kind {
                 Some(Kind::Recv { counted: true, .. }) => self.release_credit(c),
-                Some(Kind::Send { .. } | Kind::SyncSend { .. }) if part == Part::Main => {
+                Some(Kind::Send { .. } | Kind::SyncSend { .. } | Kind::Detached { .. })
+                    if part == Part::Main =>
+                {
                     self.sends_done(c, 1)
                 }
                 _ => {}
@@ -199,6 +211,21 @@ impl<M: Mode> Engine<M> {
                             ..Status::default()
                         },
                     );
+                }
+                (Some(Kind::Detached { len }), _) => {
+                    // Nobody waits for it: the next tagged call reports it.
+                    reqs.fail(idx, Ok(Status::default()));
+                    drop(reqs);
+                    free_copy(c, idx);
+                    return Err(TaggedError::Op {
+                        op: "a tagged send (from a copy, finished at return)",
+                        cause: OpError {
+                            err: e.err,
+                            prov_errno: e.prov_errno,
+                            text: format!("{len} bytes: {}", e.text),
+                        },
+                    }
+                    .into());
                 }
                 (Some(_), _) => {
                     if e.err != FI_ENOMSG {
@@ -266,6 +293,13 @@ impl<M: Mode> Engine<M> {
             self.has_acks.store(true, Ordering::Relaxed);
         }
         Ok(())
+    }
+}
+
+/// Drop the copy a detached send in slot `idx` was sent from.
+fn free_copy<M: Mode>(c: &Ctx<M>, idx: u32) {
+    if let Some(copy) = c.copies.lock().get_mut(idx as usize) {
+        copy.take();
     }
 }
 

@@ -111,12 +111,13 @@ pub fn all(c: &Client) -> Fallible<String> {
     }
     let st = c.tagged_stats().ok_or_else(|| fail("no stats"))?;
     Ok(format!(
-        "ok: tag mode {} on {} ranks; {} (injects {}, sends {}, receives {}, acks {}, probes {}, send-window waits {})",
+        "ok: tag mode {} on {} ranks; {} (injects {}, sends {}, copied {}, receives {}, acks {}, probes {}, send-window waits {})",
         layout.mode,
         w.size(),
         done.join(", "),
         st.injects.get(),
         st.sends.get(),
+        st.copied.get(),
         st.recvs.get(),
         st.acks.get(),
         st.probes.get(),
