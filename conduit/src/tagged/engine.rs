@@ -73,7 +73,7 @@ pub(crate) struct Ctx<M: Mode> {
     /// for a moment: another thread can read a send's completion before
     /// the posting thread counts it.
     pub sends_in_flight: std::sync::atomic::AtomicIsize,
-    /// The copies detached sends (`Engine::copy_send`) are sent from, by
+    /// The copies detached sends (`Engine::copy_small`) are sent from, by
     /// request slot. Declared after the endpoints, so a copy outlives the
     /// endpoint that may still be sending it.
     pub copies: M::Lock<Vec<Option<Box<[u8]>>>>,
@@ -136,7 +136,7 @@ pub struct TaggedStats<C: Counter> {
     /// Messages sent with `fi_tsend` (completion awaited).
     pub sends: C,
     /// Messages sent with `fi_tsend` from a copy, finished at return
-    /// (`copy_send`, where injects are off).
+    /// (`copy_small`, where injects are off).
     pub copied: C,
     /// Receives posted.
     pub recvs: C,
@@ -156,13 +156,13 @@ pub(crate) struct Engine<M: Mode> {
     pub layout: Layout,
     pub rank: u32,
     pub size: u32,
-    /// Largest message sent with `fi_tinject`; `None`: none is (the
-    /// profile's `tagged_inject_min_libfabric`).
-    pub inject: Option<usize>,
-    /// Where nothing is injected: the largest message sent from a copy
-    /// with `fi_tsend` (inside the send window) and finished at return,
-    /// as an inject would be.
-    pub copy_send: Option<usize>,
+    /// Largest message a (non-synchronous) send finishes at return: with
+    /// `fi_tinject`, or from a copy where `copy_small` is set.
+    pub inject: usize,
+    /// Such messages go from a copy with `fi_tsend` (inside the send
+    /// window), never with `fi_tinject` (the profile's
+    /// `tagged_inject_min_libfabric`).
+    pub copy_small: bool,
     /// Whether a communicator's id picks its context.
     pub grouping: bool,
     pub ctxs: Box<[OnceLock<Ctx<M>>]>,
@@ -204,7 +204,7 @@ impl<M: Mode> Engine<M> {
         layout: Layout,
         rank: u32,
         size: u32,
-        inject: Option<usize>,
+        inject: usize,
         grouping: bool,
         ctxs: Box<[OnceLock<Ctx<M>>]>,
         addrs: Vec<Vec<FiAddr>>,
@@ -219,7 +219,7 @@ impl<M: Mode> Engine<M> {
             rank,
             size,
             inject,
-            copy_send: None,
+            copy_small: false,
             grouping,
             ctxs,
             addrs,

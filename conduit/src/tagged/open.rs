@@ -144,8 +144,8 @@ pub(crate) fn open<M: Mode>(
     let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
     let entry = info.first().ok_or(Error::NoFiInfo)?;
     let cq_data_size = entry.cq_data_size();
-    let entry_inject = entry.inject_size();
-    let inject = inject_limit(&w.provider, entry_inject, crate::ofi::runtime_version());
+    let inject = entry.inject_size();
+    let copy_small = !injects(&w.provider, crate::ofi::runtime_version());
     let bounded = crate::profile::lookup(&w.provider)
         .tagged_rx_bounded
         .unwrap_or(true);
@@ -235,7 +235,8 @@ pub(crate) fn open<M: Mode>(
                 ctxs.len(),
                 sep.is_some(),
                 budget,
-                inject
+                inject,
+                copy_small
             )
         );
     }
@@ -244,7 +245,8 @@ pub(crate) fn open<M: Mode>(
         mode = %layout.mode,
         contexts = ctxs.len(),
         sep = sep.is_some(),
-        inject = ?inject,
+        inject,
+        copy_small,
         "tagged messaging open"
     );
     let mut eng = Engine::new(
@@ -266,9 +268,7 @@ pub(crate) fn open<M: Mode>(
     if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
         eng.spill = super::spill::Spill::get();
     }
-    if inject.is_none() {
-        eng.copy_send = Some(entry_inject);
-    }
+    eng.copy_small = copy_small;
     if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
         eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
     }
@@ -280,15 +280,14 @@ pub(crate) fn open<M: Mode>(
     Ok(eng)
 }
 
-/// The largest tagged message to inject: the provider's `inject_size`, or
-/// none (`None`: every message goes with `fi_tsend`) where the profile's
-/// `tagged_inject_min_libfabric` is above the loaded libfabric.
-fn inject_limit(provider: &str, inject_size: usize, (major, minor): (u32, u32)) -> Option<usize> {
+/// Whether small tagged messages may be injected: not where the profile's
+/// `tagged_inject_min_libfabric` is above the loaded libfabric (they are
+/// then sent from copies).
+fn injects(provider: &str, (major, minor): (u32, u32)) -> bool {
     let loaded = crate::profile::Version::new(major, minor, 0);
-    match crate::profile::lookup(provider).tagged_inject_min_libfabric {
-        Some(min) if loaded < min => None,
-        _ => Some(inject_size),
-    }
+    crate::profile::lookup(provider)
+        .tagged_inject_min_libfabric
+        .is_none_or(|min| loaded >= min)
 }
 
 /// `(provider, version)` when a truncated receive breaks the connection.
@@ -311,6 +310,7 @@ pub(crate) fn truncation_defect(
 
 /// The line `GASNET_VERBOSEENV=1` prints: the tag layout chosen (and
 /// from which `GASNET_OFI_TAG_MODE`), its fields and the contexts.
+#[allow(clippy::too_many_arguments)]
 fn report(
     provider: &str,
     st: &Settings,
@@ -318,11 +318,15 @@ fn report(
     contexts: usize,
     sep: bool,
     budget: isize,
-    inject: Option<usize>,
+    inject: usize,
+    copy_small: bool,
 ) -> String {
-    let inject = match inject {
-        Some(n) => format!("messages up to {n} bytes injected"),
-        None => "no message injected (profile: tagged_inject_min_libfabric); small ones sent from a copy".to_string(),
+    let inject = if copy_small {
+        format!(
+            "no message injected (profile: tagged_inject_min_libfabric); up to {inject} bytes sent from a copy"
+        )
+    } else {
+        format!("messages up to {inject} bytes injected")
     };
     let rx = if budget >= isize::MAX / 4 {
         "until the provider refuses".to_string()
@@ -360,20 +364,20 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
-    use super::{inject_limit, refuse_defective, truncation_defect};
+    use super::{injects, refuse_defective, truncation_defect};
 
     /// ofi_rxd injects nothing before libfabric 2.4 (its fi_tsend loses a
     /// message once injects hold every transmit entry); other providers,
     /// and rxd from 2.4, inject up to the provider's inject size.
     #[test]
     fn rxd_injects_no_tagged_message_before_2_4() {
-        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (1, 17)), None);
-        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 1)), None);
-        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 3)), None);
-        assert_eq!(inject_limit("udp;ofi_rxd", 4000, (2, 4)), Some(4000));
-        assert_eq!(inject_limit("tcp;ofi_rxm", 64, (1, 17)), Some(64));
-        assert_eq!(inject_limit("sockets", 64, (1, 17)), Some(64));
-        assert_eq!(inject_limit("shm", 4096, (2, 1)), Some(4096));
+        assert!(!injects("udp;ofi_rxd", (1, 17)));
+        assert!(!injects("udp;ofi_rxd", (2, 1)));
+        assert!(!injects("udp;ofi_rxd", (2, 3)));
+        assert!(injects("udp;ofi_rxd", (2, 4)));
+        assert!(injects("tcp;ofi_rxm", (1, 17)));
+        assert!(injects("sockets", (1, 17)));
+        assert!(injects("shm", (2, 1)));
     }
 
     #[test]

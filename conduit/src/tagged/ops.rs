@@ -88,9 +88,12 @@ impl<M: Mode> Engine<M> {
         let data = self.send_data_as::<CQ>(c.rank, len);
         let x = self.ctx(c.ctx);
         let addr = self.addr_as::<SEP>(c.ctx, world);
-        if !sync && self.inject.is_some_and(|max| len <= max) {
+        if !sync && len <= self.inject {
             // SAFETY: the data is copied before return.
             let src = unsafe { std::slice::from_raw_parts(buf, len) };
+            if self.copy_small {
+                return self.send_copy(x, src, data, addr, bits, c.ctx);
+            }
             // SAFETY: threading per the domain (see Engine::progress_ctx).
             self.post(x, || unsafe { x.tx.tinject(src, data, addr, bits) })?;
             self.stats.injects.add(1);
@@ -99,11 +102,6 @@ impl<M: Mode> Engine<M> {
                 id: None,
                 recv: false,
             });
-        }
-        if !sync && self.copy_send.is_some_and(|max| len <= max) {
-            // SAFETY: the caller's buffer is valid for `len` bytes now.
-            let src = unsafe { std::slice::from_raw_parts(buf, len) };
-            return self.send_copy(x, src, data, addr, bits, c.ctx);
         }
         self.await_send_room(x)?;
         let id = x.reqs.lock().start(if sync {
@@ -174,7 +172,7 @@ impl<M: Mode> Engine<M> {
     /// finish at once as an inject does: the copy lives in the context's
     /// `copies` until the send's completion (or error) frees its slot
     /// (`Kind::Detached`). For providers where injects are off
-    /// (`copy_send`).
+    /// (`copy_small`).
     fn send_copy(
         &self,
         x: &Ctx<M>,

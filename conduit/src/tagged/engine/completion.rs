@@ -214,16 +214,17 @@ impl<M: Mode> Engine<M> {
                 }
                 (Some(Kind::Detached { len }), _) => {
                     // Nobody waits for it: the next tagged call reports it.
-                    reqs.fail(idx, Ok(Status::default()));
+                    let cause = OpError {
+                        err: e.err,
+                        prov_errno: e.prov_errno,
+                        text: format!("{len} bytes: {}", e.text),
+                    };
+                    reqs.fail(idx, Err(cause.clone()));
                     drop(reqs);
                     free_copy(c, idx);
                     return Err(TaggedError::Op {
                         op: "a tagged send (from a copy, finished at return)",
-                        cause: OpError {
-                            err: e.err,
-                            prov_errno: e.prov_errno,
-                            text: format!("{len} bytes: {}", e.text),
-                        },
+                        cause,
                     }
                     .into());
                 }
