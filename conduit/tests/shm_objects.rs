@@ -1,7 +1,8 @@
 //! The shm provider's shared-memory objects (`/dev/shm/<pid>:<uid>:<n>`):
 //! an object left by a dead process whose pid this process now has must
-//! not stop an endpoint from being enabled (libfabric fails `fi_enable`
-//! with -FI_EBUSY for it), and closing an endpoint removes its object.
+//! not stop an endpoint from being enabled (libfabric before 2.3 fails
+//! `fi_enable` with -FI_EBUSY for it; from 2.3 it takes another name), and
+//! closing an endpoint removes its object.
 //! Over the real shm provider, in one process.
 
 use conduit::ofi::{AddressVector, AvType, CompletionQueue, Domain, Endpoint, Hints, InfoList};
@@ -63,19 +64,51 @@ fn an_object_left_by_a_dead_process_with_our_pid_is_replaced() {
         .unwrap()
         .enable()
         .expect("fi_enable must succeed over an object left by a dead process with our pid");
-    assert_eq!(
-        object(&b),
-        stale,
-        "the endpoint did not take the planted name"
-    );
-    assert!(Path::new(&stale_path).exists());
+    let b_obj = object(&b);
+    let b_path = format!("/dev/shm/{b_obj}");
+    if conduit::ofi::runtime_version() < (2, 3) {
+        // The provider removed the planted object (-FI_EBUSY) and the
+        // wrapper's second fi_enable took its name.
+        assert_eq!(b_obj, stale, "the endpoint did not take the planted name");
+    } else {
+        // From 2.3 the provider fails over to `<name>:<random>` instead (it
+        // still removes the planted object); the wrapper must record the
+        // new name.
+        let seed = b_obj.strip_prefix(&format!("{stale}:"));
+        assert!(
+            seed.is_some_and(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())),
+            "expected {stale}:<random>, got {b_obj}"
+        );
+        let _ = std::fs::remove_file(&stale_path);
+    }
+    assert!(Path::new(&b_path).exists(), "{b_path} missing");
 
-    // Closing removes each endpoint's object.
-    drop(b);
-    assert!(
-        !Path::new(&stale_path).exists(),
-        "closing left {stale_path}"
+    // What an exit without closing removes is each endpoint's object under
+    // the name it has after fi_enable.
+    let listing = || {
+        std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("{}:", parts[0])))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        conduit::ofi::shm_region::unlink_all(),
+        2,
+        "objects of this process before: {:?}, after: {:?}",
+        [&a_obj, &b_obj],
+        listing()
     );
+    assert!(!Path::new(&a_path).exists(), "unlink_all left {a_path}");
+    assert!(!Path::new(&b_path).exists(), "unlink_all left {b_path}");
+    drop(b);
     drop(a);
-    assert!(!Path::new(&a_path).exists(), "closing left {a_path}");
+
+    // Closing removes an endpoint's object.
+    let c = open().unwrap().enable().expect("enable a third endpoint");
+    let c_path = format!("/dev/shm/{}", object(&c));
+    assert!(Path::new(&c_path).exists(), "{c_path} missing");
+    drop(c);
+    assert!(!Path::new(&c_path).exists(), "closing left {c_path}");
 }

@@ -37,7 +37,7 @@ pub fn remove_left(pid: u32) -> usize {
         let Some(rest) = name.strip_prefix(&prefix) else {
             continue;
         };
-        if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        if !endpoint_suffix(rest) {
             continue;
         }
         let ours = e.metadata().is_ok_and(|m| {
@@ -52,6 +52,18 @@ pub fn remove_left(pid: u32) -> usize {
         tracing::debug!("removed {removed} shm object(s) left by pid {pid}");
     }
     removed
+}
+
+/// Whether `rest`, what follows `<pid>:<uid>:` in an object's name, is
+/// what the shm provider puts there: the endpoint's index, and from
+/// libfabric 2.3 possibly `:<random>` after it (the name it takes when the
+/// first one is held by another object).
+fn endpoint_suffix(rest: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match rest.split_once(':') {
+        None => digits(rest),
+        Some((n, seed)) => digits(n) && digits(seed),
+    }
 }
 
 /// The janitor's input: one `pid N` line per rank started, then `done`
@@ -206,16 +218,21 @@ mod tests {
         let mine = [
             format!("/dev/shm/{DEAD}:{uid}:0"),
             format!("/dev/shm/{DEAD}:{uid}:12"),
+            // libfabric 2.3+'s second choice of name.
+            format!("/dev/shm/{DEAD}:{uid}:3:816783025"),
         ];
         let others = [
             format!("/dev/shm/{DEAD}1:{uid}:0"),
             format!("/dev/shm/{DEAD}:{uid}:x"),
+            format!("/dev/shm/{DEAD}:{uid}:3:"),
+            format!("/dev/shm/{DEAD}:{uid}:3:x"),
+            format!("/dev/shm/{DEAD}:{uid}:3:4:5"),
             format!("/dev/shm/{}:{uid}:0", DEAD + 1),
         ];
         for f in mine.iter().chain(&others) {
             std::fs::write(f, b"x").unwrap();
         }
-        assert_eq!(remove_left(DEAD), 2);
+        assert_eq!(remove_left(DEAD), mine.len());
         for f in &mine {
             assert!(!std::path::Path::new(f).exists(), "{f}");
         }

@@ -151,6 +151,26 @@ impl EndpointBuilder {
             }
         }
         check("fi_enable", rc as i64)?;
+        // From libfabric 2.3 the provider no longer fails over an object
+        // that holds the name: it takes another (`<name>:<random>`, leaving
+        // the object alone), so the name is read again.
+        let shm_object = shm_object.map(|before| {
+            // SAFETY: raw is an open, enabled endpoint.
+            let after = unsafe { get_name(self.raw) }
+                .ok()
+                .and_then(|a| shm_region::object_of(&a));
+            match after {
+                Some(a) if a != before => {
+                    tracing::warn!(
+                        "shm: /dev/shm/{} exists (left by a dead process with this pid, or another pid namespace's); the provider named this endpoint {} instead",
+                        before.to_string_lossy(),
+                        a.to_string_lossy()
+                    );
+                    a
+                }
+                _ => before,
+            }
+        });
         if let Some(o) = &shm_object {
             shm_region::opened(o);
         }

@@ -12,8 +12,10 @@
 //! endpoint gets the same name, the provider finds a region whose recorded
 //! owner is alive (the new process itself), removes the object and fails
 //! `fi_enable` with `-FI_EBUSY` (libfabric 1.17 and 2.1,
-//! `smr_retry_map`). With 32768 pids and every rank leaving three objects,
-//! a test suite hit it within minutes (known-issues.md).
+//! `smr_retry_map`); from 2.3 it names the endpoint
+//! `<pid>:<uid>:<n>:<random>` instead, which is why the name is read again
+//! once the endpoint is enabled. With 32768 pids and every rank leaving
+//! three objects, a test suite hit it within minutes (known-issues.md).
 //!
 //! So the conduit (1) records the object of every shm endpoint it enables
 //! and removes the recorded ones when the process ends without closing them
