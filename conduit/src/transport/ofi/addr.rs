@@ -75,9 +75,40 @@ pub(super) fn sender(ep: Ep) -> Ep {
     }
 }
 
+/// Which local endpoint (its index in the set) a message to a peer's
+/// endpoint `ep` leaves from: [`sender`]'s for a profile with
+/// `am_paired_endpoints`, the same side's otherwise. Decided once when the
+/// transport opens, so a send looks the index up instead of branching on
+/// the profile.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Senders([u8; 3]);
+
+impl Senders {
+    /// The table for a profile that does (`paired`) or does not pair
+    /// requests with their replies.
+    pub(super) fn new(paired: bool) -> Self {
+        let pick = |ep: Ep| ep_index(if paired { sender(ep) } else { ep }) as u8;
+        Senders([pick(Ep::Request), pick(Ep::Reply), pick(Ep::Rma)])
+    }
+
+    /// The local endpoint's index in its set for a message to `ep`.
+    #[inline(always)]
+    pub(super) fn index(&self, ep: Ep) -> usize {
+        self.0[ep as usize] as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_senders_table_matches_the_pairing_rule() {
+        for ep in [Ep::Request, Ep::Reply, Ep::Rma] {
+            assert_eq!(Senders::new(true).index(ep), ep_index(sender(ep)));
+            assert_eq!(Senders::new(false).index(ep), ep_index(ep));
+        }
+    }
 
     #[test]
     fn a_request_and_its_reply_share_a_pair_of_endpoints() {

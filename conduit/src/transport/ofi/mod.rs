@@ -31,7 +31,7 @@ mod addr;
 mod flags;
 mod lock;
 mod open;
-use addr::{ep_index, lookup, sender, EPS};
+use addr::{ep_index, lookup, Senders, EPS};
 
 pub use lock::{DomainLock, Synced, Tally, Unsynced};
 pub use open::OfiNetwork;
@@ -53,9 +53,9 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     /// The AM endpoints' completion flag (FI_INJECT_COMPLETE, or
     /// FI_DELIVERY_COMPLETE when AM sends are windowed).
     msg_completion: u64,
-    /// AMs leave from the other side's endpoint (`sender`), as the
-    /// profile's `am_paired_endpoints` asks.
-    paired: bool,
+    /// The local endpoint a message to each peer endpoint leaves from:
+    /// the other side's where the profile's `am_paired_endpoints` asks.
+    senders: Senders,
     sets: Vec<OfiSet>,
     nsets: usize,
     /// Every rank's endpoints' addresses, `FI_ADDR_NOTAVAIL` for a rank
@@ -145,18 +145,16 @@ impl<L: DomainLock> OfiTransport<L> {
         &self.sets[set].eps[ep_index(ep)]
     }
 
-    /// The local endpoint a message to a peer's endpoint `ep` leaves from.
+    /// The index of the local endpoint a message to a peer's endpoint
+    /// `ep` leaves from.
     #[inline(always)]
-    fn from(&self, ep: Ep) -> Ep {
-        if self.paired {
-            sender(ep)
-        } else {
-            ep
-        }
+    fn from(&self, ep: Ep) -> usize {
+        self.senders.index(ep)
     }
 
-    /// Post an operation of endpoint `ep` that reports a completion,
-    /// inside the domain lock. The request endpoint's completions go to
+    /// Post an operation of the endpoint at `index` in its set that
+    /// reports a completion, inside the domain lock. The request endpoint's
+    /// (index 0) completions go to
     /// the TX queue: counted before the call (a completion may be read by
     /// another thread before the call returns), uncounted if the post
     /// fails. The reply endpoint's go to the reply queue, which every
@@ -165,10 +163,10 @@ impl<L: DomainLock> OfiTransport<L> {
     fn counted(
         &self,
         set: usize,
-        ep: Ep,
+        index: usize,
         post: impl FnOnce() -> Result<(), PostError>,
     ) -> Result<(), PostError> {
-        if ep_index(ep) != 0 {
+        if index != 0 {
             let _g = self.lock.enter();
             return post();
         }
@@ -396,7 +394,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         // SAFETY: calls are serialised as the domain's threading level
         // requires (the lock, or a transport that is not Sync); inject copies
         // the bytes before returning.
-        unsafe { self.ep(set, self.from(ep)).inject(bytes, to) }.map_err(post_error)
+        unsafe { self.sets[set].eps[self.from(ep)].inject(bytes, to) }.map_err(post_error)
     }
 
     #[inline]
@@ -415,8 +413,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             // SAFETY: buffer lifetime per this function's contract;
             // the closure runs inside the domain lock.
             unsafe {
-                self.ep(set, from)
-                    .send(buf, len, to, ctx.encode() as *mut libc::c_void)
+                self.sets[set].eps[from].send(buf, len, to, ctx.encode() as *mut libc::c_void)
             }
             .map_err(post_error)
         })
@@ -462,7 +459,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             flags |= sys::FI_INJECT as u64;
         }
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.counted(set, Ep::Rma, || {
+        self.counted(set, ep_index(Ep::Rma), || {
             // SAFETY: source lifetime per this function's contract (FI_INJECT
             // copies it now); the remote range was checked against the target's
             // segment by the caller; the closure runs inside the domain lock.
@@ -496,7 +493,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let src = self.addr(from, set, Ep::Rma)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
-        self.counted(set, Ep::Rma, || {
+        self.counted(set, ep_index(Ep::Rma), || {
             // SAFETY: destination lifetime per this function's contract;
             // the closure runs inside the domain lock.
             unsafe {
@@ -562,7 +559,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             context: ctx.encode() as *mut libc::c_void,
             flags: (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64,
         };
-        self.counted(set, Ep::Rma, || {
+        self.counted(set, ep_index(Ep::Rma), || {
             // SAFETY: the buffers per this function's contract; the remote
             // element was checked against the target's segment by the caller;
             // the closure runs inside the domain lock.
@@ -584,7 +581,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         } else {
             sys::FI_COMPLETION as u64
         };
-        self.counted(set, Ep::Rma, || {
+        self.counted(set, ep_index(Ep::Rma), || {
             // SAFETY: per this function's contract; the closure runs
             // inside the domain lock.
             unsafe {
@@ -617,8 +614,13 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             // SAFETY: per this function's contract; the closure runs
             // inside the domain lock.
             unsafe {
-                self.ep(set, from)
-                    .rma_vec(true, v, to, ctx.encode() as *mut libc::c_void, flags)
+                self.sets[set].eps[from].rma_vec(
+                    true,
+                    v,
+                    to,
+                    ctx.encode() as *mut libc::c_void,
+                    flags,
+                )
             }
             .map_err(post_error)
         })

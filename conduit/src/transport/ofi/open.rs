@@ -2,7 +2,7 @@
 //! endpoint set its two RDM endpoints with their queues; the endpoint
 //! names every rank publishes.
 
-use super::addr::EPS;
+use super::addr::{Senders, EPS};
 use super::lock::{DomainLock, Unsynced};
 use super::{OfiSet, OfiTransport};
 use crate::client::Error;
@@ -197,7 +197,7 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 } else {
                     sys::FI_INJECT_COMPLETE
                 } as u64,
-                paired,
+                senders: Senders::new(paired),
                 sets,
                 nsets: plan.sets,
                 addrs: Vec::new(),
