@@ -180,6 +180,8 @@ fn tagged_conformance_on_three_namespace_hosts_over_udp() {
     );
     if conduit::ofi::runtime_version() < (2, 4) {
         assert!(out.contains("(injects 0, "), "{out}");
+    } else {
+        assert!(out.contains(", copied 0, "), "{out}");
     }
 }
 
