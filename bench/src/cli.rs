@@ -31,7 +31,10 @@ pub enum TestKind {
 /// Rank 0 measures and prints; rank 1 serves. Every figure is the median
 /// of `--reps` repetitions, with its spread; `fi_pingpong` runs on the same
 /// provider between the conduit's repetitions (never at the same time) and
-/// each figure is printed beside the raw fabric's and the ratio.
+/// each figure is printed beside the raw fabric's and the ratio. Each
+/// fi_pingpong figure comes from two runs (N and N/10 messages), their
+/// difference, so that its connection set-up is not in it, as the
+/// conduit's warm-up keeps its own out.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "gex-bench", version)]
 pub struct Opts {

@@ -91,6 +91,29 @@ pub struct RawInfo {
     pub how: String,
 }
 
+/// The start-up taken out of one fi_pingpong figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StartUp {
+    /// Message size.
+    pub size: usize,
+    /// Microseconds in the longer run's timed loop that were not per
+    /// message; `None` when the figure is one run's (`PingpongResult`).
+    pub us: Option<f64>,
+    /// The one-way time kept, in µs.
+    pub one_way_us: f64,
+}
+
+impl StartUp {
+    /// The record of figure `r` of size `size`.
+    pub fn of(size: usize, r: &crate::pingpong::PingpongResult) -> StartUp {
+        StartUp {
+            size,
+            us: r.start_up_us,
+            one_way_us: r.one_way_us,
+        }
+    }
+}
+
 /// How the tagged test's three parties ran (or why not).
 #[derive(Debug, Clone, Serialize)]
 pub struct TaggedInfo {
@@ -134,6 +157,9 @@ pub struct Report {
     pub other_cpu_pct: f64,
     /// fi_pingpong.
     pub pingpong: RawInfo,
+    /// What each fi_pingpong figure had of start-up (connection set-up in
+    /// its timed loop), taken out of it (`crate::pingpong`), in run order.
+    pub pingpong_start_up: Vec<StartUp>,
     /// `--tests tagged`: the conduit's and Open MPI's runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tagged: Option<TaggedInfo>,
@@ -182,6 +208,18 @@ impl Report {
                 format!("not run ({})", self.pingpong.how)
             }
         );
+        let mut start_ups: Vec<f64> = self.pingpong_start_up.iter().filter_map(|u| u.us).collect();
+        if !start_ups.is_empty() {
+            start_ups.sort_by(f64::total_cmp);
+            let _ = writeln!(
+                s,
+                "fi_pingpong's start-up taken out of its figures: median {:.0} us (from {:.0} to {:.0} us over {} runs)",
+                start_ups[start_ups.len() / 2],
+                start_ups[0],
+                start_ups[start_ups.len() - 1],
+                start_ups.len()
+            );
+        }
         if let Some(t) = &self.tagged {
             let how = |i: &RawInfo| {
                 if i.ran {

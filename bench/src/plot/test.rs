@@ -47,6 +47,7 @@ fn report(rows: Vec<Row>) -> Report {
             ran: true,
             how: "test".into(),
         },
+        pingpong_start_up: Vec::new(),
         tagged: None,
         rows,
         memory: Vec::new(),

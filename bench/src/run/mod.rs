@@ -5,7 +5,7 @@
 use crate::cli::{Opts, TestKind};
 use crate::pingpong::Pingpong;
 use crate::proc::{cpu_ticks, loadavg, own_ticks, rss_parts, vm_rss_kib};
-use crate::report::{Memory, RawInfo, Report, RssParts};
+use crate::report::{Memory, RawInfo, Report, RssParts, StartUp};
 use conduit::client::{Client, Handler};
 use figures::Figures;
 
@@ -60,6 +60,8 @@ struct Bench<'a> {
     step: u32,
     figs: Figures,
     progress_t0: Instant,
+    /// The start-up taken out of each fi_pingpong figure (rank 0).
+    pp_start_up: Vec<StartUp>,
 }
 
 impl Bench<'_> {
@@ -123,6 +125,7 @@ impl Bench<'_> {
                 let iters = self.o.flood_count(size);
                 match pp.run(size, iters, deadline) {
                     Ok(r) => {
+                        self.pp_start_up.push(StartUp::of(size, &r));
                         for f in self.figs.0.iter_mut() {
                             if f.size != Some(size) || f.raw.len() >= f.ours.len() {
                                 continue;
@@ -315,6 +318,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
         step: 0,
         figs: Figures::default(),
         progress_t0: Instant::now(),
+        pp_start_up: Vec::new(),
     };
     let mut pp_errors = Vec::new();
     let mut tg = if o.tests.contains(&TestKind::Tagged) {
@@ -396,6 +400,7 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
                 format!("{how}; errors: {}", pp_errors.join("; "))
             },
         },
+        pingpong_start_up: std::mem::take(&mut b.pp_start_up),
         tagged: tg.map(|t| t.info(o)),
         rows,
         memory,

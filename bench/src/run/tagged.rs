@@ -27,7 +27,7 @@ use super::{fail, Bench, Fallible};
 use crate::cli::Opts;
 use crate::mtl::{self, Args, Built, Mtl};
 use crate::pingpong::Pingpong;
-use crate::report::{RawInfo, TaggedInfo};
+use crate::report::{RawInfo, StartUp, TaggedInfo};
 use crate::samples::{self, Kind, Sample};
 use std::time::{Duration, Instant};
 
@@ -201,6 +201,9 @@ impl Bench<'_> {
                         .map_err(|e| pp_errors.push(format!("fi_pingpong -S {size}: {e}")))
                         .ok()
                 });
+                if let Some(r) = &r {
+                    self.pp_start_up.push(StartUp::of(size, r));
+                }
                 // Its MB/sec is size / usec/xfer with 2 decimals: recompute.
                 raw.push(
                     r.filter(|r| r.one_way_us > 0.0)

@@ -240,11 +240,13 @@ fn run_program(env: &Env, prog: &Program, target: &Target) -> Result<ProgramResu
 
 /// Run the quick benchmark for `target`.
 fn run_bench(env: &Env, target: &Target) -> Result<BenchOutcome, SetupError> {
+    let args = bench::quick_args(&target.name);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_job(
         env.place(),
         &env.bin_dir.join("gex-bench"),
         bench::RANKS,
-        bench::QUICK_ARGS,
+        &args,
         target,
     )?;
     Ok(match judge(&run, 0, "", None) {

@@ -3,18 +3,16 @@
 
 use serde_json::Value;
 
-/// `gex-bench` arguments of the quick run (two ranks): AM and RMA
-/// measurements at 8 B and 1 MiB, 500 round trips (fi_pingpong over
-/// sockets takes about 20 ms per round trip here), 3 repetitions, after
-/// waiting up to 20 s for the machine to be quiet, JSON on standard output.
+/// `gex-bench` arguments of the quick run (two ranks), besides
+/// [`quick_iters`]: AM and RMA measurements at 8 B and 1 MiB, 3
+/// repetitions, after waiting up to 20 s for the machine to be quiet, JSON
+/// on standard output.
 pub const QUICK_ARGS: &[&str] = &[
     "--json",
     "-",
     "-q",
     "--tests",
     "am,rma",
-    "--iters",
-    "500",
     "--reps",
     "3",
     "--sizes",
@@ -24,6 +22,26 @@ pub const QUICK_ARGS: &[&str] = &[
     "--wait-quiet",
     "20",
 ];
+
+/// Round trips per figure of the quick run (`--iters`): 5,000, so that
+/// the start-up gex-bench takes out of fi_pingpong's figure (about 20 ms
+/// over tcp;ofi_rxm, from two runs' difference) is measured over enough
+/// messages; 500 on sockets, whose fi_pingpong takes about 20 ms per round
+/// trip here.
+pub fn quick_iters(provider: &str) -> usize {
+    if provider.starts_with("sockets") {
+        500
+    } else {
+        5_000
+    }
+}
+
+/// The whole argument list of the quick run on `provider`.
+pub fn quick_args(provider: &str) -> Vec<String> {
+    let mut a: Vec<String> = QUICK_ARGS.iter().map(|s| s.to_string()).collect();
+    a.extend(["--iters".to_string(), quick_iters(provider).to_string()]);
+    a
+}
 
 /// Ranks of the quick run.
 pub const RANKS: usize = 2;

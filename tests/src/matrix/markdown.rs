@@ -1,7 +1,7 @@
 //! One run's document, for the libfabric it ran against:
 //! `docs/providers/libfabric-X.Y.md` (or `--out`).
 
-use super::bench::{BenchOutcome, QUICK_ARGS, RANKS};
+use super::bench::{quick_iters, BenchOutcome, QUICK_ARGS, RANKS};
 use super::text::{cell, cut, figure, ratio_text, regenerate, SCRIPT};
 use super::{duration_text, Program, ProviderResult, Verdict};
 use std::fmt::Write;
@@ -277,8 +277,10 @@ impl Matrix {
         let _ = writeln!(s, "## Headline ratios (quick figures)\n");
         let _ = writeln!(
             s,
-            "Quick figures, not careful ones: `gasnetrun-ofi -n {RANKS} gex-bench {}` per provider (it first waits up to 20 s for the machine to be quiet), medians of 3 repetitions on a {}-CPU machine that may be running other work. They give the order of magnitude only; [PERFORMANCE.md]({up}PERFORMANCE.md) holds the careful figures and their method. fi_pingpong runs on the same provider between repetitions: for latency its figure is two one-way times (a round trip), for bandwidth one message in flight. ratio = ours / fi_pingpong, so below 1 is better for latency and above 1 is better for bandwidth. The last column is the CPU time other processes used meanwhile, in percent of all CPUs (gex-bench's `other_cpu_pct`): well above zero, the figures of spinning processes on so few CPUs, ours and fi_pingpong's alike, can be off by orders of magnitude.\n",
+            "Quick figures, not careful ones: `gasnetrun-ofi -n {RANKS} gex-bench {} --iters {}` per provider ({} on sockets, whose fi_pingpong takes about 20 ms per round trip; gex-bench first waits up to 20 s for the machine to be quiet), medians of 3 repetitions on a {}-CPU machine that may be running other work. They give the order of magnitude only; [PERFORMANCE.md]({up}PERFORMANCE.md) holds the careful figures and their method. fi_pingpong runs on the same provider between repetitions, twice per figure (N and N/10 round trips) so that its connection set-up is taken out: for latency its figure is two one-way times (a round trip), for bandwidth one message in flight. ratio = ours / fi_pingpong, so below 1 is better for latency and above 1 is better for bandwidth. The last column is the CPU time other processes used meanwhile, in percent of all CPUs (gex-bench's `other_cpu_pct`): well above zero, the figures of spinning processes on so few CPUs, ours and fi_pingpong's alike, can be off by orders of magnitude.\n",
             QUICK_ARGS.join(" "),
+            quick_iters("tcp"),
+            quick_iters("sockets"),
             self.cpus
         );
         let _ = writeln!(

@@ -288,7 +288,7 @@ fn figures(s: &mut String, all: &[Summary]) {
     let _ = writeln!(s, "## Headline ratios (quick figures)\n");
     let _ = writeln!(
         s,
-        "Quick figures, not careful ones: medians of 3 repetitions of a short `gex-bench` on 2 ranks, with fi_pingpong on the same provider between them (each version's document gives the command and the method; [PERFORMANCE.md](PERFORMANCE.md) holds the careful figures). ratio = ours / fi_pingpong: below 1 is better for latency, above 1 for bandwidth. other CPU: the CPU time other processes used during the run, in percent of all CPUs; well above zero, the figures can be off by orders of magnitude.\n"
+        "Quick figures, not careful ones: medians of 3 repetitions of a short `gex-bench` on 2 ranks, with fi_pingpong on the same provider between them, its connection set-up taken out (each version's document gives the command and the method; [PERFORMANCE.md](PERFORMANCE.md) holds the careful figures). ratio = ours / fi_pingpong: below 1 is better for latency, above 1 for bandwidth. other CPU: the CPU time other processes used during the run, in percent of all CPUs; well above zero, the figures can be off by orders of magnitude.\n"
     );
     let per = ["ours", "fi_pingpong", "ratio", "other CPU"].map(String::from);
     table_head(s, all, &["provider", "figure"], &per);
