@@ -97,7 +97,9 @@ pub struct StartUp {
     /// Message size.
     pub size: usize,
     /// Microseconds in the longer run's timed loop that were not per
-    /// message; `None` when the figure is one run's (`PingpongResult`).
+    /// message; `None` when the figure is one run's: too few iterations
+    /// for two, or a difference that was not positive
+    /// (`PingpongResult::start_up_us`).
     pub us: Option<f64>,
     /// The one-way time kept, in µs.
     pub one_way_us: f64,

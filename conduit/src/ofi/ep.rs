@@ -152,8 +152,8 @@ impl EndpointBuilder {
         }
         check("fi_enable", rc as i64)?;
         // From libfabric 2.3 the provider no longer fails over an object
-        // that holds the name: it takes another (`<name>:<random>`, leaving
-        // the object alone), so the name is read again.
+        // that holds the name: it removes it and takes another name
+        // (`<name>:<random>`), so the name is read again.
         let shm_object = shm_object.map(|before| {
             // SAFETY: raw is an open, enabled endpoint.
             let after = unsafe { get_name(self.raw) }
