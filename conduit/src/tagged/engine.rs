@@ -161,7 +161,8 @@ pub(crate) struct Engine<M: Mode> {
     pub inject: usize,
     /// Such messages go from a copy with `fi_tsend` (inside the send
     /// window), never with `fi_tinject` (the profile's
-    /// `tagged_inject_min_libfabric`).
+    /// `tagged_inject_min_libfabric`). A record: the send path compiled
+    /// for it (`set_copy_small`) acts on it, not a test per message.
     pub copy_small: bool,
     /// Whether a communicator's id picks its context.
     pub grouping: bool,
@@ -211,7 +212,7 @@ impl<M: Mode> Engine<M> {
         sep: Option<SepParts>,
         event_cnt: usize,
     ) -> Self {
-        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some());
+        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some(), false);
         let rx_ctx_bits = sep.as_ref().map_or(0, |s| s.rx_ctx_bits);
         Engine {
             cids: M::Lock::new(CidSet::new(layout.max_cid())),
@@ -238,6 +239,13 @@ impl<M: Mode> Engine<M> {
             rx_ctx_bits,
             send_window: isize::MAX,
         }
+    }
+
+    /// Send small messages from a copy (`copy_small`) or inject them: the
+    /// flag, and the send path compiled for it.
+    pub(super) fn set_copy_small(&mut self, copy: bool) {
+        self.copy_small = copy;
+        self.paths = super::paths::Paths::pick(self.layout.cq_data(), self.sep.is_some(), copy);
     }
 
     /// A context that exists.

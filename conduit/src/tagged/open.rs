@@ -268,7 +268,7 @@ pub(crate) fn open<M: Mode>(
     if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
         eng.spill = super::spill::Spill::get();
     }
-    eng.copy_small = copy_small;
+    eng.set_copy_small(copy_small);
     if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
         eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
     }
@@ -343,7 +343,7 @@ fn report(
         layout.tag_bits,
         if layout.cq_data() { ", source rank in CQ data" } else { "" },
         if sep { "scalable-endpoint" } else { "regular-endpoint" },
-        super::paths::Paths::<crate::sync::Seq>::pick(layout.cq_data(), sep).name,
+        super::paths::Paths::<crate::sync::Seq>::pick(layout.cq_data(), sep, copy_small).name,
     )
 }
 

@@ -68,12 +68,14 @@ impl<M: Mode> Engine<M> {
 
     /// Start a send of `len` bytes at `buf` to communicator rank `dest`,
     /// compiled for a layout with (`CQ`) or without the source in the CQ
-    /// data and for a scalable (`SEP`) or regular endpoints.
+    /// data, for a scalable (`SEP`) or regular endpoints, and for small
+    /// messages sent from a copy (`COPY`, `Engine::copy_small`) or
+    /// injected.
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and unmodified until the request
     /// finishes (an injected send is done at return).
-    pub(super) unsafe fn start_send_as<const CQ: bool, const SEP: bool>(
+    pub(super) unsafe fn start_send_as<const CQ: bool, const SEP: bool, const COPY: bool>(
         &self,
         c: &CommInfo,
         buf: *const u8,
@@ -91,7 +93,7 @@ impl<M: Mode> Engine<M> {
         if !sync && len <= self.inject {
             // SAFETY: the data is copied before return.
             let src = unsafe { std::slice::from_raw_parts(buf, len) };
-            if self.copy_small {
+            if COPY {
                 return self.send_copy(x, src, data, addr, bits, c.ctx);
             }
             // SAFETY: threading per the domain (see Engine::progress_ctx).

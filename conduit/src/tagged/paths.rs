@@ -1,9 +1,10 @@
 //! The send and receive paths specialised at start-up, as the OFI MTL's
 //! generated `ompi_mtl_ofi_send_<cq_data>_<sep>` functions: one compiled
 //! copy per combination of "the source rank travels in the CQ data"
-//! (`ofi_tag_full`) and "the peers are a scalable endpoint's contexts",
-//! picked once when tagged messaging opens, so neither fact is tested per
-//! message.
+//! (`ofi_tag_full`) and "the peers are a scalable endpoint's contexts"
+//! (and, for sends, "small messages go from a copy, not injected": the
+//! profile's `tagged_inject_min_libfabric`), picked once when tagged
+//! messaging opens, so none of these facts is tested per message.
 
 use super::engine::{CommInfo, Engine};
 use super::ops::{Posted, Select, SendHow};
@@ -11,7 +12,7 @@ use crate::client::Error;
 use crate::ofi::{rx_addr, FiAddr};
 use crate::sync::Mode;
 
-/// `Engine::start_send_as::<CQ, SEP>`.
+/// `Engine::start_send_as::<CQ, SEP, COPY>`.
 type SendFn<M> =
     unsafe fn(&Engine<M>, &CommInfo, *const u8, usize, u32, u32, SendHow) -> Result<Posted, Error>;
 /// `Engine::recv_match_as::<CQ, SEP>`.
@@ -25,28 +26,40 @@ pub(crate) struct Paths<M: Mode> {
     pub name: &'static str,
 }
 
+/// `Engine::start_send_as::<CQ, SEP, true or false>` as `copy` says.
+macro_rules! send_path {
+    ($cq:literal, $sep:literal, $copy:expr) => {
+        if $copy {
+            Engine::<M>::start_send_as::<$cq, $sep, true> as SendFn<M>
+        } else {
+            Engine::<M>::start_send_as::<$cq, $sep, false> as SendFn<M>
+        }
+    };
+}
+
 impl<M: Mode> Paths<M> {
     /// The paths for a layout with (`cq_data`) or without the source in
-    /// the CQ data, over a scalable endpoint (`sep`) or regular ones.
-    pub(crate) fn pick(cq_data: bool, sep: bool) -> Paths<M> {
+    /// the CQ data, over a scalable endpoint (`sep`) or regular ones,
+    /// sending small messages from a copy (`copy_small`) or injecting them.
+    pub(crate) fn pick(cq_data: bool, sep: bool, copy_small: bool) -> Paths<M> {
         match (cq_data, sep) {
             (true, true) => Paths {
-                send: Engine::<M>::start_send_as::<true, true>,
+                send: send_path!(true, true, copy_small),
                 recv_match: Engine::<M>::recv_match_as::<true, true>,
                 name: "source in CQ data, scalable endpoint",
             },
             (true, false) => Paths {
-                send: Engine::<M>::start_send_as::<true, false>,
+                send: send_path!(true, false, copy_small),
                 recv_match: Engine::<M>::recv_match_as::<true, false>,
                 name: "source in CQ data, regular endpoints",
             },
             (false, true) => Paths {
-                send: Engine::<M>::start_send_as::<false, true>,
+                send: send_path!(false, true, copy_small),
                 recv_match: Engine::<M>::recv_match_as::<false, true>,
                 name: "source in the tag, scalable endpoint",
             },
             (false, false) => Paths {
-                send: Engine::<M>::start_send_as::<false, false>,
+                send: send_path!(false, false, copy_small),
                 recv_match: Engine::<M>::recv_match_as::<false, false>,
                 name: "source in the tag, regular endpoints",
             },
@@ -109,7 +122,7 @@ mod tests {
     fn each_combination_has_its_own_path() {
         let names: Vec<&str> = [(true, true), (true, false), (false, true), (false, false)]
             .into_iter()
-            .map(|(c, s)| Paths::<Seq>::pick(c, s).name)
+            .map(|(c, s)| Paths::<Seq>::pick(c, s, false).name)
             .collect();
         assert_eq!(
             names,
@@ -120,9 +133,14 @@ mod tests {
                 "source in the tag, regular endpoints"
             ]
         );
-        let a = Paths::<Seq>::pick(true, false);
-        let b = Paths::<Seq>::pick(false, false);
+        let a = Paths::<Seq>::pick(true, false, false);
+        let b = Paths::<Seq>::pick(false, false, false);
         assert_ne!(a.send as usize, b.send as usize);
         assert_ne!(a.recv_match as usize, b.recv_match as usize);
+        // Copying small messages changes the send path only.
+        let c = Paths::<Seq>::pick(true, false, true);
+        assert_ne!(a.send as usize, c.send as usize);
+        assert_eq!(a.recv_match as usize, c.recv_match as usize);
+        assert_eq!(a.name, c.name);
     }
 }
