@@ -73,7 +73,7 @@ pub(crate) struct Ctx<M: Mode> {
     /// for a moment: another thread can read a send's completion before
     /// the posting thread counts it.
     pub sends_in_flight: std::sync::atomic::AtomicIsize,
-    /// The copies detached sends (`Engine::copy_small`) are sent from, by
+    /// The copies detached sends (small sends where injects are off) are sent from, by
     /// request slot. Declared after the endpoints, so a copy outlives the
     /// endpoint that may still be sending it.
     pub copies: M::Lock<Vec<Option<Box<[u8]>>>>,
@@ -157,13 +157,9 @@ pub(crate) struct Engine<M: Mode> {
     pub rank: u32,
     pub size: u32,
     /// Largest message a (non-synchronous) send finishes at return: with
-    /// `fi_tinject`, or from a copy where `copy_small` is set.
+    /// `fi_tinject`, or from a copy where injects are off (the send path
+    /// picked with `copy_small`, see `Engine::new`).
     pub inject: usize,
-    /// Such messages go from a copy with `fi_tsend` (inside the send
-    /// window), never with `fi_tinject` (the profile's
-    /// `tagged_inject_min_libfabric`). A record: the send path compiled
-    /// for it (`set_copy_small`) acts on it, not a test per message.
-    pub copy_small: bool,
     /// Whether a communicator's id picks its context.
     pub grouping: bool,
     pub ctxs: Box<[OnceLock<Ctx<M>>]>,
@@ -211,8 +207,9 @@ impl<M: Mode> Engine<M> {
         addrs: Vec<Vec<FiAddr>>,
         sep: Option<SepParts>,
         event_cnt: usize,
+        copy_small: bool,
     ) -> Self {
-        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some(), false);
+        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some(), copy_small);
         let rx_ctx_bits = sep.as_ref().map_or(0, |s| s.rx_ctx_bits);
         Engine {
             cids: M::Lock::new(CidSet::new(layout.max_cid())),
@@ -220,7 +217,6 @@ impl<M: Mode> Engine<M> {
             rank,
             size,
             inject,
-            copy_small: false,
             grouping,
             ctxs,
             addrs,
@@ -239,13 +235,6 @@ impl<M: Mode> Engine<M> {
             rx_ctx_bits,
             send_window: isize::MAX,
         }
-    }
-
-    /// Send small messages from a copy (`copy_small`) or inject them: the
-    /// flag, and the send path compiled for it.
-    pub(super) fn set_copy_small(&mut self, copy: bool) {
-        self.copy_small = copy;
-        self.paths = super::paths::Paths::pick(self.layout.cq_data(), self.sep.is_some(), copy);
     }
 
     /// A context that exists.

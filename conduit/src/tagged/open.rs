@@ -259,6 +259,7 @@ pub(crate) fn open<M: Mode>(
         addrs,
         sep,
         event_cnt,
+        copy_small,
     );
     eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
     eng.no_claim = crate::profile::lookup(&w.provider)
@@ -268,7 +269,6 @@ pub(crate) fn open<M: Mode>(
     if super::spill::needed(&w.provider, crate::ofi::runtime_version()) {
         eng.spill = super::spill::Spill::get();
     }
-    eng.set_copy_small(copy_small);
     if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
         eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
     }

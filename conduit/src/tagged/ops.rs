@@ -69,7 +69,7 @@ impl<M: Mode> Engine<M> {
     /// Start a send of `len` bytes at `buf` to communicator rank `dest`,
     /// compiled for a layout with (`CQ`) or without the source in the CQ
     /// data, for a scalable (`SEP`) or regular endpoints, and for small
-    /// messages sent from a copy (`COPY`, `Engine::copy_small`) or
+    /// messages sent from a copy (`COPY`: the profile's `tagged_inject_min_libfabric`) or
     /// injected.
     ///
     /// # Safety
