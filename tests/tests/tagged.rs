@@ -177,7 +177,8 @@ fn conformance_on_shm() {
 
 /// `auto` picks ofi_tag_full wherever the provider grants FI_REMOTE_CQ_DATA
 /// and FI_DIRECTED_RECV (all four here: ofi_rxm grants directed receive
-/// too, see docs/providers.md), and GASNET_VERBOSEENV=1 reports it.
+/// too, see docs/providers.md), and GASNET_VERBOSEENV=1 reports it (and,
+/// on udp;ofi_rxd only, that each message's length travels in the CQ data).
 #[test]
 fn auto_tag_mode_as_verboseenv_reports() {
     let _g = serial();
@@ -200,6 +201,16 @@ fn auto_tag_mode_as_verboseenv_reports() {
         let found = r.stderr.contains(&want)
             || (p == "tcp" && r.stderr.contains(&want.replace("tcp;ofi_rxm", "tcp")));
         assert!(found, "{p}: no {want:?} in {}", r.stderr);
+        // Only udp;ofi_rxd's profile says truncation goes unreported, so
+        // only its messages carry their length in the CQ data.
+        let len = "each message's length travels in the CQ data (profile: \
+                   tagged_truncation_unreported)";
+        assert_eq!(
+            r.stderr.contains(len),
+            p == "udp",
+            "{p}: the length in the CQ data is reported where, and only where, the profile asks: {}",
+            r.stderr
+        );
         assert!(
             r.stdout.contains(
                 "gex-tagged layout: ofi_tag_full: communicator id 28 bits, source 0 bits, tag 32 bits"

@@ -177,10 +177,6 @@ pub(crate) struct Engine<M: Mode> {
     /// `(provider, version)` when a truncated receive breaks the
     /// provider's connection (see `open::truncation_defect`).
     pub truncation_defect: Option<(String, String)>,
-    /// Each message's length travels in the high 32 bits of the CQ data
-    /// (providers that do not report truncation; see the profile's
-    /// `tagged_truncation_unreported`).
-    pub len_in_data: bool,
     /// `(provider, why)` when matched probe is refused (the profile's
     /// `tagged_no_claim`).
     pub no_claim: Option<(String, String)>,
@@ -207,9 +203,9 @@ impl<M: Mode> Engine<M> {
         addrs: Vec<Vec<FiAddr>>,
         sep: Option<SepParts>,
         event_cnt: usize,
-        copy_small: bool,
+        facts: super::paths::PathFacts,
     ) -> Self {
-        let paths = super::paths::Paths::pick(layout.cq_data(), sep.is_some(), copy_small);
+        let paths = super::paths::Paths::pick(facts);
         let rx_ctx_bits = sep.as_ref().map_or(0, |s| s.rx_ctx_bits);
         Engine {
             cids: M::Lock::new(CidSet::new(layout.max_cid())),
@@ -228,7 +224,6 @@ impl<M: Mode> Engine<M> {
             event_cnt,
             stats: TaggedStats::default(),
             truncation_defect: None,
-            len_in_data: false,
             no_claim: None,
             spill: None,
             paths,

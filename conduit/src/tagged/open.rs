@@ -225,19 +225,20 @@ pub(crate) fn open<M: Mode>(
         .map(|row| av.insert(row))
         .collect::<Result<Vec<_>, _>>()?;
     boot.barrier().map_err(Error::from)?;
+    let facts = super::paths::PathFacts {
+        cq_data: layout.cq_data(),
+        sep: sep.is_some(),
+        copy_small,
+        len_in_data: crate::profile::lookup(&w.provider)
+            .tagged_truncation_unreported
+            .unwrap_or(false)
+            && layout.cq_data()
+            && cq_data_size >= 8,
+    };
     if st.verbose && rank == 0 {
         gex_env::eprintln_whole!(
             "{}",
-            report(
-                &w.provider,
-                st,
-                &layout,
-                ctxs.len(),
-                sep.is_some(),
-                budget,
-                inject,
-                copy_small
-            )
+            report(&w.provider, st, &layout, ctxs.len(), budget, inject, facts)
         );
     }
     tracing::debug!(
@@ -259,7 +260,7 @@ pub(crate) fn open<M: Mode>(
         addrs,
         sep,
         event_cnt,
-        copy_small,
+        facts,
     );
     eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
     eng.no_claim = crate::profile::lookup(&w.provider)
@@ -272,11 +273,6 @@ pub(crate) fn open<M: Mode>(
     if let Some(n) = crate::profile::lookup(&w.provider).tagged_send_window {
         eng.send_window = n.clamp(1, isize::MAX as usize) as isize;
     }
-    eng.len_in_data = crate::profile::lookup(&w.provider)
-        .tagged_truncation_unreported
-        .unwrap_or(false)
-        && layout.cq_data()
-        && cq_data_size >= 8;
     Ok(eng)
 }
 
@@ -316,12 +312,11 @@ fn report(
     st: &Settings,
     layout: &Layout,
     contexts: usize,
-    sep: bool,
     budget: isize,
     inject: usize,
-    copy_small: bool,
+    facts: super::paths::PathFacts,
 ) -> String {
-    let inject = if copy_small {
+    let inject = if facts.copy_small {
         format!(
             "no message injected (profile: tagged_inject_min_libfabric); up to {inject} bytes sent from a copy"
         )
@@ -335,15 +330,20 @@ fn report(
     };
     format!(
         "tagged: provider {provider}: GASNET_OFI_TAG_MODE={} -> {} ({} communicator-id, {} source, {} tag bits{}); \
-         {contexts} {} context(s); application receives posted {rx}; send and receive paths: {}; {inject}",
+         {contexts} {} context(s); application receives posted {rx}; send and receive paths: {}; {inject}{}",
         st.tag_mode,
         layout.mode,
         layout.cid_bits,
         layout.src_bits,
         layout.tag_bits,
         if layout.cq_data() { ", source rank in CQ data" } else { "" },
-        if sep { "scalable-endpoint" } else { "regular-endpoint" },
-        super::paths::Paths::<crate::sync::Seq>::pick(layout.cq_data(), sep, copy_small).name,
+        if facts.sep { "scalable-endpoint" } else { "regular-endpoint" },
+        super::paths::Paths::<crate::sync::Seq>::pick(facts).name,
+        if facts.len_in_data && facts.cq_data {
+            "; each message's length travels in the CQ data (profile: tagged_truncation_unreported)"
+        } else {
+            ""
+        },
     )
 }
 

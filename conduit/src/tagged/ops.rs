@@ -54,12 +54,12 @@ impl<M: Mode> Engine<M> {
     }
 
     /// A send's CQ data: the source rank with `ofi_tag_full` (`CQ`), and
-    /// the length (saturated at `u32::MAX`) in the high half with
-    /// `len_in_data`.
+    /// the length (saturated at `u32::MAX`) in the high half where the
+    /// provider does not report truncation (`LEN`).
     #[inline]
-    fn send_data_as<const CQ: bool>(&self, rank: u32, len: usize) -> Option<u64> {
+    fn send_data_as<const CQ: bool, const LEN: bool>(&self, rank: u32, len: usize) -> Option<u64> {
         let src = if CQ { rank as u64 } else { 0 };
-        if self.len_in_data {
+        if LEN {
             Some(src | (len.min(u32::MAX as usize) as u64) << 32)
         } else {
             CQ.then_some(src)
@@ -75,7 +75,12 @@ impl<M: Mode> Engine<M> {
     /// # Safety
     /// `buf..buf+len` must stay valid and unmodified until the request
     /// finishes (an injected send is done at return).
-    pub(super) unsafe fn start_send_as<const CQ: bool, const SEP: bool, const COPY: bool>(
+    pub(super) unsafe fn start_send_as<
+        const CQ: bool,
+        const SEP: bool,
+        const COPY: bool,
+        const LEN: bool,
+    >(
         &self,
         c: &CommInfo,
         buf: *const u8,
@@ -87,7 +92,7 @@ impl<M: Mode> Engine<M> {
         let SendHow { sync, internal } = how;
         let world = c.world(dest)?;
         let mut bits = self.send_tag(c, tag, internal)?;
-        let data = self.send_data_as::<CQ>(c.rank, len);
+        let data = self.send_data_as::<CQ, LEN>(c.rank, len);
         let x = self.ctx(c.ctx);
         let addr = self.addr_as::<SEP>(c.ctx, world);
         if !sync && len <= self.inject {

@@ -3,63 +3,96 @@
 //! copy per combination of "the source rank travels in the CQ data"
 //! (`ofi_tag_full`) and "the peers are a scalable endpoint's contexts"
 //! (and, for sends, "small messages go from a copy, not injected": the
-//! profile's `tagged_inject_min_libfabric`), picked once when tagged
+//! profile's `tagged_inject_min_libfabric`; for sends and for reading
+//! completions, "each message's length travels in the CQ data": the
+//! profile's `tagged_truncation_unreported`), picked once when tagged
 //! messaging opens, so none of these facts is tested per message.
 
-use super::engine::{CommInfo, Engine};
+use super::engine::{CommInfo, Ctx, Engine};
 use super::ops::{Posted, Select, SendHow};
 use crate::client::Error;
 use crate::ofi::{rx_addr, FiAddr};
 use crate::sync::Mode;
 
-/// `Engine::start_send_as::<CQ, SEP, COPY>`.
+/// `Engine::start_send_as::<CQ, SEP, COPY, LEN>`.
 type SendFn<M> =
     unsafe fn(&Engine<M>, &CommInfo, *const u8, usize, u32, u32, SendHow) -> Result<Posted, Error>;
 /// `Engine::recv_match_as::<CQ, SEP>`.
 type MatchFn<M> = fn(&Engine<M>, &CommInfo, Select) -> Result<(FiAddr, u64, u64), Error>;
+/// `Engine::progress_ctx_as::<LEN>`.
+type ProgressFn<M> = fn(&Engine<M>, &Ctx<M>) -> Result<bool, Error>;
+
+/// The provider's facts the paths are picked by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PathFacts {
+    /// The source rank travels in the CQ data (`ofi_tag_full`).
+    pub cq_data: bool,
+    /// The peers are a scalable endpoint's contexts.
+    pub sep: bool,
+    /// Small messages are sent from a copy, not injected (the profile's
+    /// `tagged_inject_min_libfabric`).
+    pub copy_small: bool,
+    /// Each message's length travels in the high half of the CQ data
+    /// (the profile's `tagged_truncation_unreported`; needs `cq_data`).
+    pub len_in_data: bool,
+}
 
 /// The paths one engine uses.
 pub(crate) struct Paths<M: Mode> {
     send: SendFn<M>,
     recv_match: MatchFn<M>,
+    progress: ProgressFn<M>,
     /// Which combination, for the start-up report.
     pub name: &'static str,
 }
 
-/// `Engine::start_send_as::<CQ, SEP, true or false>` as `copy` says.
+/// `Engine::start_send_as::<CQ, SEP, COPY, LEN>` with `COPY` and `LEN` as
+/// `copy` and `len` say.
 macro_rules! send_path {
-    ($cq:literal, $sep:literal, $copy:expr) => {
-        if $copy {
-            Engine::<M>::start_send_as::<$cq, $sep, true> as SendFn<M>
-        } else {
-            Engine::<M>::start_send_as::<$cq, $sep, false> as SendFn<M>
+    ($cq:literal, $sep:literal, $copy:expr, $len:expr) => {
+        match ($copy, $len) {
+            (true, true) => Engine::<M>::start_send_as::<$cq, $sep, true, true> as SendFn<M>,
+            (true, false) => Engine::<M>::start_send_as::<$cq, $sep, true, false> as SendFn<M>,
+            (false, true) => Engine::<M>::start_send_as::<$cq, $sep, false, true> as SendFn<M>,
+            (false, false) => Engine::<M>::start_send_as::<$cq, $sep, false, false> as SendFn<M>,
         }
     };
 }
 
 impl<M: Mode> Paths<M> {
-    /// The paths for a layout with (`cq_data`) or without the source in
-    /// the CQ data, over a scalable endpoint (`sep`) or regular ones,
-    /// sending small messages from a copy (`copy_small`) or injecting them.
-    pub(crate) fn pick(cq_data: bool, sep: bool, copy_small: bool) -> Paths<M> {
-        match (cq_data, sep) {
+    /// The paths for the facts `f`. The length travels in the CQ data only
+    /// with the source there too (`len_in_data` without `cq_data` is
+    /// ignored: such a layout has no CQ data to carry it).
+    pub(crate) fn pick(f: PathFacts) -> Paths<M> {
+        let len = f.len_in_data && f.cq_data;
+        let copy_small = f.copy_small;
+        let progress = if len {
+            Engine::<M>::progress_ctx_as::<true> as ProgressFn<M>
+        } else {
+            Engine::<M>::progress_ctx_as::<false> as ProgressFn<M>
+        };
+        match (f.cq_data, f.sep) {
             (true, true) => Paths {
-                send: send_path!(true, true, copy_small),
+                send: send_path!(true, true, copy_small, len),
+                progress,
                 recv_match: Engine::<M>::recv_match_as::<true, true>,
                 name: "source in CQ data, scalable endpoint",
             },
             (true, false) => Paths {
-                send: send_path!(true, false, copy_small),
+                send: send_path!(true, false, copy_small, len),
+                progress,
                 recv_match: Engine::<M>::recv_match_as::<true, false>,
                 name: "source in CQ data, regular endpoints",
             },
             (false, true) => Paths {
-                send: send_path!(false, true, copy_small),
+                send: send_path!(false, true, copy_small, false),
+                progress,
                 recv_match: Engine::<M>::recv_match_as::<false, true>,
                 name: "source in the tag, scalable endpoint",
             },
             (false, false) => Paths {
-                send: send_path!(false, false, copy_small),
+                send: send_path!(false, false, copy_small, false),
+                progress,
                 recv_match: Engine::<M>::recv_match_as::<false, false>,
                 name: "source in the tag, regular endpoints",
             },
@@ -86,6 +119,13 @@ impl<M: Mode> Engine<M> {
     ) -> Result<Posted, Error> {
         // SAFETY: per this function's contract.
         unsafe { (self.paths.send)(self, c, buf, len, dest, tag, how) }
+    }
+
+    /// Progress on one context, on the path picked at start-up (see
+    /// `progress_ctx_as`).
+    #[inline]
+    pub fn progress_ctx(&self, c: &Ctx<M>) -> Result<bool, Error> {
+        (self.paths.progress)(self, c)
     }
 
     /// A receive's source address, match bits and ignore mask for `sel`
@@ -115,14 +155,23 @@ impl<M: Mode> Engine<M> {
 
 #[cfg(test)]
 mod tests {
-    use super::Paths;
+    use super::{PathFacts, Paths};
     use crate::sync::Seq;
+
+    fn pick(cq_data: bool, sep: bool, copy_small: bool, len_in_data: bool) -> Paths<Seq> {
+        Paths::pick(PathFacts {
+            cq_data,
+            sep,
+            copy_small,
+            len_in_data,
+        })
+    }
 
     #[test]
     fn each_combination_has_its_own_path() {
         let names: Vec<&str> = [(true, true), (true, false), (false, true), (false, false)]
             .into_iter()
-            .map(|(c, s)| Paths::<Seq>::pick(c, s, false).name)
+            .map(|(c, s)| pick(c, s, false, false).name)
             .collect();
         assert_eq!(
             names,
@@ -133,14 +182,29 @@ mod tests {
                 "source in the tag, regular endpoints"
             ]
         );
-        let a = Paths::<Seq>::pick(true, false, false);
-        let b = Paths::<Seq>::pick(false, false, false);
+        let a = pick(true, false, false, false);
+        let b = pick(false, false, false, false);
         assert_ne!(a.send as usize, b.send as usize);
         assert_ne!(a.recv_match as usize, b.recv_match as usize);
+        assert_eq!(a.progress as usize, b.progress as usize);
         // Copying small messages changes the send path only.
-        let c = Paths::<Seq>::pick(true, false, true);
+        let c = pick(true, false, true, false);
         assert_ne!(a.send as usize, c.send as usize);
         assert_eq!(a.recv_match as usize, c.recv_match as usize);
+        assert_eq!(a.progress as usize, c.progress as usize);
         assert_eq!(a.name, c.name);
+        // The length in the CQ data changes the send path and the
+        // completions' path, not the receives' matching.
+        let d = pick(true, false, false, true);
+        assert_ne!(a.send as usize, d.send as usize);
+        assert_ne!(a.progress as usize, d.progress as usize);
+        assert_eq!(a.recv_match as usize, d.recv_match as usize);
+        let e = pick(true, false, true, true);
+        assert_ne!(c.send as usize, e.send as usize);
+        assert_ne!(d.send as usize, e.send as usize);
+        // Without CQ data there is nowhere to carry the length.
+        let f = pick(false, false, false, true);
+        assert_eq!(b.send as usize, f.send as usize);
+        assert_eq!(b.progress as usize, f.progress as usize);
     }
 }

@@ -23,9 +23,10 @@ impl<M: Mode> Engine<M> {
         Ok(seen)
     }
 
-    /// Progress on one context.
+    /// Progress on one context, compiled with (`LEN`) or without the
+    /// sender's length in the CQ data (picked at start-up, `Paths`).
     #[inline]
-    pub fn progress_ctx(&self, c: &Ctx<M>) -> Result<bool, Error> {
+    pub(crate) fn progress_ctx_as<const LEN: bool>(&self, c: &Ctx<M>) -> Result<bool, Error> {
         let Some(mut buf) = c.poll.try_lock() else {
             return Ok(false);
         };
@@ -55,7 +56,7 @@ impl<M: Mode> Engine<M> {
                 let mut reqs = c.reqs.lock();
                 for e in got {
                     if let Some(idx) =
-                        self.on_entry(&mut reqs, e, &mut acks, &mut released, &mut sent)
+                        self.on_entry::<LEN>(&mut reqs, e, &mut acks, &mut released, &mut sent)
                     {
                         // A detached send is over: its copy goes.
                         free_copy(c, idx);
@@ -83,7 +84,7 @@ impl<M: Mode> Engine<M> {
     }
 
     #[inline]
-    fn on_entry(
+    fn on_entry<const LEN: bool>(
         &self,
         reqs: &mut Requests,
         e: &TaggedEntry,
@@ -117,7 +118,7 @@ impl<M: Mode> Engine<M> {
                 if d.sync && matches!(reqs.kind_at(idx), Some(Kind::Recv { .. })) {
                     acks.push((e.tag(), d.source));
                 }
-                let size = self.sent_len(e).unwrap_or(e.len()).max(e.len());
+                let size = sent_len::<LEN>(e).unwrap_or(e.len()).max(e.len());
                 // A receive with the spill iov may have placed more than
                 // its buffer holds: the rest went to the spill.
                 let placed = match kind {
@@ -147,13 +148,6 @@ impl<M: Mode> Engine<M> {
         };
         reqs.complete(idx, part, status);
         matches!(kind, Some(Kind::Detached { .. })).then_some(idx)
-    }
-
-    /// The length the sender put in the CQ data (`len_in_data`), if any.
-    #[inline]
-    fn sent_len(&self, e: &TaggedEntry) -> Option<usize> {
-        (self.len_in_data && e.flags() & sys::FI_REMOTE_CQ_DATA as u64 != 0)
-            .then(|| (e.data() >> 32) as usize)
     }
 
     fn on_error(&self, c: &Ctx<M>) -> Result<(), Error> {
@@ -319,4 +313,10 @@ fn truncated_status(d: &tagged::Decoded, e: &crate::ofi::CqErrEntry, cap: usize)
         truncated: true,
         cancelled: false,
     }
+}
+
+/// The length the sender put in the CQ data (`LEN`), if any.
+#[inline(always)]
+fn sent_len<const LEN: bool>(e: &TaggedEntry) -> Option<usize> {
+    (LEN && e.flags() & sys::FI_REMOTE_CQ_DATA as u64 != 0).then(|| (e.data() >> 32) as usize)
 }
