@@ -77,6 +77,50 @@ fn aggregation_off_and_a_bad_limit() {
     );
 }
 
+/// The value of `name=` in a line of `gex-rma all`.
+fn field(out: &str, name: &str) -> Option<u64> {
+    out.split(&format!("{name}="))
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `GASNET_OFI_RMA_POLL_FREQ`: a round of progress on the queues RMA
+/// completions arrive on after every N RMA posts (GASNet's ofi-conduit
+/// polls its RMA transmit queue so). With aggregation off each of the
+/// storm's 20,000 small NBI puts is a post of its own: with N = 1 every
+/// post polls, with N above the job's posts none does, and the default
+/// (32) polls about once per 32 posts.
+#[test]
+fn rma_poll_freq_sets_how_often_posts_poll() {
+    let _g = serial();
+    let mut polls = Vec::new();
+    for freq in ["1", "32", "100000000"] {
+        let r = run(
+            2,
+            &["all"],
+            "tcp",
+            &[
+                ("GASNET_OFI_PUT_AGGREGATE_LIMIT", "0"),
+                ("GASNET_OFI_RMA_POLL_FREQ", freq),
+            ],
+            300,
+        );
+        assert_eq!(r.code, Some(0), "{freq}: {}\n{}", r.stdout, r.stderr);
+        let n = field(&r.stdout, "RMA_POST_POLLS");
+        assert!(n.is_some(), "{freq}: no RMA_POST_POLLS in {}", r.stdout);
+        polls.push(n.unwrap_or(0));
+    }
+    assert!(polls[0] >= 20_000, "every post polls with 1: {polls:?}");
+    assert!(
+        polls[1] >= polls[0] / 40 && polls[1] <= polls[0] / 25,
+        "about one poll per 32 posts by default: {polls:?}"
+    );
+    assert_eq!(polls[2], 0, "no poll below 100000000 posts: {polls:?}");
+}
+
 #[test]
 fn usable_provider_sockets() {
     let _g = serial();

@@ -91,6 +91,9 @@ pub struct AmStats {
     /// collective's machinery; their posts count in `coll_board` (and
     /// `coll_board_bcast`) too.
     pub coll_board_now: u64,
+    /// Rounds of progress run after every `GASNET_OFI_RMA_POLL_FREQ` RMA
+    /// posts (on the queues RMA completions arrive on).
+    pub rma_post_polls: u64,
 }
 
 impl AmStats {
@@ -156,6 +159,7 @@ impl AmStats {
             self.coll_board_bcast,
             self.coll_board_now
         ));
+        s.push_str(&format!("RMA_POST_POLLS {}\n", self.rma_post_polls));
         s
     }
 }
@@ -196,6 +200,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub coll_board: C,
     pub coll_board_bcast: C,
     pub coll_board_now: C,
+    pub rma_post_polls: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -231,6 +236,7 @@ impl<C: Counter> SetStats<C> {
         s.coll_board += self.coll_board.get();
         s.coll_board_bcast += self.coll_board_bcast.get();
         s.coll_board_now += self.coll_board_now.get();
+        s.rma_post_polls += self.rma_post_polls.get();
     }
 }
 

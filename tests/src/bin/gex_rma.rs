@@ -277,13 +277,14 @@ fn all(c: &Client) -> Fallible<String> {
         )));
     }
     Ok(format!(
-        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call, {storm}; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={} NB_PUT_AGGREGATE={} PUT_BATCHES={} RMA_SHARED={shared}",
+        "ok: {steps} put/get steps of sizes 1 B..4 MiB checked on both sides, {many} NB puts and {} NBI operations synced in one call, {storm}; NB_PUT_INJECT={} NB_PUT_BOUNCE={} NB_PUT_BLOCK={} NB_PUT_AGGREGATE={} PUT_BATCHES={} RMA_SHARED={shared} RMA_POST_POLLS={}",
         2 * many,
         pc.inject,
         pc.bounce,
         pc.block,
         pc.aggregate,
-        c.stats().put_batches
+        c.stats().put_batches,
+        c.stats().rma_post_polls
     ))
 }
 

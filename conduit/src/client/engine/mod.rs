@@ -56,7 +56,7 @@ use am::recv::{RecvAccounting, RecvMode};
 use am::send::SendLimits;
 use am::wire::{self, Kind};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Internal handler: barrier round (Short request, 4 args).
@@ -92,6 +92,11 @@ pub(crate) struct EpSet<M: Mode> {
     pub stats: SetStats<M::Counter>,
     /// Owned by an endpoint handle.
     pub owned: AtomicBool,
+    /// RMA posts of this set (`Core::post_chunk`) left before the next
+    /// poll of the queues their completions arrive on; starts at, and is
+    /// reset to, `rma_poll_every` (`GASNET_OFI_RMA_POLL_FREQ`).
+    pub rma_posts_left: AtomicUsize,
+    pub rma_poll_every: usize,
 }
 
 impl<M: Mode> EpSet<M> {
@@ -274,6 +279,8 @@ fn new_set<M: Mode, T: Transport>(
         cq: [M::Lock::new(()), M::Lock::new(()), M::Lock::new(())],
         stats: SetStats::default(),
         owned: AtomicBool::new(false),
+        rma_posts_left: AtomicUsize::new(cfg.rma.rma_poll_freq),
+        rma_poll_every: cfg.rma.rma_poll_freq,
     })
 }
 
@@ -330,7 +337,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if plan.own_addresses_only {
             tracing::debug!(
                 "every rank shares memory with rank {rank}: the provider's address vector holds its own {} endpoints only",
-                3 * sets
+                2 * sets
             );
         }
         let (mut tp, mine) = net.open(&plan)?;

@@ -17,6 +17,7 @@ use crate::transport::{Context, PostError, Region, Transport};
 use ::rma::ops::{Implicit, OpId, TransferError};
 use ::rma::plan::{chunks, Remote};
 use ::rma::put_path::PutPath;
+use std::sync::atomic::Ordering;
 
 /// The local side of a transfer.
 #[derive(Debug, Clone, Copy)]
@@ -156,7 +157,40 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     .write(set, rank, src, len, desc, remote, ctx, inject),
                 Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
             }
-        })
+        })?;
+        self.count_rma_post(set);
+        Ok(())
+    }
+
+    /// Count one RMA post of set `set`; every `GASNET_OFI_RMA_POLL_FREQ`-th
+    /// runs one round of progress on the queues RMA completions arrive on
+    /// (TX and replies: no request handlers), as GASNet's ofi-conduit polls
+    /// its RMA transmit queue, so a long run of non-blocking operations
+    /// does not leave its completions (and bounce buffers) waiting for the
+    /// next sync. For a blocking operation the round is the first of its
+    /// wait. (A relaxed load and store: two threads posting on one set at
+    /// once may lose a count, which only delays a poll.)
+    #[inline(always)]
+    fn count_rma_post(&self, set: usize) {
+        let s = &self.sets[set];
+        let left = s.rma_posts_left.load(Ordering::Relaxed);
+        if left > 1 {
+            s.rma_posts_left.store(left - 1, Ordering::Relaxed);
+        } else {
+            s.rma_posts_left.store(s.rma_poll_every, Ordering::Relaxed);
+            self.poll_after_posts(set);
+        }
+    }
+
+    /// The round `count_rma_post` runs. Its errors wait for the next poll:
+    /// the post it follows succeeded, and its caller accounts for it so.
+    #[cold]
+    #[inline(never)]
+    fn poll_after_posts(&self, set: usize) {
+        self.sets[set].stats.rma_post_polls.add(1);
+        if let Err(e) = self.progress(set, Progress::Replies) {
+            self.deferred.put(*e);
+        }
     }
 
     /// Post with `post` until the provider takes it: -FI_EAGAIN (or no
