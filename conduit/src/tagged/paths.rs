@@ -182,29 +182,30 @@ mod tests {
                 "source in the tag, regular endpoints"
             ]
         );
+        // Which of (send, receive matching, completions) two picks differ in.
+        let differs = |x: &Paths<Seq>, y: &Paths<Seq>| {
+            [
+                x.send as usize != y.send as usize,
+                x.recv_match as usize != y.recv_match as usize,
+                x.progress as usize != y.progress as usize,
+            ]
+        };
         let a = pick(true, false, false, false);
         let b = pick(false, false, false, false);
-        assert_ne!(a.send as usize, b.send as usize);
-        assert_ne!(a.recv_match as usize, b.recv_match as usize);
-        assert_eq!(a.progress as usize, b.progress as usize);
+        assert_eq!(differs(&a, &b), [true, true, false]);
         // Copying small messages changes the send path only.
         let c = pick(true, false, true, false);
-        assert_ne!(a.send as usize, c.send as usize);
-        assert_eq!(a.recv_match as usize, c.recv_match as usize);
-        assert_eq!(a.progress as usize, c.progress as usize);
+        assert_eq!(differs(&a, &c), [true, false, false]);
         assert_eq!(a.name, c.name);
         // The length in the CQ data changes the send path and the
         // completions' path, not the receives' matching.
         let d = pick(true, false, false, true);
-        assert_ne!(a.send as usize, d.send as usize);
-        assert_ne!(a.progress as usize, d.progress as usize);
-        assert_eq!(a.recv_match as usize, d.recv_match as usize);
+        assert_eq!(differs(&a, &d), [true, false, true]);
         let e = pick(true, false, true, true);
-        assert_ne!(c.send as usize, e.send as usize);
-        assert_ne!(d.send as usize, e.send as usize);
+        assert_eq!(differs(&c, &e), [true, false, true]);
+        assert_eq!(differs(&d, &e), [true, false, false]);
         // Without CQ data there is nowhere to carry the length.
         let f = pick(false, false, false, true);
-        assert_eq!(b.send as usize, f.send as usize);
-        assert_eq!(b.progress as usize, f.progress as usize);
+        assert_eq!(differs(&b, &f), [false, false, false]);
     }
 }
