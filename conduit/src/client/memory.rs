@@ -20,10 +20,11 @@ pub struct MemoryUse {
     pub reply_buffers: usize,
     /// RMA bounce buffers (`GASNET_OFI_NUM_BBUFS` x `GASNET_OFI_BBUF_SIZE`).
     pub bounce_buffers: usize,
-    /// The address table: one `fi_addr_t` per endpoint of every rank
-    /// (3 per rank and endpoint set) and every rank's segment description.
+    /// The address table: the transport's `fi_addr_t`s (one per endpoint
+    /// of every rank: 2 per rank and endpoint set) and every rank's
+    /// segment description.
     pub address_table: usize,
-    /// Endpoint names gathered at start-up (3 per rank and endpoint set),
+    /// Endpoint names gathered at start-up (2 per rank and endpoint set),
     /// kept while the address vector is filled, then freed.
     pub names_at_startup: usize,
     /// This rank's segment (a shared-memory mapping; resident only where
@@ -54,8 +55,7 @@ pub(crate) fn memory_use<M: crate::sync::Mode, T: crate::transport::Transport, S
         m.reply_buffers += s.pools[1].lock().allocated() * s.send_bytes;
     }
     m.bounce_buffers = core.bounce.as_ref().map_or(0, |b| b.mem.len());
-    let sets = core.sets.len();
-    m.address_table = core.size * 3 * sets * std::mem::size_of::<crate::ofi::FiAddr>();
+    m.address_table = core.tp.address_entries() * std::mem::size_of::<crate::ofi::FiAddr>();
     if let Some(g) = core.segment.get() {
         m.address_table += g.peers.len() * core.size * std::mem::size_of::<super::SegmentInfo>();
         m.segment = g.len();

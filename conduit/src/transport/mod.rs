@@ -319,6 +319,13 @@ pub unsafe trait Transport: Send + 'static {
     /// Facts fixed at start-up.
     fn facts(&self) -> &Facts;
 
+    /// Entries of the transport's table of peer addresses (one
+    /// `fi_addr_t` per endpoint of every rank, its own only where the
+    /// shared-memory path carries everything); 0 where it keeps none.
+    fn address_entries(&self) -> usize {
+        0
+    }
+
     /// Insert every rank's endpoint names (as [`Network::open`] produced
     /// them, indexed by rank).
     fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error>;

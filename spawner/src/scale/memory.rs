@@ -67,9 +67,17 @@ const RXM_AV_PER_ADDRESS: f64 = 310.0;
 /// endpoint that connected to 100 and then 400 peers, 18.8 KiB per
 /// connection with 1.17 and 2.1. One file descriptor each.
 pub const RXM_PER_CONNECTION: f64 = 18.8 * 1024.0;
-/// ofi_rxm's shared receive pool (anonymous memory after start-up, the
-/// same at N = 2, 8 and 32; docs/PERFORMANCE.md, libfabric 1.17).
-const RXM_RECEIVE_POOL: f64 = 205e6;
+/// ofi_rxm's pools as the tcp;ofi_rxm profile sizes them
+/// (`FI_OFI_RXM_BUFFER_SIZE=1024`, ...): anonymous memory after start-up of
+/// a 2-rank `gex-bench` over tcp;ofi_rxm less the same over shm, 6,648
+/// against 3,868 KiB (libfabric 1.17, 2026-11-29). With libfabric 1.17's
+/// defaults the pool was 205 MB (docs/PERFORMANCE.md).
+const RXM_POOLS: f64 = (6648.0 - 3868.0) * 1024.0;
+/// Connections a rank holds to each peer it exchanges AMs and RMA with:
+/// its requests (its reply endpoint to the peer's request endpoint, the
+/// peer's replies coming back on it), the peer's requests, and RMA between
+/// the two reply endpoints.
+const CONNECTIONS_PER_PEER: usize = 3;
 /// A glibc heap chunk for an allocation of `n` bytes (16-byte granules,
 /// 8 bytes of header, at least 32).
 fn chunk(n: usize) -> usize {
@@ -93,7 +101,7 @@ pub fn per_rank(p: &Params) -> Vec<Item> {
     let borrowed = addresses * 16;
     vec![
         Item {
-            what: "conduit address table: 3 `fi_addr_t` per rank",
+            what: "conduit address table: 2 `fi_addr_t` per rank",
             bytes: (addresses * FI_ADDR) as f64,
             kind: Persistent,
             source: Code,
@@ -111,7 +119,7 @@ pub fn per_rank(p: &Params) -> Vec<Item> {
             source: Code,
         },
         Item {
-            what: "tcp;ofi_rxm address vector: 3 addresses per rank",
+            what: "tcp;ofi_rxm address vector: 2 addresses per rank",
             bytes: addresses as f64 * RXM_AV_PER_ADDRESS,
             kind: Persistent,
             source: Measured,
@@ -130,7 +138,7 @@ pub fn per_rank(p: &Params) -> Vec<Item> {
         },
         Item {
             what: "tcp;ofi_rxm connections, all-to-all: 3 (N-1) of them",
-            bytes: (addresses - ENDPOINTS_PER_SET) as f64 * RXM_PER_CONNECTION,
+            bytes: (CONNECTIONS_PER_PEER * (n - 1)) as f64 * RXM_PER_CONNECTION,
             kind: PerConnection,
             source: Measured,
         },
@@ -156,8 +164,8 @@ pub fn constant() -> [(&'static str, f64, Source); 4] {
             Source::Code,
         ),
         (
-            "ofi_rxm shared receive pool (libfabric 1.17 defaults)",
-            RXM_RECEIVE_POOL,
+            "ofi_rxm pools, as the tcp;ofi_rxm profile sizes them",
+            RXM_POOLS,
             Source::Measured,
         ),
     ]

@@ -112,8 +112,9 @@ pub struct Params {
     pub conduit: Conduit,
 }
 
-/// Endpoints a rank opens per endpoint set (request, reply, RMA).
-pub const ENDPOINTS_PER_SET: usize = 3;
+/// Endpoints a rank opens per endpoint set (request and reply; RMA goes
+/// through the reply endpoint).
+pub const ENDPOINTS_PER_SET: usize = 2;
 
 impl Params {
     /// `n` ranks on `hosts` hosts, radix 8, with the costs of a cluster of

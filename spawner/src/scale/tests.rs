@@ -176,13 +176,13 @@ fn the_ten_thousand_rank_job() {
     // only the edges of ranks 1..=99 (parents 0..=12) stay on host 0.
     assert_eq!(sh.cross_host_edges, 9_999 - 99);
     // Starting the ranks (ssh, then the agents' forks) is most of it; the
-    // launcher keeps up: no SYN dropped, and its step is shorter than the
-    // collectives'.
+    // launcher keeps up: no SYN dropped, and its step is under a tenth of
+    // starting the ranks.
     let steps = s.steps();
     let rest: f64 = steps[1..].iter().map(|st| st.1).sum();
     assert!(steps[0].1 > 5.0 * rest, "{steps:?}");
     assert_eq!(s.dropped_syns, 0);
-    assert!(steps[1].1 < steps[4].1 + steps[5].1, "{steps:?}");
+    assert!(steps[1].1 < steps[0].1 / 10.0, "{steps:?}");
     // With Rust's listen backlog of 128 it would not.
     let mut old = p;
     old.launch.backlog = 128;
@@ -191,12 +191,12 @@ fn the_ten_thousand_rank_job() {
         o.dropped_syns > 1000 && o.segment > s.segment + 0.5,
         "{o:?}"
     );
-    assert_eq!(s.names_frame, 17 + 10_000 * 58);
+    assert_eq!(s.names_frame, 17 + 10_000 * 40);
     // Memory: what grows with N and is held is under 1 MiB in the conduit
-    // and bootstrap, ~9 MiB in the provider's address vector.
+    // and bootstrap, ~6 MiB in the provider's address vector.
     let items = memory::per_rank(&p);
     let conduit: f64 = items[..3].iter().map(|i| i.bytes).sum();
-    assert!(conduit < 1048576.0 && items[3].bytes > 8e6, "{items:?}");
+    assert!(conduit < 1048576.0 && items[3].bytes > 6e6, "{items:?}");
     // All-to-all connections pass every constant item at 10,000 ranks.
     let conns = memory::total(&items, Kind::PerConnection);
     assert!(memory::constant().iter().all(|c| conns > c.1));
@@ -204,11 +204,11 @@ fn the_ten_thousand_rank_job() {
 
 #[test]
 fn the_memory_model_follows_the_conduit() {
-    // gex-bench's test and docs/PERFORMANCE.md: the address table of a
-    // 2-rank job is 96 bytes (3 x 8 + 24 per rank).
+    // gex-bench's test: the address table of a 2-rank job is 80 bytes
+    // (2 x 8 + 24 per rank).
     let items = memory::per_rank(&Params::cluster(2, 1));
-    assert_eq!(items[0].bytes + items[1].bytes, 96.0);
-    assert_eq!(Params::cluster(2, 1).names_blob(), 3 * (2 + 16));
+    assert_eq!(items[0].bytes + items[1].bytes, 80.0);
+    assert_eq!(Params::cluster(2, 1).names_blob(), 2 * (2 + 16));
 }
 
 #[test]

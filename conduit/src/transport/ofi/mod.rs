@@ -328,6 +328,10 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         &self.facts
     }
 
+    fn address_entries(&self) -> usize {
+        self.addrs.len()
+    }
+
     fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
         let per = EPS * self.nsets;
         if self.own_only {
