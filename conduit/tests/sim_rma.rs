@@ -501,3 +501,70 @@ fn a_handler_panic_while_the_scope_finishes() {
         "in {ATTEMPTS} attempts the AM never arrived while the scope finished"
     );
 }
+
+/// `GASNET_OFI_RMA_POLL_FREQ=1`: every RMA post is followed by a round of
+/// progress on the TX and reply queues. An error that round meets (here a
+/// reply for a handler rank 0 never registered, already waiting when the
+/// first put is posted) is not the put's: every put is accounted as
+/// posted and completes, the scope returns its own result, and the next
+/// poll reports the error, once.
+#[test]
+fn an_error_met_by_the_poll_after_a_post_waits_for_the_next_poll() {
+    let replied = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (_f, ended) = Job::new(2)
+        .vars(&[
+            ("GASNET_OFI_RMA_POLL_FREQ", "1"),
+            ("GASNET_OFI_PUT_AGGREGATE_LIMIT", "0"),
+        ])
+        .run::<Seq, _, _, _>(
+            |_| (),
+            |c: &SimClient| {
+                c.attach_segment(SEG).unwrap();
+                let flag = replied.clone();
+                c.on_request_short(223, 0, move |tok, _| {
+                    tok.reply_short(224, &[]).unwrap();
+                    flag.store(true, std::sync::atomic::Ordering::Release);
+                })
+                .unwrap();
+                c.barrier().unwrap();
+                if c.rank() == 1 {
+                    while !replied.load(std::sync::atomic::Ordering::Acquire) {
+                        c.poll().unwrap();
+                    }
+                    return None;
+                }
+                c.request_short(1, 223, &[]).unwrap();
+                while !replied.load(std::sync::atomic::Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                let r = c
+                    .rma_scope(|s| {
+                        for i in 0..2000 {
+                            s.put_nbi(1, i * 8, &pattern(i, 8))?;
+                        }
+                        s.sync_nbi(NbiSync::Puts)
+                    })
+                    .map_err(|e| e.to_string());
+                let mut errors = Vec::new();
+                for _ in 0..1000 {
+                    if let Err(e) = c.poll() {
+                        errors.push(e.to_string());
+                    }
+                }
+                let mut back = vec![0u8; 2000 * 8];
+                c.get(1, 0, &mut back).unwrap();
+                Some((r, errors, back, c.stats().rma_post_polls))
+            },
+        );
+    let (r, errors, back, polls) = ended.into_iter().next().unwrap().value().unwrap();
+    assert_eq!(r, Ok(()), "the scope's own result");
+    assert_eq!(
+        errors,
+        ["received an AM from rank 1 for handler index 224 with no associated handler registered"],
+        "reported once, by a later poll"
+    );
+    for i in 0..2000 {
+        assert_eq!(back[i * 8..i * 8 + 8], pattern(i, 8)[..], "put {i}");
+    }
+    assert!(polls >= 2000, "a round after every post: {polls}");
+}
