@@ -502,7 +502,7 @@ fn a_handler_panic_while_the_scope_finishes() {
     );
 }
 
-/// `GASNET_OFI_RMA_POLL_FREQ=1`: every RMA post is followed by a round of
+/// `GASNET_OFI_RMA_POLL_FREQ=1`: every RMA post is preceded by a round of
 /// progress on the TX and reply queues. An error that round meets (here a
 /// reply for a handler rank 0 never registered, already waiting when the
 /// first put is posted) is not the put's: every put is accounted as
@@ -566,5 +566,68 @@ fn an_error_met_by_the_poll_after_a_post_waits_for_the_next_poll() {
     for i in 0..2000 {
         assert_eq!(back[i * 8..i * 8 + 8], pattern(i, 8)[..], "put {i}");
     }
-    assert!(polls >= 2000, "a round after every post: {polls}");
+    assert!(polls >= 2000, "a round for every post: {polls}");
+}
+
+/// `GASNET_OFI_RMA_POLL_FREQ=1`, and the round of progress before an RMA
+/// post runs a reply handler that panics: the panic leaves the scope with
+/// every transfer it posted over (the round runs before the post, so a
+/// transfer is either posted and accounted or not posted at all), and
+/// nothing writes the buffers afterwards.
+#[test]
+fn a_reply_handler_panic_in_the_round_before_a_post() {
+    let replied = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let job = Job::new(2)
+        .faults(Faults {
+            max_delay: 40,
+            ..Faults::default()
+        })
+        .max_msg(512)
+        .vars(&[("GASNET_OFI_RMA_POLL_FREQ", "1")]);
+    let fabric = job.fabric();
+    let (_, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            let flag = replied.clone();
+            c.on_request_short(225, 0, move |tok, _| {
+                tok.reply_short(226, &[]).unwrap();
+                flag.store(true, std::sync::atomic::Ordering::Release);
+            })
+            .unwrap();
+            c.on_reply_short(226, 0, |_, _| panic!("reply handler panics on purpose"))
+                .unwrap();
+            c.attach_segment(SEG).unwrap();
+            c.segment_write(0, &pattern(c.rank() + 60, 65536)).unwrap();
+            c.barrier().unwrap();
+            if c.rank() == 1 {
+                while !replied.load(std::sync::atomic::Ordering::Acquire) {
+                    c.poll().unwrap();
+                }
+                return None;
+            }
+            c.request_short(1, 225, &[]).unwrap();
+            while !replied.load(std::sync::atomic::Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            let mut bufs = vec![vec![0u8; 8192]; 8];
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                c.rma_scope(|s| {
+                    for (k, b) in bufs.iter_mut().enumerate() {
+                        s.get_nbi(1, k * 8192, b)?;
+                    }
+                    s.sync_nbi(NbiSync::Gets)
+                })
+            }));
+            for b in &bufs {
+                untouched(&fabric, 0, b);
+            }
+            Some(r.is_err())
+        },
+    );
+    let panicked = ended.into_iter().next().unwrap().value();
+    assert_eq!(
+        panicked,
+        Some(true),
+        "the reply handler's panic left the scope"
+    );
 }

@@ -91,8 +91,8 @@ pub struct AmStats {
     /// collective's machinery; their posts count in `coll_board` (and
     /// `coll_board_bcast`) too.
     pub coll_board_now: u64,
-    /// Rounds of progress run after every `GASNET_OFI_RMA_POLL_FREQ` RMA
-    /// posts (on the queues RMA completions arrive on).
+    /// Rounds of progress run once every `GASNET_OFI_RMA_POLL_FREQ` RMA
+    /// posts, before the post (on the queues RMA completions arrive on).
     pub rma_post_polls: u64,
 }
 

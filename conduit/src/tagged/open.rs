@@ -232,7 +232,6 @@ pub(crate) fn open<M: Mode>(
         len_in_data: crate::profile::lookup(&w.provider)
             .tagged_truncation_unreported
             .unwrap_or(false)
-            && layout.cq_data()
             && cq_data_size >= 8,
     };
     if st.verbose && rank == 0 {
@@ -339,7 +338,7 @@ fn report(
         if layout.cq_data() { ", source rank in CQ data" } else { "" },
         if facts.sep { "scalable-endpoint" } else { "regular-endpoint" },
         super::paths::Paths::<crate::sync::Seq>::pick(facts).name,
-        if facts.len_in_data && facts.cq_data {
+        if facts.len() {
             "; each message's length travels in the CQ data (profile: tagged_truncation_unreported)"
         } else {
             ""

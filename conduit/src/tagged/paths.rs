@@ -32,9 +32,18 @@ pub(crate) struct PathFacts {
     /// Small messages are sent from a copy, not injected (the profile's
     /// `tagged_inject_min_libfabric`).
     pub copy_small: bool,
-    /// Each message's length travels in the high half of the CQ data
-    /// (the profile's `tagged_truncation_unreported`; needs `cq_data`).
+    /// The profile says the provider does not report truncation
+    /// (`tagged_truncation_unreported`): each message's length travels in
+    /// the high half of the CQ data where there is CQ data ([`Self::len`]).
     pub len_in_data: bool,
+}
+
+impl PathFacts {
+    /// Whether each message's length travels in the CQ data: asked for,
+    /// and the layout carries CQ data.
+    pub(crate) fn len(&self) -> bool {
+        self.len_in_data && self.cq_data
+    }
 }
 
 /// The paths one engine uses.
@@ -60,11 +69,10 @@ macro_rules! send_path {
 }
 
 impl<M: Mode> Paths<M> {
-    /// The paths for the facts `f`. The length travels in the CQ data only
-    /// with the source there too (`len_in_data` without `cq_data` is
-    /// ignored: such a layout has no CQ data to carry it).
+    /// The paths for the facts `f` (the length in the CQ data as
+    /// [`PathFacts::len`] says).
     pub(crate) fn pick(f: PathFacts) -> Paths<M> {
-        let len = f.len_in_data && f.cq_data;
+        let len = f.len();
         let copy_small = f.copy_small;
         let progress = if len {
             Engine::<M>::progress_ctx_as::<true> as ProgressFn<M>

@@ -145,6 +145,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         wait: Progress,
     ) -> Result<(), Error> {
         let ctx = Context::Rma { slot: op.index };
+        // Before the post: a handler of the round that panics leaves this
+        // transfer not posted, which is what the caller's guard counts.
+        self.count_rma_post(set);
         // SAFETY: the caller of start_transfer lends the local memory
         // until the operation is over (every entry point waits for it,
         // or keeps the memory borrowed by a scope that does); with
@@ -157,19 +160,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     .write(set, rank, src, len, desc, remote, ctx, inject),
                 Local::Read(dst) => self.tp.read(set, rank, dst, len, desc, remote, ctx),
             }
-        })?;
-        self.count_rma_post(set);
-        Ok(())
+        })
     }
 
     /// Count one RMA post of set `set`; every `GASNET_OFI_RMA_POLL_FREQ`-th
-    /// runs one round of progress on the queues RMA completions arrive on
-    /// (TX and replies: no request handlers), as GASNet's ofi-conduit polls
-    /// its RMA transmit queue, so a long run of non-blocking operations
-    /// does not leave its completions (and bounce buffers) waiting for the
-    /// next sync. For a blocking operation the round is the first of its
-    /// wait. (A relaxed load and store: two threads posting on one set at
-    /// once may lose a count, which only delays a poll.)
+    /// is preceded by one round of progress on the queues RMA completions
+    /// arrive on (TX and replies: no request handlers), as GASNet's
+    /// ofi-conduit polls its RMA transmit queue, so a long run of
+    /// non-blocking operations does not leave its completions (and bounce
+    /// buffers) waiting for the next sync. The round runs before the post,
+    /// as `post_retry`'s rounds do: if one of its handlers panics, the
+    /// transfer was not posted, which is what the caller's guard counts.
+    /// (A relaxed load and store: two threads posting on one set at once
+    /// may lose a count, which only delays a poll.)
     #[inline(always)]
     fn count_rma_post(&self, set: usize) {
         let s = &self.sets[set];
@@ -183,7 +186,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// The round `count_rma_post` runs. Its errors wait for the next poll:
-    /// the post it follows succeeded, and its caller accounts for it so.
+    /// they are not the post's, which goes ahead.
     #[cold]
     #[inline(never)]
     fn poll_after_posts(&self, set: usize) {
