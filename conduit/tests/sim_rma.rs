@@ -12,6 +12,8 @@ use conduit::client::{Client, Error, NbiSync, Seq};
 use conduit::transport::sim::{Faults, SimFabric, SimTransport};
 use sim::Job;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 type SimClient = Client<(), SimTransport>;
 
@@ -304,10 +306,10 @@ fn an_error_met_while_waiting_leaves_the_transfer_whole() {
                 c.barrier().unwrap();
                 if c.rank() == 1 {
                     c.request_short(0, 250, &[]).unwrap();
-                    sent.store(true, std::sync::atomic::Ordering::Release);
+                    sent.store(true, Ordering::Release);
                     return (None, Vec::new(), None);
                 }
-                while !sent.load(std::sync::atomic::Ordering::Acquire) {
+                while !sent.load(Ordering::Acquire) {
                     std::thread::yield_now();
                 }
                 let mut buf = vec![0u8; 32768];
@@ -502,6 +504,35 @@ fn a_handler_panic_while_the_scope_finishes() {
     );
 }
 
+/// Registers request handler `request`, which replies to handler `reply`
+/// and then sets `replied`.
+fn replies_with(c: &SimClient, request: u8, reply: u8, replied: &Arc<AtomicBool>) {
+    let flag = replied.clone();
+    c.on_request_short(request, 0, move |tok, _| {
+        tok.reply_short(reply, &[]).unwrap();
+        flag.store(true, Ordering::Release);
+    })
+    .unwrap();
+}
+
+/// Rank 0 sends request `request` to rank 1 and returns once rank 1's
+/// handler has replied, so the reply is waiting in rank 0's queues (no
+/// poll of rank 0 read it); rank 1 polls until it replied. True on rank 0,
+/// the rank that goes on.
+fn reply_waiting(c: &SimClient, request: u8, replied: &AtomicBool) -> bool {
+    if c.rank() == 1 {
+        while !replied.load(Ordering::Acquire) {
+            c.poll().unwrap();
+        }
+        return false;
+    }
+    c.request_short(1, request, &[]).unwrap();
+    while !replied.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+    true
+}
+
 /// `GASNET_OFI_RMA_POLL_FREQ=1`: every RMA post is preceded by a round of
 /// progress on the TX and reply queues. An error that round meets (here a
 /// reply for a handler rank 0 never registered, already waiting when the
@@ -510,7 +541,7 @@ fn a_handler_panic_while_the_scope_finishes() {
 /// poll reports the error, once.
 #[test]
 fn an_error_met_by_the_poll_after_a_post_waits_for_the_next_poll() {
-    let replied = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let replied = Arc::new(AtomicBool::new(false));
     let (_f, ended) = Job::new(2)
         .vars(&[
             ("GASNET_OFI_RMA_POLL_FREQ", "1"),
@@ -520,22 +551,10 @@ fn an_error_met_by_the_poll_after_a_post_waits_for_the_next_poll() {
             |_| (),
             |c: &SimClient| {
                 c.attach_segment(SEG).unwrap();
-                let flag = replied.clone();
-                c.on_request_short(223, 0, move |tok, _| {
-                    tok.reply_short(224, &[]).unwrap();
-                    flag.store(true, std::sync::atomic::Ordering::Release);
-                })
-                .unwrap();
+                replies_with(c, 223, 224, &replied);
                 c.barrier().unwrap();
-                if c.rank() == 1 {
-                    while !replied.load(std::sync::atomic::Ordering::Acquire) {
-                        c.poll().unwrap();
-                    }
+                if !reply_waiting(c, 223, &replied) {
                     return None;
-                }
-                c.request_short(1, 223, &[]).unwrap();
-                while !replied.load(std::sync::atomic::Ordering::Acquire) {
-                    std::thread::yield_now();
                 }
                 let r = c
                     .rma_scope(|s| {
@@ -576,7 +595,7 @@ fn an_error_met_by_the_poll_after_a_post_waits_for_the_next_poll() {
 /// nothing writes the buffers afterwards.
 #[test]
 fn a_reply_handler_panic_in_the_round_before_a_post() {
-    let replied = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let replied = Arc::new(AtomicBool::new(false));
     let job = Job::new(2)
         .faults(Faults {
             max_delay: 40,
@@ -588,26 +607,14 @@ fn a_reply_handler_panic_in_the_round_before_a_post() {
     let (_, ended) = job.run::<Seq, _, _, _>(
         |_| (),
         |c: &SimClient| {
-            let flag = replied.clone();
-            c.on_request_short(225, 0, move |tok, _| {
-                tok.reply_short(226, &[]).unwrap();
-                flag.store(true, std::sync::atomic::Ordering::Release);
-            })
-            .unwrap();
+            replies_with(c, 225, 226, &replied);
             c.on_reply_short(226, 0, |_, _| panic!("reply handler panics on purpose"))
                 .unwrap();
             c.attach_segment(SEG).unwrap();
             c.segment_write(0, &pattern(c.rank() + 60, 65536)).unwrap();
             c.barrier().unwrap();
-            if c.rank() == 1 {
-                while !replied.load(std::sync::atomic::Ordering::Acquire) {
-                    c.poll().unwrap();
-                }
+            if !reply_waiting(c, 225, &replied) {
                 return None;
-            }
-            c.request_short(1, 225, &[]).unwrap();
-            while !replied.load(std::sync::atomic::Ordering::Acquire) {
-                std::thread::yield_now();
             }
             let mut bufs = vec![vec![0u8; 8192]; 8];
             let r = catch_unwind(AssertUnwindSafe(|| {

@@ -94,9 +94,8 @@ pub(crate) struct EpSet<M: Mode> {
     pub owned: AtomicBool,
     /// RMA posts of this set (`Core::post_chunk`) left before the next
     /// poll of the queues their completions arrive on; starts at, and is
-    /// reset to, `rma_poll_every` (`GASNET_OFI_RMA_POLL_FREQ`).
+    /// reset to, `GASNET_OFI_RMA_POLL_FREQ` (the client's `cfg`).
     pub rma_posts_left: AtomicUsize,
-    pub rma_poll_every: usize,
 }
 
 impl<M: Mode> EpSet<M> {
@@ -280,7 +279,6 @@ fn new_set<M: Mode, T: Transport>(
         stats: SetStats::default(),
         owned: AtomicBool::new(false),
         rma_posts_left: AtomicUsize::new(cfg.rma.rma_poll_freq),
-        rma_poll_every: cfg.rma.rma_poll_freq,
     })
 }
 

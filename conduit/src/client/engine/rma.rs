@@ -180,7 +180,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if left > 1 {
             s.rma_posts_left.store(left - 1, Ordering::Relaxed);
         } else {
-            s.rma_posts_left.store(s.rma_poll_every, Ordering::Relaxed);
+            s.rma_posts_left
+                .store(self.cfg.rma.rma_poll_freq, Ordering::Relaxed);
             self.poll_after_posts(set);
         }
     }
