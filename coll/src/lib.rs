@@ -8,6 +8,8 @@
 //! * [`team`]: teams and their split by colour and key (`gex_TM_Split`).
 //! * [`tree`]: the n-ary fan-out tree.
 //! * [`op`]: built-in and user-defined reduction operators.
+//! * [`mat2`]: a non-commutative user operator (2x2 matrix product), to
+//!   check that a reduction keeps rank order.
 //! * [`msg`]: messages, shape parameters and chunking.
 //! * [`bcast`]: broadcast down a fan-out tree.
 //! * [`reduce`]: reduction to one, by binary tree or serially.
@@ -30,6 +32,7 @@ pub mod cache;
 pub mod engine;
 mod error;
 pub mod flat;
+pub mod mat2;
 pub mod msg;
 pub mod op;
 pub mod rdb;

@@ -9,41 +9,7 @@ use std::sync::Arc;
 use coll::{CollOp, Config, DType, Op, Reduction, UserOp};
 use common::{run, run_teams, seed, Rng, FANOUTS};
 
-type Mat = [u64; 4];
-
-fn mat_mul(a: Mat, b: Mat) -> Mat {
-    let m = |x: u64, y: u64| x.wrapping_mul(y);
-    [
-        m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
-        m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
-        m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
-        m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
-    ]
-}
-
-fn to_mat(b: &[u8]) -> Mat {
-    std::array::from_fn(|i| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()))
-}
-
-fn mats_bytes(ms: &[Mat]) -> Vec<u8> {
-    ms.iter().flatten().flat_map(|v| v.to_ne_bytes()).collect()
-}
-
-/// `acc = acc * other` on 32-byte matrices.
-fn matmul_op() -> Reduction {
-    Reduction::User {
-        op: UserOp {
-            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
-                for (a, b) in acc.chunks_exact_mut(32).zip(other.chunks_exact(32)) {
-                    let p = mat_mul(to_mat(a), to_mat(b));
-                    a.copy_from_slice(&mats_bytes(&[p]));
-                }
-            }),
-            commutative: false,
-        },
-        elem_size: 32,
-    }
-}
+use coll::mat2::{self, mul as mat_mul, Mat};
 
 #[test]
 fn non_commutative_matches_serial_left_fold() {
@@ -76,20 +42,20 @@ fn non_commutative_matches_serial_left_fold() {
                         "the order must matter for the test to mean much"
                     );
                 }
-                let want = mats_bytes(&fold);
+                let want = mat2::to_bytes(&fold);
                 let ops = xs
                     .iter()
                     .map(|x| {
-                        let src = mats_bytes(x);
+                        let src = mat2::to_bytes(x);
                         vec![
                             CollOp::ReduceToOne {
                                 root,
                                 src: src.clone(),
-                                reduction: matmul_op(),
+                                reduction: mat2::product(),
                             },
                             CollOp::ReduceToAll {
                                 src,
-                                reduction: matmul_op(),
+                                reduction: mat2::product(),
                             },
                         ]
                     })

@@ -76,7 +76,7 @@ pub use rma::put_path::{PutCounts, PutLimits};
 pub use scope::{Event, NbiSync, RmaScope};
 pub use segment::Segment;
 pub use stats::AmStats;
-pub use team::{CollEvent, CollOp, CollValue, DType, Reduction, Team, UserOp};
+pub use team::{mat2, CollEvent, CollOp, CollValue, DType, Reduction, Team, UserOp};
 pub use token::{Handler, LongFn, MediumFn, ShortFn, Token, UntypedFn};
 pub use wait::WaitMode;
 

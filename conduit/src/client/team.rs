@@ -33,8 +33,8 @@ use super::engine::Core;
 use super::{ClientOf, Error};
 use crate::sync::Mode;
 use crate::transport::Transport;
+pub use coll::{mat2, DType, Op as CollOp, Reduction, UserOp};
 use coll::{CollOp as Start, SplitEntry};
-pub use coll::{DType, Op as CollOp, Reduction, UserOp};
 use std::sync::Arc;
 
 /// A type reductions take: the six of GASNet-EX's `GEX_DT_*` that the

@@ -2,63 +2,18 @@
 
 use super::*;
 
-type Mat = [u64; 4];
-
-fn mat_mul(a: Mat, b: Mat) -> Mat {
-    let m = |x: u64, y: u64| x.wrapping_mul(y);
-    [
-        m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
-        m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
-        m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
-        m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
-    ]
-}
+use conduit::client::mat2::{self, mul as mat_mul, Mat};
 
 fn mat_of(r: usize, k: usize) -> Mat {
     let r = r as u64 + 2 + k as u64;
     [r, 1, 3, r * r + 1]
 }
 
-pub(super) fn mats(b: &[u8]) -> Vec<Mat> {
-    b.chunks_exact(32)
-        .map(|c| {
-            let mut m = [0u64; 4];
-            for (i, w) in c.chunks_exact(8).enumerate() {
-                m[i] = u64::from_ne_bytes(w.try_into().unwrap());
-            }
-            m
-        })
-        .collect()
-}
-
-/// The product of 2x2 u64 matrices (32-byte elements), not commutative.
-pub(super) fn product_op() -> Reduction {
-    Reduction::User {
-        op: UserOp {
-            // Called on whole chunks: every element of `acc` and `other`.
-            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
-                let prods: Vec<Mat> = mats(acc)
-                    .into_iter()
-                    .zip(mats(other))
-                    .map(|(a, b)| mat_mul(a, b))
-                    .collect();
-                for (e, r) in acc.chunks_exact_mut(32).zip(prods) {
-                    for (i, x) in r.iter().enumerate() {
-                        e[i * 8..i * 8 + 8].copy_from_slice(&x.to_ne_bytes());
-                    }
-                }
-            }),
-            commutative: false,
-        },
-        elem_size: 32,
-    }
-}
+pub(super) use mat2::{from_bytes as mats, product as product_op};
 
 /// This rank's `count` matrices.
 pub(super) fn my_matrices(me: usize, count: usize) -> Vec<u8> {
-    (0..count)
-        .flat_map(|k| mat_of(me, k).into_iter().flat_map(u64::to_ne_bytes))
-        .collect()
+    mat2::to_bytes(&(0..count).map(|k| mat_of(me, k)).collect::<Vec<_>>())
 }
 
 /// The `count` products in rank order, computed locally.
