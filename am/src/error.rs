@@ -49,6 +49,13 @@ pub enum Error {
         /// Index.
         index: u8,
     },
+    /// A client's AM (request or reply) to a handler index below 128,
+    /// which only the conduit sends to.
+    #[error("AM to handler index {index}: indices 0..=127 are the conduit's; a client sends to its handlers at 128..=255")]
+    ReservedTarget {
+        /// Index.
+        index: u8,
+    },
     /// Registration with more than [`MAX_ARGS`] arguments.
     #[error("AM handler {index}: {nargs} arguments requested; at most {MAX_ARGS} are supported")]
     HandlerArgs {

@@ -213,7 +213,7 @@ fn bad_input_is_refused_with_clear_errors() {
         let r = run(2, &["bad"], p, &[], 120);
         ok(&r, p);
         assert!(
-            r.stdout.contains("gex-am bad: ok: 6 bad inputs refused"),
+            r.stdout.contains("gex-am bad: ok: 7 bad inputs refused"),
             "{p}: {}",
             r.stdout
         );

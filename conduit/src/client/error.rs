@@ -173,6 +173,12 @@ pub enum Error {
     /// Named barriers with different ids met.
     #[error("barrier mismatch: ranks entered named barriers with different ids")]
     BarrierMismatch,
+    /// `Options::endpoints` outside `1..=MAX_ENDPOINT_SETS`.
+    #[error(
+        "Options::endpoints({0}): a client has 1 to {max} endpoint sets",
+        max = super::init::MAX_ENDPOINT_SETS
+    )]
+    EndpointCount(usize),
     /// An endpoint index outside `0..count`.
     #[error(
         "endpoint {index} does not exist; this client has {count} (Options::endpoints at init)"

@@ -24,8 +24,8 @@ pub struct Options<S> {
     /// The client's typed state, reachable from handlers
     /// ([`super::Token::state`]) and from [`ClientOf::state`].
     pub state: S,
-    /// Endpoint sets (at least 1): one more for each thread that should
-    /// own an endpoint (multi-threaded client).
+    /// Endpoint sets (1 to [`MAX_ENDPOINT_SETS`]): one more for each
+    /// thread that should own an endpoint (multi-threaded client).
     pub endpoints: usize,
     /// The bootstrap; `None`: from the launcher's environment.
     pub boot: Option<Arc<dyn Bootstrap>>,
@@ -38,7 +38,21 @@ pub struct Options<S> {
     pub tagged: bool,
 }
 
+/// The most endpoint sets a client may ask for ([`Options::endpoints`]):
+/// each set is two endpoints, their receive buffers and an address per
+/// rank, so a few per thread is what a process can use.
+pub const MAX_ENDPOINT_SETS: usize = 256;
+
 impl<S> Options<S> {
+    /// The options' own check, before anything starts.
+    fn check(&self) -> Result<(), Error> {
+        if (1..=MAX_ENDPOINT_SETS).contains(&self.endpoints) {
+            Ok(())
+        } else {
+            Err(Error::EndpointCount(self.endpoints))
+        }
+    }
+
     /// Defaults around `state`: one endpoint set, the process's bootstrap
     /// and configuration.
     pub fn new(state: S) -> Options<S> {
@@ -59,7 +73,9 @@ impl<S> Options<S> {
         self
     }
 
-    /// With `n` endpoint sets.
+    /// With `n` endpoint sets (1 to [`MAX_ENDPOINT_SETS`]; another
+    /// number makes the client's init fail with
+    /// [`Error::EndpointCount`]).
     pub fn endpoints(mut self, n: usize) -> Self {
         self.endpoints = n;
         self
@@ -107,6 +123,7 @@ fn bootstrap_and_config<S>(
 fn open_ofi<M: Mode, L: DomainLock, S>(
     mut o: Options<S>,
 ) -> Result<ClientOf<M, S, OfiTransport<L>>, Error> {
+    o.check()?;
     boot::reset_provider_signal_handlers();
     let env = ProcessEnv;
     let reader = EnvReader::quiet(&env);
@@ -235,6 +252,7 @@ impl<M: Mode, S> ClientOf<M, S, crate::transport::sim::SimTransport> {
         net: crate::transport::sim::SimNetwork,
         mut o: Options<S>,
     ) -> Result<Self, Error> {
+        o.check()?;
         let boot = o.boot.take().ok_or(Error::NoBootstrap)?;
         let cfg = match o.config.take() {
             Some(c) => c,

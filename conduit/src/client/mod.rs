@@ -67,7 +67,7 @@ mod wait;
 pub use am::handlers::Widen;
 pub use atomic::{AtomicDomain, AtomicImpl, AtomicOp, AtomicType, AtomicValue, OpSet};
 pub use error::{Error, RmaError};
-pub use init::Options;
+pub use init::{Options, MAX_ENDPOINT_SETS};
 pub use memory::MemoryUse;
 pub use payload::Payload;
 pub use raw::{RawLocal, RawOp};
@@ -406,7 +406,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// This rank's segment, as memory.
     pub fn segment(&self) -> Result<Segment<'_>, Error> {
         let s = self.core.own_segment()?;
-        Ok(Segment::new(&s.mem, s.len()))
+        Ok(Segment::new(&s.mem, s.len(), s.rank()))
     }
 
     /// Copy out of this rank's segment.

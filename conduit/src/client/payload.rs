@@ -66,7 +66,9 @@ impl<'a> Payload<'a> {
     /// The range lies in a mapping that outlives `'a`.
     pub(crate) unsafe fn in_segment(ptr: *const u8, len: usize) -> Self {
         Payload {
-            ptr: if len == 0 { [].as_ptr() } else { ptr },
+            // A Long of no bytes keeps where it was sent (a handler in C
+            // gets that address, as GASNet-EX promises).
+            ptr: if ptr.is_null() { [].as_ptr() } else { ptr },
             len,
             shared: true,
             _bytes: PhantomData,
@@ -93,7 +95,9 @@ impl<'a> Payload<'a> {
         self.len == 0
     }
 
-    /// The first byte (for C callers and `unsafe` readers).
+    /// The first byte (for C callers and `unsafe` readers); for a Long,
+    /// where it was sent in this rank's segment, also when it has no
+    /// bytes.
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr
     }

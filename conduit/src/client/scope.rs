@@ -300,22 +300,9 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         len: usize,
         implicit: Implicit,
     ) -> Result<Option<OpId>, Error> {
-        let dst = self
-            .core
-            .own_segment()?
-            .range(local_offset, len)
-            .map_err(|e| match e {
-                // Name this rank, whose segment the destination misses.
-                Error::Range(rma::Error::OutOfSegment {
-                    offset, len, size, ..
-                }) => Error::Range(rma::Error::OutOfSegment {
-                    rank: self.core.rank,
-                    offset,
-                    len,
-                    size,
-                }),
-                e => e,
-            })?;
+        // A range error names this rank, whose segment the destination
+        // misses.
+        let dst = self.core.own_segment()?.range(local_offset, len)?;
         // The destination is this rank's segment mapping, which the core
         // holds for the client's life (longer than any scope); remote ranks
         // write it anyway, so no Rust reference covers it.

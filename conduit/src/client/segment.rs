@@ -22,11 +22,13 @@ use std::sync::Arc;
 pub struct Segment<'a> {
     mem: &'a Arc<Mapping>,
     len: usize,
+    /// This rank (named by range errors).
+    rank: usize,
 }
 
 impl<'a> Segment<'a> {
-    pub(crate) fn new(mem: &'a Arc<Mapping>, len: usize) -> Segment<'a> {
-        Segment { mem, len }
+    pub(crate) fn new(mem: &'a Arc<Mapping>, len: usize, rank: usize) -> Segment<'a> {
+        Segment { mem, len, rank }
     }
 
     /// Bytes.
@@ -47,7 +49,7 @@ impl<'a> Segment<'a> {
     fn range(&self, offset: usize, len: usize) -> Result<*mut u8, Error> {
         if offset.checked_add(len).is_none_or(|e| e > self.len) {
             return Err(rma::Error::OutOfSegment {
-                rank: usize::MAX,
+                rank: self.rank,
                 offset,
                 len,
                 size: self.len,

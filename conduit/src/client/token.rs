@@ -209,6 +209,7 @@ impl<S> Token<'_, S> {
         let Some(r) = self.replier else {
             return Err(Error::ReplyFromReply);
         };
+        super::engine::client_handler(handler)?;
         r.reply(self.src, category, handler, args, payload, dest_offset)?;
         self.replied = true;
         Ok(())

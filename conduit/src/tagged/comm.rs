@@ -273,12 +273,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
                     .unwrap_or_else(|| unreachable!("a member")) as u32;
                 let ctx = self.eng.ctx_for(cid);
                 self.eng.ensure_ctx(ctx)?;
-                let info = Arc::new(CommInfo {
-                    cid,
-                    rank,
-                    members,
-                    ctx,
-                });
+                let info = Arc::new(CommInfo::new(cid, rank, members, ctx));
                 self.eng.comms.lock().insert(cid, info.clone());
                 Some(Comm {
                     core: self.core,
@@ -331,12 +326,16 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     }
 
     /// Free the communicator (collective over its members: a barrier, then
-    /// its id may be reused).
+    /// its id may be reused). A clone of it used afterwards fails with
+    /// [`TaggedError::Freed`].
     pub fn free(self) -> Result<(), Error> {
         if self.info.cid == 0 {
             return Err(TaggedError::FreeWorld.into());
         }
         self.barrier()?;
+        self.info
+            .freed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.eng.comms.lock().remove(&self.info.cid);
         self.eng.cids.lock().release(self.info.cid);
         Ok(())

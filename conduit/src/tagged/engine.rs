@@ -32,9 +32,32 @@ pub(crate) struct CommInfo {
     pub members: Box<[u32]>,
     /// The context its traffic uses.
     pub ctx: usize,
+    /// Freed (`Comm::free`): a clone of the handle may not use it (its id
+    /// may already name another communicator).
+    pub freed: AtomicBool,
 }
 
 impl CommInfo {
+    /// A communicator's record, not freed.
+    pub fn new(cid: u32, rank: u32, members: Box<[u32]>, ctx: usize) -> Self {
+        CommInfo {
+            cid,
+            rank,
+            members,
+            ctx,
+            freed: AtomicBool::new(false),
+        }
+    }
+
+    /// Refuse a freed communicator.
+    #[inline(always)]
+    pub fn live(&self) -> Result<(), TaggedError> {
+        if self.freed.load(Ordering::Relaxed) {
+            return Err(TaggedError::Freed { cid: self.cid });
+        }
+        Ok(())
+    }
+
     /// World rank of member `r`, or the error naming the communicator's size.
     #[inline]
     pub fn world(&self, r: u32) -> Result<u32, TaggedError> {
@@ -325,12 +348,7 @@ pub(super) fn new_ctx<M: Mode>(
 impl<M: Mode> Engine<M> {
     /// Register the world communicator (id 0, every rank, context 0).
     pub(crate) fn register_world(&self) {
-        let info = CommInfo {
-            cid: 0,
-            rank: self.rank,
-            members: (0..self.size).collect(),
-            ctx: 0,
-        };
+        let info = CommInfo::new(0, self.rank, (0..self.size).collect(), 0);
         self.comms.lock().insert(0, Arc::new(info));
     }
 }

@@ -97,6 +97,12 @@ pub enum TaggedError {
         /// What libfabric said.
         cause: OpError,
     },
+    /// A communicator used after `Comm::free` (through a clone).
+    #[error("communicator {cid} was freed (Comm::free); its clones may not be used")]
+    Freed {
+        /// Its id (which a later communicator may have taken).
+        cid: u32,
+    },
     /// The world communicator cannot be freed.
     #[error("the world communicator cannot be freed")]
     FreeWorld,

@@ -125,6 +125,7 @@ impl<M: Mode> Engine<M> {
         tag: u32,
         how: SendHow,
     ) -> Result<Posted, Error> {
+        c.live()?;
         // SAFETY: per this function's contract.
         unsafe { (self.paths.send)(self, c, buf, len, dest, tag, how) }
     }
@@ -145,6 +146,7 @@ impl<M: Mode> Engine<M> {
         c: &CommInfo,
         sel: Select,
     ) -> Result<(FiAddr, u64, u64), Error> {
+        c.live()?;
         (self.paths.recv_match)(self, c, sel)
     }
 

@@ -114,7 +114,7 @@ pub const PROGRAMS: &[Program] = &[
         ranks: 2,
         args: &["bad"],
         exit_code: 0,
-        want: "gex-am bad: ok: 6 bad inputs refused",
+        want: "gex-am bad: ok: 7 bad inputs refused",
         what: "bad AM requests are refused with clear errors",
     },
     Program {

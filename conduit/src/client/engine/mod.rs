@@ -313,7 +313,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         cfg.check_receive_buff(|m| wire::message_len(Kind::LongInline, am::MAX_ARGS, m))?;
         let recv_size = wire::align_up(cfg.am.receive_buff_size.buffer_bytes(largest_am));
         let long_thresh = cfg.am.resolve_long_am_rma_thresh(largest_am);
-        let sets = p.sets.max(1);
+        let sets = p.sets;
         // The supernode first: when it holds every rank, the provider's
         // address vector needs none of the others' endpoints.
         let (pshm, nbrhds) = crate::pshm::Shared::setup(&*p.boot, &cfg, sets, largest_am)?;
@@ -467,6 +467,17 @@ pub(crate) fn not_in_handler(what: &'static str) -> Result<(), Error> {
     }
 }
 
+/// A client's AM goes to a client handler (128..=255): the indices below
+/// are the conduit's own (an exit, a barrier round), which a peer would
+/// act on.
+#[inline(always)]
+pub(crate) fn client_handler(handler: u8) -> Result<(), Error> {
+    if handler < am::handlers::CLIENT_BASE {
+        return Err(am::Error::ReservedTarget { index: handler }.into());
+    }
+    Ok(())
+}
+
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// `poll` of the public API on set `set`.
     pub fn poll_api(&self, set: usize) -> Result<(), Error> {
@@ -502,6 +513,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         immediate: bool,
     ) -> Result<bool, Error> {
         not_in_handler("sending a request")?;
+        client_handler(handler)?;
         let r = self.send_am(
             set,
             Side::Request,

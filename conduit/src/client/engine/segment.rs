@@ -19,11 +19,19 @@ pub(crate) struct SegmentState<R> {
     _regions: Vec<R>,
     pub mem: Arc<Mapping>,
     len: usize,
+    /// This rank (named by range errors).
+    rank: usize,
     /// `peers[set][rank]`.
     pub peers: Vec<Vec<SegmentInfo>>,
 }
 
 impl<R> SegmentState<R> {
+    /// This rank.
+    #[inline]
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
     /// Bytes.
     #[inline]
     pub fn len(&self) -> usize {
@@ -50,7 +58,7 @@ impl<R> SegmentState<R> {
     pub fn range(&self, off: usize, len: usize) -> Result<*mut u8, Error> {
         if off.checked_add(len).is_none_or(|e| e > self.len) {
             return Err(::rma::Error::OutOfSegment {
-                rank: usize::MAX,
+                rank: self.rank,
                 offset: off,
                 len,
                 size: self.len,
@@ -171,6 +179,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             _regions: regions,
             mem,
             len: size,
+            rank: self.rank,
             peers,
         };
         if self.segment.set(state).is_err() {

@@ -99,6 +99,11 @@ pub(crate) fn bad(c: &Client) -> Fallible<String> {
         c.request_long(0, 222, &[], &[1, 2, 3], (1 << 16) - 2),
         "3 bytes at offset 65534 do not fit in the 65536-byte segment of rank 0".into(),
     )?;
+    // Index 2 is the conduit's exit handler: a peer would exit with code 7.
+    expect(
+        c.request_short(0, 2, &[7, 1]),
+        "AM to handler index 2: indices 0..=127 are the conduit's; a client sends to its handlers at 128..=255".into(),
+    )?;
     expect(
         c.register(5, Handler::request_short(0, |_, _| {})).map(|_| ()),
         "AM handler index 5 is reserved for the conduit; client handlers use 128..=255 (or 0 for any free index)".into(),

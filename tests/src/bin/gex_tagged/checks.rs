@@ -419,12 +419,25 @@ fn isolation(w: &World) -> Fallible<()> {
         format!("split got {:?}", &b[..st.len])
     })?;
     half.free()?;
+    let (stale, dup_id) = (dup.clone(), dup.id());
     dup.free()?;
     // A freed id is reused.
     let again = w.dup()?;
     check(again.id() <= 2, || {
         format!("id after frees: {}", again.id())
     })?;
+    // A clone of a freed communicator is refused, not sent on the new
+    // one that may have its id.
+    tests::program::expect_err(
+        "send on a freed communicator's clone",
+        stale.send(b"stale", next, 5),
+        &format!("communicator {dup_id} was freed (Comm::free); its clones may not be used"),
+    )?;
+    tests::program::expect_err(
+        "receive on a freed communicator's clone",
+        stale.recv(&mut b, None, None),
+        &format!("communicator {dup_id} was freed (Comm::free); its clones may not be used"),
+    )?;
     again.free()?;
     w.barrier()?;
     Ok(())

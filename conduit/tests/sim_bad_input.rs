@@ -1,0 +1,163 @@
+//! Bad application input refused with its message, over the in-memory
+//! simulator: AMs to the conduit's own handler indices (a request, and a
+//! reply from a handler), endpoint counts outside what a client may ask
+//! for, and range errors of this rank's own segment, which name this rank.
+//! Also what a Long of no bytes gives its handler: where it was sent.
+
+mod sim;
+
+use bootstrap::local::LocalBootstrap;
+use conduit::client::{Client, ClientOf, Options, Seq, MAX_ENDPOINT_SETS};
+use conduit::transport::sim::{SimConfig, SimFabric, SimTransport};
+use sim::Job;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+type SimClient = Client<Notes, SimTransport>;
+
+/// What handlers saw.
+#[derive(Default)]
+struct Notes {
+    lines: Mutex<Vec<String>>,
+    done: AtomicUsize,
+}
+
+const SEG: usize = 1 << 16;
+const RESERVED: &str =
+    "AM to handler index 2: indices 0..=127 are the conduit's; a client sends to its handlers at 128..=255";
+
+/// Index 2 is the conduit's exit handler: a client's request to it, or a
+/// reply to index 4 (the conduit's atomic replies), is refused at the
+/// sender with nothing sent; the job goes on and ends normally.
+#[test]
+fn a_client_cannot_send_to_the_conduits_handlers() {
+    let (_f, ended) = Job::new(2).run::<Seq, _, _, _>(
+        |_| Notes::default(),
+        |c: &SimClient| {
+            c.on_request_short(200, 0, |tok, _| {
+                let r = tok.reply_short(4, &[12345, 0, 0, 0]);
+                let line = r.map_err(|e| e.to_string()).err().unwrap_or_default();
+                tok.state().lines.lock().unwrap().push(line);
+                tok.state().done.fetch_add(1, Ordering::Release);
+            })
+            .unwrap();
+            c.barrier().unwrap();
+            let sent = c.request_short(1 - c.rank(), 2, &[7, 1]);
+            c.request_short(1 - c.rank(), 200, &[]).unwrap();
+            c.block_until(|| c.state().done.load(Ordering::Acquire) == 1)
+                .unwrap();
+            let reply = c.state().lines.lock().unwrap().clone();
+            (sent.map_err(|e| e.to_string()), reply)
+        },
+    );
+    for e in ended {
+        let (sent, reply) = e.value();
+        assert_eq!(sent, Err(RESERVED.to_string()));
+        assert_eq!(
+            reply,
+            ["AM to handler index 4: indices 0..=127 are the conduit's; a client sends to its handlers at 128..=255"]
+        );
+    }
+}
+
+/// `Options::endpoints` outside 1..=256 fails the init with its message
+/// (0 was taken as 1; a huge count overflowed).
+#[test]
+fn endpoint_counts_outside_the_range_are_refused() {
+    for n in [0, MAX_ENDPOINT_SETS + 1, usize::MAX] {
+        let fabric = SimFabric::new(SimConfig {
+            ranks: 1,
+            ..SimConfig::default()
+        });
+        let boot = LocalBootstrap::group(1).pop().unwrap();
+        let o = Options::new(())
+            .endpoints(n)
+            .bootstrap(Arc::new(boot))
+            .config(sim::config(&[]))
+            .end_with(sim::end_thread);
+        let r = ClientOf::<Seq, (), SimTransport>::init_sim(fabric.network(0), o);
+        assert_eq!(
+            r.err().map(|e| e.to_string()),
+            Some(format!(
+                "Options::endpoints({n}): a client has 1 to 256 endpoint sets"
+            ))
+        );
+    }
+}
+
+/// A range outside this rank's segment, by every local view, names this
+/// rank (not `usize::MAX`).
+#[test]
+fn range_errors_of_the_own_segment_name_this_rank() {
+    let (_f, ended) = Job::new(2).run::<Seq, _, _, _>(
+        |_| Notes::default(),
+        |c: &SimClient| {
+            c.attach_segment(SEG).unwrap();
+            let mut b = [0u8; 8];
+            let seg = c.segment().unwrap();
+            [
+                c.segment_read(SEG, &mut b).map_err(|e| e.to_string()),
+                c.segment_write(SEG - 4, &b).map_err(|e| e.to_string()),
+                seg.read(SEG, &mut b).map_err(|e| e.to_string()),
+                seg.atomic_u64(SEG).map(|_| ()).map_err(|e| e.to_string()),
+            ]
+            .map(|r| r.err().unwrap_or_default())
+        },
+    );
+    for (rank, e) in ended.into_iter().enumerate() {
+        let got = e.value();
+        assert_eq!(
+            got[0],
+            format!("8 bytes at offset {SEG} do not fit in the {SEG}-byte segment of rank {rank}")
+        );
+        assert_eq!(
+            got[1],
+            format!(
+                "8 bytes at offset {} do not fit in the {SEG}-byte segment of rank {rank}",
+                SEG - 4
+            )
+        );
+        assert_eq!(got[2], got[0]);
+        assert!(
+            got[3].ends_with(&format!("segment of rank {rank}")),
+            "{}",
+            got[3]
+        );
+    }
+}
+
+/// A Long of no bytes: its handler's payload is empty and points where it
+/// was sent in this rank's segment (what a C handler gets as its buffer,
+/// as GASNet-EX promises dest_addr even for no bytes).
+#[test]
+fn an_empty_long_points_where_it_was_sent() {
+    const AT: usize = 1000;
+    let (_f, ended) = Job::new(2).run::<Seq, _, _, _>(
+        |_| Notes::default(),
+        |c: &SimClient| {
+            c.on_request_long(201, 0, |tok, _, p| {
+                let line = format!(
+                    "{} {:#x} {:?}",
+                    p.len(),
+                    p.as_ptr() as usize,
+                    tok.long_offset()
+                );
+                tok.state().lines.lock().unwrap().push(line);
+                tok.state().done.fetch_add(1, Ordering::Release);
+            })
+            .unwrap();
+            c.attach_segment(SEG).unwrap();
+            c.barrier().unwrap();
+            c.request_long(1 - c.rank(), 201, &[], &[], AT).unwrap();
+            c.block_until(|| c.state().done.load(Ordering::Acquire) == 1)
+                .unwrap();
+            let base = c.segment().unwrap().as_ptr() as usize;
+            let got = c.state().lines.lock().unwrap().clone();
+            (got, format!("0 {:#x} Some({AT})", base + AT))
+        },
+    );
+    for e in ended {
+        let (got, want) = e.value();
+        assert_eq!(got, [want]);
+    }
+}
