@@ -143,7 +143,9 @@ fn entry_name(e: &gex_AM_Entry_t) -> String {
 }
 
 /// Check one entry; the conduit handler to register for it.
-fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<Handler<()>, String> {
+/// Also returns the entry `gex_Token_Info` reports (a copy of `e`, whose
+/// index `register` sets once chosen).
+fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<(Handler<()>, *mut gex_AM_Entry_t), String> {
     let what = format!("table[{i}]{}", entry_name(e));
     let Some(f) = e.gex_fnptr else {
         return Err(format!("{what}: gex_fnptr is NULL"));
@@ -174,7 +176,8 @@ fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<Handler<()>, String> {
             e.gex_flags
         ));
     }
-    let entry = Box::leak(Box::new(*e)) as *const gex_AM_Entry_t as usize;
+    let copy: *mut gex_AM_Entry_t = Box::leak(Box::new(*e));
+    let entry = copy as usize;
     let nargs = e.gex_nargs as u8;
     let req = dir & AM_REQUEST != 0;
     let h = if cat == AM_SHORT {
@@ -201,11 +204,12 @@ fn handler_for(i: usize, e: &gex_AM_Entry_t) -> Result<Handler<()>, String> {
             (false, false) => Handler::reply_long(nargs, l),
         }
     };
-    Ok(h.widened(Widen {
+    let h = h.widened(Widen {
         either_side: dir == AM_REQUEST | AM_REPLY,
         medium_or_long: cat == AM_MEDIUM | AM_LONG,
         untyped: false,
-    }))
+    });
+    Ok((h, copy))
 }
 
 fn register(a: &Api, table: &mut [gex_AM_Entry_t]) -> Result<(), String> {
@@ -219,9 +223,15 @@ fn register(a: &Api, table: &mut [gex_AM_Entry_t]) -> Result<(), String> {
             if (e.gex_index != 0) != pass_fixed {
                 continue;
             }
-            let h = hs[i].take().expect("each entry is registered once");
+            let (h, copy) = hs[i].take().expect("each entry is registered once");
             match a.client.register(e.gex_index, h) {
-                Ok(idx) => e.gex_index = idx,
+                Ok(idx) => {
+                    e.gex_index = idx;
+                    // SAFETY: `copy` is the leaked entry of this handler
+                    // (never freed); no handler of it can run before its
+                    // registration returned.
+                    unsafe { (*copy).gex_index = idx };
+                }
                 Err(err) => {
                     return Err(format!("table[{i}]{}: {}", entry_name(e), err.report()));
                 }

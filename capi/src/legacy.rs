@@ -50,12 +50,25 @@ pub struct gasnet_nodeinfo_t {
 /// `gasnet_init` returned.
 static INITIALISED: AtomicBool = AtomicBool::new(false);
 
-/// The smallest segment limit over the job, found by `gasnet_init`.
+/// The smallest segment limit over the job, found by `gex_Client_Init`.
 static GLOBAL_MAX: AtomicUsize = AtomicUsize::new(0);
 
+/// Find the job's smallest segment limit (collective, in
+/// `gex_Client_Init`), so that `gasnet_getMaxGlobalSegmentSize` answers in
+/// any client, as a code that sizes its `gex_Segment_Attach` by it expects.
+pub(crate) fn find_global_max(call: &str) {
+    let a = api(call);
+    let world = crate::team::world(a, call);
+    let mine = a.client.max_segment_size() as u64;
+    match world.allreduce(CollOp::Min, &[mine]) {
+        Ok(v) => GLOBAL_MAX.store(v[0] as usize, Ordering::Relaxed),
+        Err(e) => crate::am::failed(call, &e),
+    }
+}
+
 /// `gasnet_init`: `gex_Client_Init` with the name `GASNET1` and
-/// `GEX_FLAG_USES_GASNET1`, then the job's smallest segment limit (for
-/// `gasnet_getMaxGlobalSegmentSize`); collective.
+/// `GEX_FLAG_USES_GASNET1` (which also finds the job's smallest segment
+/// limit for `gasnet_getMaxGlobalSegmentSize`); collective.
 #[no_mangle]
 pub extern "C" fn gasnet_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     const CALL: &str = "gasnet_init";
@@ -78,13 +91,6 @@ pub extern "C" fn gasnet_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> 
     );
     if rc != GASNET_OK {
         return rc;
-    }
-    let a = api(CALL);
-    let world = crate::team::world(a, CALL);
-    let mine = a.client.max_segment_size() as u64;
-    match world.allreduce(CollOp::Min, &[mine]) {
-        Ok(v) => GLOBAL_MAX.store(v[0] as usize, Ordering::Relaxed),
-        Err(e) => crate::am::failed(CALL, &e),
     }
     INITIALISED.store(true, Ordering::Release);
     GASNET_OK

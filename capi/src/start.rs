@@ -107,7 +107,6 @@ pub extern "C" fn gex_Client_Init(
         nbi_puts: RefCell::default(),
         nbi_gets: RefCell::default(),
         legacy: Cell::new(None),
-        coll_barrier: Cell::new(false),
         host_ranks,
         nbrhd_ranks,
         world: std::cell::OnceCell::new(),
@@ -118,6 +117,7 @@ pub extern "C" fn gex_Client_Init(
         region: RefCell::default(),
         regions: RefCell::default(),
     });
+    crate::legacy::find_global_max("gex_Client_Init");
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.
     unsafe { on_exit(exit_hook, std::ptr::null_mut()) };

@@ -1,9 +1,12 @@
 /* AM ping-pong through the GASNet-EX C API: every category (Short, Medium,
  * Long) with every argument count 0..16, each request answered from its
  * handler by a reply of the same category and count; arguments, payloads
- * and gex_Token_Info checked at both ends. Also the count-inferred forms,
- * GEX_FLAG_IMMEDIATE and handler-safe locks. Prints one summary line. */
+ * and gex_Token_Info (with the entry's chosen index) checked at both ends.
+ * Also the count-inferred forms, GEX_FLAG_IMMEDIATE, handler-safe locks,
+ * a Long of no bytes (its handler gets dest_addr) and the job's segment
+ * limit in a GASNet-EX client. Prints one summary line. */
 #include <gasnetex.h>
+#include <gasnet.h>
 #include <gasnet_tools.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,7 @@ static gex_TM_t tm;
 static gex_Rank_t me, n;
 static volatile int replies, errors;
 static gex_HSL_t lock = GEX_HSL_INITIALIZER;
-static gex_AM_Index_t rep_idx[3][17];
+static gex_AM_Index_t req_idx[3][17], rep_idx[3][17];
 static char *seg;
 
 #define FAIL(...) do { fprintf(stderr, "am.c: rank %u: ", (unsigned)me); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); errors++; } while (0)
@@ -35,6 +38,8 @@ static void check(gex_Token_t t, int cat, int is_req, int na, const gex_AM_Arg_t
     if (info.gex_is_long != (cat == 2)) FAIL("gex_is_long %d for category %d", info.gex_is_long, cat);
     if ((int)(intptr_t)info.gex_entry->gex_cdata != cat * 100 + na) FAIL("gex_cdata %d, want %d", (int)(intptr_t)info.gex_entry->gex_cdata, cat * 100 + na);
     if (info.gex_entry->gex_nargs != (unsigned)na) FAIL("entry nargs %u, want %d", info.gex_entry->gex_nargs, na);
+    gex_AM_Index_t idx = is_req ? req_idx[cat][na] : rep_idx[cat][na];
+    if (info.gex_entry->gex_index != idx) FAIL("entry index %u, want %u", (unsigned)info.gex_entry->gex_index, (unsigned)idx);
     if (is_req && (gex_Token_MaxReplyMedium(t, NULL, 0, (unsigned)na) < gex_AM_LUBReplyMedium() ||
                    gex_Token_MaxReplyLong(t, NULL, 0, (unsigned)na) < gex_AM_LUBReplyLong()))
         FAIL("gex_Token_MaxReply* below the least upper bounds");
@@ -55,6 +60,11 @@ static void check(gex_Token_t t, int cat, int is_req, int na, const gex_AM_Arg_t
 static char *long_slot(gex_Rank_t owner, gex_Rank_t src, int reply, int na) {
     void *base; gex_EP_QueryBoundSegmentNB(tm, owner, &base, NULL, NULL, 0);
     return (char *)base + ((size_t)src * 2 + reply) * 17 * MAXPAY + (size_t)na * MAXPAY;
+}
+
+static char *seg_of(gex_Rank_t owner) {
+    void *base; gex_EP_QueryBoundSegmentNB(tm, owner, &base, NULL, NULL, 0);
+    return (char *)base;
 }
 
 /* Fill `buf` with what `src` sends for `na` arguments. */
@@ -156,7 +166,6 @@ static gex_AM_Fn_t lreqs[17] = {ALL17(FN)};
 static gex_AM_Fn_t lreps[17] = {ALL17(FN)};
 #undef FN
 
-static gex_AM_Index_t req_idx[3][17];
 
 /* A handler counted by the count-inferred and IMMEDIATE forms. */
 static volatile int pokes;
@@ -165,6 +174,18 @@ static void poke(gex_Token_t t, gex_AM_Arg_t a, gex_AM_Arg_t b) {
     if (b != a * 3) FAIL("poke args %d %d", (int)a, (int)b);
     gex_HSL_Lock(&lock);
     pokes++;
+    gex_HSL_Unlock(&lock);
+}
+
+/* A Long of no bytes: GASNet-EX passes dest_addr to its handler all the
+ * same (a fixed spot in the receiver's segment). */
+#define EMPTY_AT 1000
+static volatile int empties;
+static void empty_long(gex_Token_t t, void *buf, size_t nb) {
+    (void)t;
+    if (nb != 0 || buf != seg + EMPTY_AT) FAIL("Long of no bytes: %zu bytes at %p, want 0 at %p", nb, buf, (void *)(seg + EMPTY_AT));
+    gex_HSL_Lock(&lock);
+    empties++;
     gex_HSL_Unlock(&lock);
 }
 
@@ -221,7 +242,7 @@ int main(int argc, char **argv) {
     if (gex_AM_MaxRequestMedium(tm, GEX_RANK_INVALID, GEX_EVENT_NOW, 0, 16) < gex_AM_LUBRequestMedium()) FAIL("MaxRequestMedium < LUB");
 
     /* Requests at fixed indices 128.., replies assigned (index 0). */
-    gex_AM_Entry_t table[3 * 17 * 2 + 1];
+    gex_AM_Entry_t table[3 * 17 * 2 + 2];
     gex_AM_Fn_t *reqs[3] = {sreqs, mreqs, lreqs}, *reps[3] = {sreps, mreps, lreps};
     gex_Flags_t cats[3] = {GEX_FLAG_AM_SHORT, GEX_FLAG_AM_MEDIUM, GEX_FLAG_AM_LONG};
     int k = 0;
@@ -233,6 +254,8 @@ int main(int argc, char **argv) {
         }
     gex_AM_Entry_t pk = {0, (gex_AM_Fn_t)poke, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQREP, 2, NULL, "poke"};
     table[k++] = pk;
+    gex_AM_Entry_t el = {0, (gex_AM_Fn_t)empty_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 0, NULL, "empty"};
+    table[k++] = el;
     if (gex_EP_RegisterHandlers(ep, table, (size_t)k) != GASNET_OK) return 1;
     k = 0;
     for (int c = 0; c < 3; c++)
@@ -242,7 +265,7 @@ int main(int argc, char **argv) {
             if (req_idx[c][na] != 128 + c * 17 + na) FAIL("fixed index changed to %d", req_idx[c][na]);
             if (rep_idx[c][na] < 128) FAIL("assigned index %d", rep_idx[c][na]);
         }
-    gex_AM_Index_t poke_idx = table[k].gex_index;
+    gex_AM_Index_t poke_idx = table[k].gex_index, empty_idx = table[k + 1].gex_index;
     /* Index-0 entries get the highest free index, in table order. */
     if (rep_idx[0][0] != 255 || poke_idx != 255 - 51) FAIL("assigned indices %d and %d, want 255 and 204", rep_idx[0][0], poke_idx);
     gex_Coll_BarrierBlocking(tm, 0);
@@ -263,6 +286,12 @@ int main(int argc, char **argv) {
         while (gex_AM_RequestShort2(tm, d, poke_idx, GEX_FLAG_IMMEDIATE, 7, 21) != 0) gasnet_AMPoll();
     }
     GASNET_BLOCKUNTIL(pokes == 2 * (int)n);
+    for (gex_Rank_t d = 0; d < n; d++)
+        gex_AM_RequestLong0(tm, d, empty_idx, NULL, 0, seg_of(d) + EMPTY_AT, GEX_EVENT_NOW, 0);
+    GASNET_BLOCKUNTIL(empties == (int)n);
+    /* gasnet_getMaxGlobalSegmentSize answers in a GASNet-EX client too. */
+    if (gasnet_getMaxGlobalSegmentSize() < SEGSZ || gasnet_getMaxGlobalSegmentSize() > gasnet_getMaxLocalSegmentSize())
+        FAIL("segment limits: global %lu, local %lu", (unsigned long)gasnet_getMaxGlobalSegmentSize(), (unsigned long)gasnet_getMaxLocalSegmentSize());
     gex_Coll_BarrierBlocking(tm, 0);
     if (gex_HSL_Trylock(&lock) != GASNET_OK) FAIL("trylock of a free lock failed");
     if (gex_HSL_Trylock(&lock) == GASNET_OK) FAIL("trylock of a held lock succeeded");
@@ -272,8 +301,8 @@ int main(int argc, char **argv) {
      * rank, including those still inside that barrier. */
     int bad = errors;
     if (bad == 0)
-        printf("am.c: rank %u of %u: ok: %d rounds x %u ranks x 3 categories x 0..16 arguments, %d replies checked, %d pokes\n",
-               (unsigned)me, (unsigned)n, rounds, (unsigned)n, replies, pokes);
+        printf("am.c: rank %u of %u: ok: %d rounds x %u ranks x 3 categories x 0..16 arguments, %d replies checked, %d pokes, %d empty Longs\n",
+               (unsigned)me, (unsigned)n, rounds, (unsigned)n, replies, pokes, empties);
     fflush(stdout);
     gex_Coll_BarrierBlocking(tm, 0);
     gasnet_exit(bad ? 1 : 0);
