@@ -10,9 +10,9 @@ use crate::state::{
 };
 use crate::types::consts::*;
 use crate::types::{gex_AM_Entry_t, Handle};
-use conduit::client::{CollOp, Handler, Payload, Token};
+use conduit::client::{Handler, Payload, Token};
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One entry of `gasnet_attach`'s table (`gasnet_handlerentry_t`).
 #[repr(C)]
@@ -50,25 +50,8 @@ pub struct gasnet_nodeinfo_t {
 /// `gasnet_init` returned.
 static INITIALISED: AtomicBool = AtomicBool::new(false);
 
-/// The smallest segment limit over the job, found by `gex_Client_Init`.
-static GLOBAL_MAX: AtomicUsize = AtomicUsize::new(0);
-
-/// Find the job's smallest segment limit (collective, in
-/// `gex_Client_Init`), so that `gasnet_getMaxGlobalSegmentSize` answers in
-/// any client, as a code that sizes its `gex_Segment_Attach` by it expects.
-pub(crate) fn find_global_max(call: &str) {
-    let a = api(call);
-    let world = crate::team::world(a, call);
-    let mine = a.client.max_segment_size() as u64;
-    match world.allreduce(CollOp::Min, &[mine]) {
-        Ok(v) => GLOBAL_MAX.store(v[0] as usize, Ordering::Relaxed),
-        Err(e) => crate::am::failed(call, &e),
-    }
-}
-
 /// `gasnet_init`: `gex_Client_Init` with the name `GASNET1` and
-/// `GEX_FLAG_USES_GASNET1` (which also finds the job's smallest segment
-/// limit for `gasnet_getMaxGlobalSegmentSize`); collective.
+/// `GEX_FLAG_USES_GASNET1`; collective.
 #[no_mangle]
 pub extern "C" fn gasnet_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     const CALL: &str = "gasnet_init";
@@ -158,8 +141,9 @@ pub extern "C" fn gasnet_getMaxLocalSegmentSize() -> usize {
 /// `gasnet_getMaxLocalSegmentSize`.
 #[no_mangle]
 pub extern "C" fn gasnet_getMaxGlobalSegmentSize() -> usize {
-    api("gasnet_getMaxGlobalSegmentSize");
-    GLOBAL_MAX.load(Ordering::Relaxed)
+    api("gasnet_getMaxGlobalSegmentSize")
+        .client
+        .max_global_segment_size()
 }
 
 /// The conduit handler for one GASNet-1 entry: any category, side and

@@ -117,7 +117,6 @@ pub extern "C" fn gex_Client_Init(
         region: RefCell::default(),
         regions: RefCell::default(),
     });
-    crate::legacy::find_global_max("gex_Client_Init");
     // SAFETY: registers a function pointer with glibc; exit_hook lives as
     // long as the program.
     unsafe { on_exit(exit_hook, std::ptr::null_mut()) };

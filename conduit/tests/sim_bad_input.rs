@@ -1,7 +1,8 @@
 //! Bad application input refused with its message, over the in-memory
 //! simulator: AMs to the conduit's own handler indices (a request, and a
 //! reply from a handler), endpoint counts outside what a client may ask
-//! for, and range errors of this rank's own segment, which name this rank.
+//! for, and range errors of this rank's own segment, which name this rank;
+//! the job's segment limit found at start-up.
 //! Also what a Long of no bytes gives its handler: where it was sent.
 
 mod sim;
@@ -159,5 +160,35 @@ fn an_empty_long_points_where_it_was_sent() {
     for e in ended {
         let (got, want) = e.value();
         assert_eq!(got, [want]);
+    }
+}
+
+/// The job's segment limit (`max_global_segment_size`, exchanged at
+/// start-up) is what every rank may attach: here `GASNET_MAX_SEGSIZE`
+/// on every rank, so each rank's own limit too; a segment of that size
+/// attaches and one page more is refused with its message.
+#[test]
+fn the_job_segment_limit_is_what_every_rank_may_attach() {
+    let (_f, ended) = Job::new(3)
+        .vars(&[("GASNET_MAX_SEGSIZE", "1M")])
+        .run::<Seq, _, _, _>(
+            |_| Notes::default(),
+            |c: &SimClient| {
+                let (global, local) = (c.max_global_segment_size(), c.max_segment_size());
+                let over = c
+                    .attach_segment(global + 4096)
+                    .map_err(|e| e.to_string())
+                    .err();
+                c.attach_segment(global).unwrap();
+                (global, local, over)
+            },
+        );
+    for e in ended {
+        let (global, local, over) = e.value();
+        assert_eq!((global, local), (1 << 20, 1 << 20));
+        assert_eq!(
+            over.as_deref(),
+            Some("segment size 1052672 exceeds the limit of 1048576 bytes set by GASNET_MAX_SEGSIZE=1M")
+        );
     }
 }

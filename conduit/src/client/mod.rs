@@ -397,6 +397,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.segment_limit()
     }
 
+    /// The smallest [`max_segment_size`](Self::max_segment_size) of any
+    /// rank of the job (found at start-up): a segment of this size can be
+    /// attached everywhere. GASNet's `gasnet_getMaxGlobalSegmentSize`.
+    pub fn max_global_segment_size(&self) -> usize {
+        self.core.global_segment_limit()
+    }
+
     /// Base address (in its owner's address space), size and key of
     /// `rank`'s segment.
     pub fn segment_info(&self, rank: usize) -> Result<SegmentInfo, Error> {

@@ -176,6 +176,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub caps: Option<Capabilities>,
     pub idle: Idle<M::Counter>,
     pub names_at_startup: usize,
+    /// The smallest segment limit over the job, in bytes.
+    pub global_segment_limit: u64,
     pub end: fn(i32) -> !,
     /// Tagged messaging, when the client was started with it.
     pub tagged: OnceLock<crate::tagged::engine::Engine<M>>,
@@ -339,7 +341,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             );
         }
         let (mut tp, mine) = net.open(&plan)?;
-        let all = p.boot.allgather(&mine)?;
+        // Each rank's segment limit travels with its endpoint names (for
+        // the job's smallest, GASNet's gasnet_getMaxGlobalSegmentSize).
+        let limit = segment::limit_bytes(&cfg, &*p.boot);
+        let mut record = limit.to_le_bytes().to_vec();
+        record.extend_from_slice(&mine);
+        let mut all = p.boot.allgather(&record)?;
+        let mut global_segment_limit = limit;
+        for (r, rec) in all.iter_mut().enumerate() {
+            let Some((head, _)) = rec.split_first_chunk::<8>() else {
+                return Err(bootstrap::BootstrapError::Protocol(format!(
+                    "rank {r}'s start-up record has {} bytes, fewer than its 8-byte segment limit",
+                    rec.len()
+                ))
+                .into());
+            };
+            global_segment_limit = global_segment_limit.min(u64::from_le_bytes(*head));
+            rec.drain(..8);
+        }
         let names_at_startup = all.iter().map(|n| n.len()).sum();
         tp.connect(&all)?;
         drop(all);
@@ -413,6 +432,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             caps: p.caps,
             idle: Idle::new(p.wait_mode),
             names_at_startup,
+            global_segment_limit,
             end: p.end,
             tagged: OnceLock::new(),
             pshm,

@@ -25,6 +25,20 @@ pub(crate) struct SegmentState<R> {
     pub peers: Vec<Vec<SegmentInfo>>,
 }
 
+/// What `GASNET_MAX_SEGSIZE` allows a rank of this host, over the host's
+/// memory and ranks.
+pub(super) fn limit_bytes(cfg: &crate::config::Config, boot: &dyn bootstrap::Bootstrap) -> u64 {
+    let phys = crate::config::host_physical_memory().unwrap_or(u64::MAX);
+    let on_host = boot.hosts().local_ranks().len().max(1);
+    cfg.max_segsize.limit_bytes(phys, on_host)
+}
+
+/// `bytes` rounded down to whole pages.
+fn whole_pages(bytes: u64) -> usize {
+    let page = page_size();
+    usize::try_from(bytes).unwrap_or(usize::MAX) / page * page
+}
+
 impl<R> SegmentState<R> {
     /// This rank.
     #[inline]
@@ -86,17 +100,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// What `GASNET_MAX_SEGSIZE` allows this rank, over this host's
     /// memory and ranks.
     fn segment_limit_bytes(&self) -> u64 {
-        let phys = crate::config::host_physical_memory().unwrap_or(u64::MAX);
-        let on_host = self.boot.hosts().local_ranks().len().max(1);
-        self.cfg.max_segsize.limit_bytes(phys, on_host)
+        limit_bytes(&self.cfg, &*self.boot)
     }
 
     /// The largest segment [`attach_segment`](Self::attach_segment)
     /// accepts here, in whole pages.
     pub fn segment_limit(&self) -> usize {
-        let page = page_size();
-        let limit = usize::try_from(self.segment_limit_bytes()).unwrap_or(usize::MAX);
-        limit / page * page
+        whole_pages(self.segment_limit_bytes())
+    }
+
+    /// The smallest [`segment_limit`](Self::segment_limit) over the job
+    /// (exchanged at start-up), in whole pages.
+    pub fn global_segment_limit(&self) -> usize {
+        whole_pages(self.global_segment_limit)
     }
 
     /// Allocate, register and publish this rank's segment of `size` bytes
