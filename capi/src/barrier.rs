@@ -2,7 +2,7 @@
 //! split-phase legacy barrier with named and anonymous forms.
 
 use crate::am::failed;
-use crate::state::{api, fatal, Ev};
+use crate::state::{api, fatal};
 use crate::types::consts::*;
 use crate::types::{gex_Flags_t, Handle};
 use conduit::client::Error;
@@ -16,49 +16,35 @@ fn report_deferred(call: &str) {
     }
 }
 
+/// A gex_Coll barrier while a legacy barrier is notified and not waited
+/// for: the specification forbids it, and the blocking barrier over the
+/// primordial team would run into the legacy one's protocol.
 fn busy(call: &str) -> ! {
     fatal(
         call,
-        "a barrier is already in progress (gasnet_barrier_notify or gex_Coll_BarrierNB without its wait)",
+        "a GASNet-1 barrier is in progress (gasnet_barrier_notify without its wait): GASNet-EX collectives over the primordial team must not overlap it",
     )
 }
 
 /// `gex_Coll_BarrierNB`: an anonymous barrier; its event completes when
 /// every rank has entered it.
+///
+/// On every team, the primordial one included, it is a team collective (a
+/// reduction of one word, `coll::team_barrier_nb`): any number may be in
+/// flight with each other and with the team's other collectives, matched
+/// across ranks by call order, as the specification allows. The
+/// dissemination barrier that `gex_Coll_BarrierBlocking` and the legacy
+/// barrier use is a separate protocol that runs one barrier at a time, so it does
+/// not serve non-blocking barriers: which barrier a call becomes must not
+/// depend on what has completed locally, or ranks would disagree.
 #[no_mangle]
 pub extern "C" fn gex_Coll_BarrierNB(tm: Handle, _flags: gex_Flags_t) -> Handle {
     const CALL: &str = "gex_Coll_BarrierNB";
     let a = api(CALL);
-    if !crate::team::is_world(tm) {
-        return crate::coll::team_barrier_nb(CALL, crate::team::team(a, CALL, tm));
-    }
-    if a.coll_barrier.get() || a.legacy.get().is_some() {
+    if crate::team::is_world(tm) && a.legacy.get().is_some() {
         busy(CALL)
     }
-    if let Err(e) = a.client.barrier_notify(None) {
-        failed(CALL, &e)
-    }
-    a.coll_barrier.set(true);
-    a.events.borrow_mut().insert(Ev::Barrier)
-}
-
-/// Test (or wait for) the `gex_Coll_BarrierNB` in progress.
-pub(crate) fn finish_coll(call: &str, wait: bool) -> bool {
-    let a = api(call);
-    let r = if wait {
-        a.client.barrier_wait().map(|_| true)
-    } else {
-        a.client.barrier_try()
-    };
-    match r {
-        Ok(true) => {
-            a.coll_barrier.set(false);
-            report_deferred(call);
-            true
-        }
-        Ok(false) => false,
-        Err(e) => failed(call, &e),
-    }
+    crate::coll::team_barrier_nb(CALL, crate::team::team(a, CALL, tm))
 }
 
 /// `gex_Coll_BarrierBlocking`.
@@ -72,7 +58,9 @@ pub extern "C" fn gex_Coll_BarrierBlocking(tm: Handle, _flags: gex_Flags_t) {
         }
         return report_deferred(CALL);
     }
-    if a.coll_barrier.get() || a.legacy.get().is_some() {
+    // The dissemination barrier, whatever non-blocking barriers are in
+    // flight: they are team collectives, which its wait advances.
+    if a.legacy.get().is_some() {
         busy(CALL)
     }
     if let Err(e) = a.client.barrier() {
@@ -107,8 +95,11 @@ pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
     const CALL: &str = "gasnet_barrier_notify";
     let a = api(CALL);
     check_flags(CALL, flags);
-    if a.coll_barrier.get() || a.legacy.get().is_some() {
-        busy(CALL)
+    if a.legacy.get().is_some() {
+        fatal(
+            CALL,
+            "a barrier is already in progress (gasnet_barrier_notify without its wait)",
+        )
     }
     if let Err(e) = a.client.barrier_notify(named(flags, id)) {
         failed(CALL, &e)

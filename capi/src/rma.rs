@@ -240,7 +240,6 @@ pub(crate) fn finish_event(call: &str, h: Handle, wait: bool) -> bool {
             }
             true
         }
-        Some(Ev::Barrier) => crate::barrier::finish_coll(call, wait),
         Some(Ev::Coll(i)) => crate::coll::finish(call, i, wait),
         Some(Ev::Region(i)) => crate::region::finish(call, i, wait),
     };

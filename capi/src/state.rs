@@ -27,8 +27,6 @@ pub(crate) struct Api {
     pub nbi_gets: RefCell<Vec<RawOp>>,
     /// The legacy barrier's notify (id, flags), until its wait.
     pub legacy: Cell<Option<(i32, i32)>>,
-    /// A `gex_Coll_BarrierNB` not yet waited for.
-    pub coll_barrier: Cell<bool>,
     /// This host's ranks, for `gex_System_QueryHostInfo`.
     pub host_ranks: Vec<crate::types::gex_RankInfo_t>,
     /// This rank's supernode, for `gex_System_QueryNbrhdInfo`.
@@ -268,7 +266,6 @@ pub(crate) fn slot_insert<T>(v: &mut Vec<Option<T>>, x: T) -> usize {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ev {
     Rma(RawOp),
-    Barrier,
     /// A collective: its slot in `Api::colls`.
     Coll(usize),
     /// An NBI access region: its slot in `Api::regions`.

@@ -74,6 +74,14 @@ fn barriers_named_anonymous_and_mismatched() {
     );
 }
 
+/// Two and three gex_Coll_BarrierNB in flight on the primordial team, a
+/// BarrierNB then a BarrierBlocking, world barriers interleaved with a
+/// split team's: no rank leaves barrier k before every rank entered it.
+#[test]
+fn concurrent_barriers_on_the_primordial_team() {
+    program("barrier_nb.c", "concurrent NB barriers leave in order");
+}
+
 #[test]
 fn teams_collectives_and_atomic_domains() {
     program("coll.c", "matrix products");
