@@ -97,6 +97,9 @@ fn positive(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),
         Ok(v) => Ok(v),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("too large: at most {}", usize::MAX))
+        }
         Err(_) => Err("not a positive whole number".into()),
     }
 }
@@ -265,5 +268,15 @@ mod tests {
             let l = one_line(&e);
             assert!(!l.contains('\n') && l.contains("-n"), "{l}");
         }
+        // Too large is not "not a whole number".
+        let e = Cli::try_parse_from(
+            args::rewrite_args(v(&["g", "-n", "18446744073709551616", "p"])).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            one_line(&e),
+            "invalid value '18446744073709551616' for '-n <n>': too large: at most \
+             18446744073709551615"
+        );
     }
 }

@@ -223,6 +223,30 @@ fn sigterm_on_the_launcher_reaches_every_rank() {
     }
 }
 
+/// Ctrl-C while a large job is still starting its ranks: no more are
+/// started, and the job ends at once with 130 (it used to start every
+/// rank first: 800 ranks took 11 s), leaving nothing (`wait` checks).
+#[test]
+fn sigint_while_ranks_start_stops_the_start() {
+    let _g = serial();
+    let t = token("intstart");
+    let job = Job::start(&t, &["-n", "800", "sh", "-c", "sleep 30", &t], &[]);
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = std::time::Instant::now();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let d = job.wait(DEADLINE);
+    let took = sent.elapsed();
+    assert_eq!(d.code, Some(128 + 2), "stderr: {}", d.err_text());
+    assert!(
+        took < Duration::from_secs(3),
+        "the job took {took:?} to end after SIGINT (stderr: {})",
+        d.err_text()
+    );
+}
+
 #[test]
 fn no_rank_survives_a_killed_launcher() {
     let _g = serial();
@@ -434,7 +458,7 @@ fn refusals_name_the_argument_or_variable_at_fault() {
     let t = token("refuse");
     let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
                     --version; put -- before a program whose name starts with -)";
-    let cases: [Refusal; 7] = [
+    let cases: [Refusal; 8] = [
         (
             &["--bogus", "-n", "2", "true"],
             &[],
@@ -472,6 +496,14 @@ fn refusals_name_the_argument_or_variable_at_fault() {
             &[("GASNET_SSH_SERVERS", "nosuchhost.invalid")],
             "gasnetrun-ofi: GASNET_SSH_SERVERS=\"nosuchhost.invalid\": host \
              \"nosuchhost.invalid\" cannot be resolved ("
+                .into(),
+        ),
+        (
+            &["-spawner=ssh", "-n", "2", "true"],
+            &[("GASNET_SSH_SERVERS", "127.0.0.1 -oProxyCommand=x")],
+            "gasnetrun-ofi: GASNET_SSH_SERVERS=\"127.0.0.1 -oProxyCommand=x\": host \
+             \"-oProxyCommand=x\" starts with '-', which ssh would take as an option; name \
+             hosts by name or address"
                 .into(),
         ),
         (

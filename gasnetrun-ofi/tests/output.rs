@@ -91,3 +91,29 @@ fn lines_stay_whole_and_none_is_lost() {
         check(&d.out, verbose, &format!("stdout, {what}"), "out-", true);
     }
 }
+
+/// A write of the ranks' output that fails (here stdout is `/dev/full`)
+/// is reported once and the job does not exit 0: output is not lost
+/// silently. The job itself runs to its end (every rank's output is still
+/// read, so no rank blocks on a full pipe).
+#[test]
+fn a_failed_output_write_is_reported() {
+    let _g = serial();
+    let t = token("full");
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args([
+        "-c",
+        "exec \"$0\" -n 2 sh -c 'echo one; echo two' \"$1\" > /dev/full",
+    ])
+    .arg(launcher())
+    .arg(&t);
+    let d = Job::start_cmd(&t, cmd).wait(DEADLINE);
+    assert_eq!(d.code, Some(1), "{:?}", d.err);
+    assert_eq!(
+        d.err,
+        [
+            "gasnetrun-ofi: writing the ranks' standard output failed: No space left on device \
+          (os error 28); the rest of it was lost"
+        ],
+    );
+}

@@ -317,8 +317,8 @@ fn ssh_host_that_never_answers_ends_the_job_naming_it() {
         (
             "2",
             "30",
-            "gasnetrun-ofi: the ssh session to host 0 (127.0.0.1) exited with code 255 while \
-             ranks 0-1 were running; terminating the job",
+            "gasnetrun-ofi: the ssh session to host 0 (127.0.0.1) exited with code 255 before \
+             ranks 0-1 ended (started or not); terminating the job",
         ),
         (
             "60",

@@ -80,6 +80,17 @@ pub(crate) fn forward_output(
     }
 }
 
+/// The first failed write of forwarded rank output: which stream, and
+/// the error (the launcher reports it and does not exit 0).
+static OUTPUT_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Why forwarded rank output was lost, if it was: a write to this
+/// process's stdout or stderr failed (a full disk, a closed stream, a
+/// reader that went away); that stream's later output was dropped.
+pub(crate) fn output_failure() -> Option<&'static str> {
+    OUTPUT_FAILED.get().map(String::as_str)
+}
+
 /// Copy `src` to our stdout or stderr in the pieces of
 /// [`crate::forward::Splitter`] (whole lines, with `tag` in front), each in
 /// one `write_all` under the stream's lock. `None` if no thread could be
@@ -93,13 +104,25 @@ fn forward_lines(
         .stack_size(64 * 1024)
         .spawn(move || {
             let mut split = crate::forward::Splitter::new(tag.unwrap_or_default().as_bytes());
+            // After a failed write the stream's output is dropped (still
+            // read, so the rank never blocks on a full pipe).
+            let mut failed = false;
             let mut write = |piece: &[u8]| {
-                let _ = if to_stderr {
+                if failed {
+                    return;
+                }
+                let r = if to_stderr {
                     std::io::stderr().lock().write_all(piece)
                 } else {
                     let mut o = std::io::stdout().lock();
                     o.write_all(piece).and_then(|_| o.flush())
                 };
+                if let Err(e) = r {
+                    failed = true;
+                    let stream = if to_stderr { "error" } else { "output" };
+                    let _ = OUTPUT_FAILED
+                        .set(format!("writing the ranks' standard {stream} failed: {e}"));
+                }
             };
             // On the heap: the thread's stack is small.
             let mut buf = vec![0u8; 16 * 1024];

@@ -141,6 +141,15 @@ pub fn propagated_env(src: &dyn EnvSource, extra: &[String]) -> Vec<(String, Str
     v
 }
 
+/// A signal reached the launcher: the local spawner starts no more ranks;
+/// the job loop then passes it to those that were.
+static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal reached the launcher (see [`SIGNALLED`]).
+pub(crate) fn signalled() -> bool {
+    SIGNALLED.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// Run a job to its end. Returns the job's exit code (see the module
 /// documentation); errors are problems of the launcher itself.
 pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
@@ -186,6 +195,7 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
         let tx3 = tx.clone();
         thread::spawn(move || {
             for s in sigs.forever() {
+                SIGNALLED.store(true, std::sync::atomic::Ordering::Release);
                 let _ = tx3.send(Ev::Signal(s));
             }
         });
@@ -211,7 +221,23 @@ pub fn run_job(spec: &JobSpec, env: &EnvReader<'_>) -> Result<i32, SpawnError> {
     if let Some(j) = janitor {
         j.done();
     }
-    Ok(job.code.unwrap_or(0))
+    Ok(with_output_failure(job.code.unwrap_or(0)))
+}
+
+/// The job's code, unless rank output was lost: then a message, and 1
+/// in place of 0 (as `cat` exits on a write error).
+fn with_output_failure(code: i32) -> i32 {
+    match crate::proc::output_failure() {
+        Some(why) => {
+            gex_env::eprintln_whole!("gasnetrun-ofi: {why}; the rest of it was lost");
+            if code == 0 {
+                1
+            } else {
+                code
+            }
+        }
+        None => code,
+    }
 }
 
 /// The mpi and pmi spawners: the job is one external command

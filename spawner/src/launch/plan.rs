@@ -140,6 +140,19 @@ pub(super) fn ssh_conf(env: &EnvReader<'_>) -> Result<SshConf, SpawnError> {
 /// The host list and where it came from (`GASNET_SSH_NODEFILE="f"` or
 /// `GASNET_SSH_SERVERS="..."`), for messages about its hosts.
 fn read_hosts(env: &EnvReader<'_>) -> Result<(Vec<String>, String), SpawnError> {
+    let (hosts, from) = read_host_list(env)?;
+    // ssh takes a word that starts with '-' as an option, not a host.
+    if let Some(bad) = hosts.iter().find(|h| h.starts_with('-')) {
+        return Err(usage(format!(
+            "{from}: host {bad:?} starts with '-', which ssh would take as an option; \
+             name hosts by name or address"
+        )));
+    }
+    Ok((hosts, from))
+}
+
+/// The host list as given, and where it came from.
+fn read_host_list(env: &EnvReader<'_>) -> Result<(Vec<String>, String), SpawnError> {
     if let Some(f) = env.opt_string("GASNET_SSH_NODEFILE") {
         let text = std::fs::read_to_string(&f)
             .map_err(|e| usage(format!("GASNET_SSH_NODEFILE={f:?} cannot be read: {e}")))?;
@@ -427,5 +440,11 @@ mod tests {
         );
         // Empty is as unset.
         assert!(read("").contains("needs a host list: set GASNET_SSH_SERVERS"));
+        // ssh would read it as an option (`-F file`, `-oProxyCommand=...`).
+        assert_eq!(
+            read("127.0.0.1,-F/tmp/cfg"),
+            "GASNET_SSH_SERVERS=\"127.0.0.1,-F/tmp/cfg\": host \"-F/tmp/cfg\" starts with '-', \
+             which ssh would take as an option; name hosts by name or address"
+        );
     }
 }

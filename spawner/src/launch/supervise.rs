@@ -439,7 +439,7 @@ impl Job {
         }
         if self.teardown.is_none() {
             gex_env::eprintln_whole!(
-                "gasnetrun-ofi: the ssh session to host {host} ({}) {} while {} were running; terminating the job",
+                "gasnetrun-ofi: the ssh session to host {host} ({}) {} before {} ended (started or not); terminating the job",
                 self.hosts[host],
                 end.describe(),
                 ranks_text(&lost)

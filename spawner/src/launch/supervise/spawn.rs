@@ -25,6 +25,12 @@ impl Job {
     ) -> Result<(), SpawnError> {
         let hex = secret_to_hex(&secret);
         for r in 0..plan.n {
+            if crate::launch::signalled() {
+                // Ctrl-C while a large job starts: the job loop tears down
+                // what was started, at once, and waits for those only.
+                self.running -= plan.n - r;
+                break;
+            }
             let env: Vec<(OsString, OsString)> = [
                 (ENV_RANK, r.to_string()),
                 (ENV_SIZE, plan.n.to_string()),
