@@ -126,6 +126,12 @@ pub struct Profile {
     /// each message's length in the high half of the CQ data (when
     /// `cq_data_size` is 8) and detects truncation itself.
     pub tagged_truncation_unreported: Option<bool>,
+    /// `true`: error entries of tagged receives carry the remote CQ data
+    /// without `FI_REMOTE_CQ_DATA` in their flags (sockets: for a message
+    /// that arrived before its receive, `sock_pe_progress_buffered_rx`
+    /// copies the data but takes the flags from the posted receive), so a
+    /// truncated receive's source is read from the data all the same.
+    pub tagged_err_data_unflagged: Option<bool>,
     /// Why matched probe (`FI_CLAIM`) cannot be used with the provider
     /// (`Comm::improbe` refuses with this text); absent: it can.
     pub tagged_no_claim: Option<String>,

@@ -203,6 +203,10 @@ pub(crate) struct Engine<M: Mode> {
     /// `(provider, why)` when matched probe is refused (the profile's
     /// `tagged_no_claim`).
     pub no_claim: Option<(String, String)>,
+    /// Error entries carry the remote CQ data without `FI_REMOTE_CQ_DATA`
+    /// in their flags (the profile's `tagged_err_data_unflagged`): a
+    /// truncated receive's source is read from the data all the same.
+    pub err_data_unflagged: bool,
     /// Receives carry the spill iov (shm from 1.19: `super::spill`).
     pub spill: Option<&'static Spill>,
     /// The send and receive paths picked for the layout and endpoints.
@@ -248,6 +252,7 @@ impl<M: Mode> Engine<M> {
             stats: TaggedStats::default(),
             truncation_defect: None,
             no_claim: None,
+            err_data_unflagged: false,
             spill: None,
             paths,
             rx_ctx_bits,

@@ -262,6 +262,9 @@ pub(crate) fn open<M: Mode>(
         facts,
     );
     eng.truncation_defect = truncation_defect(&w.provider, crate::ofi::runtime_version());
+    eng.err_data_unflagged = crate::profile::lookup(&w.provider)
+        .tagged_err_data_unflagged
+        .unwrap_or(false);
     eng.no_claim = crate::profile::lookup(&w.provider)
         .tagged_no_claim
         .clone()

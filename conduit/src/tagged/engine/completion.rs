@@ -184,10 +184,14 @@ impl<M: Mode> Engine<M> {
                     let mut st = truncated_status(&d, &e, cap);
                     if self.layout.cq_data() {
                         // A directed receive's source is the one asked for
-                        // (shm 2.x reports no CQ data in error entries).
+                        // (shm 2.x reports no CQ data in error entries;
+                        // sockets reports it, unflagged, for a message that
+                        // arrived before its receive).
                         if let Some(f) = from {
                             st.source = f;
-                        } else if e.flags & sys::FI_REMOTE_CQ_DATA as u64 == 0 {
+                        } else if e.flags & sys::FI_REMOTE_CQ_DATA as u64 == 0
+                            && !self.err_data_unflagged
+                        {
                             st.source = Status::UNKNOWN_SOURCE;
                         }
                     }
