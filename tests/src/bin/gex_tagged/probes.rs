@@ -242,10 +242,11 @@ pub(crate) fn truncation(w: &World) -> Fallible<String> {
                 Ok::<_, Error>(r)
             })?;
             match r {
-                Err(Error::Tagged(TaggedError::Truncated(st))) => check(
-                    st.truncated && st.len == 50 && st.source == prev,
-                    || format!("synchronous {len} bytes into a wildcard receive: status {st:?}"),
-                )?,
+                Err(Error::Tagged(TaggedError::Truncated(st))) => {
+                    check(st.truncated && st.len == 50 && st.source == prev, || {
+                        format!("synchronous {len} bytes into a wildcard receive: status {st:?}")
+                    })?
+                }
                 other => {
                     return Err(fail(format!(
                         "a synchronous {len}-byte message into a 50-byte wildcard receive gave \
