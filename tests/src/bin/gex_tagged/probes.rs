@@ -233,7 +233,7 @@ pub(crate) fn truncation(w: &World) -> Fallible<String> {
     if !std::env::var("FI_PROVIDER").is_ok_and(|p| p.starts_with("shm")) {
         for len in [100usize, 100_000] {
             let out = pattern(me, len);
-            let mut area = vec![0xEEu8; 64];
+            let mut area = [0xEEu8; 64];
             let r = w.scope(|s| {
                 let send = s.issend(w, &out, next, 34)?;
                 w.barrier()?;
