@@ -5,7 +5,7 @@
 //! broadcast [`BCAST_PHASE`], so a receiver can tell them apart.
 
 use crate::bcast::Broadcast;
-use crate::msg::{Config, Msg};
+use crate::msg::{Chunking, Config, Msg};
 use crate::op::Reduction;
 use crate::reduce::Reduce;
 use crate::Error;
@@ -24,6 +24,8 @@ pub struct Allreduce {
     me: usize,
     len: usize,
     cfg: Config,
+    /// Chunks of the reduction and of the broadcast.
+    chunks: [u32; 2],
     /// The reduction, until the root has its result.
     reduce: Option<Reduce>,
     /// The broadcast: from the start on non-roots (it only listens), from
@@ -53,11 +55,16 @@ impl Allreduce {
     ) -> Result<(Allreduce, Vec<Msg>), Error> {
         let len = src.len();
         let (reduce, out) = Reduce::new(size, me, ROOT, src, reduction, cfg.max_chunk)?;
+        let chunks = [
+            reduce.chunking().count(),
+            Chunking::new(len, cfg.max_chunk)?.count(),
+        ];
         let mut a = Allreduce {
             size,
             me,
             len,
             cfg,
+            chunks,
             reduce: Some(reduce),
             bcast: None,
         };
@@ -123,6 +130,17 @@ impl Allreduce {
             },
             _ => Err(Error::BadPhase { phase, phases: 2 }),
         }
+    }
+
+    /// Bytes of this rank's contribution (and of the result).
+    pub fn bytes(&self) -> usize {
+        self.len
+    }
+
+    /// Chunks of phase `phase` ([`REDUCE_PHASE`] or [`BCAST_PHASE`]; 0
+    /// for any other).
+    pub fn chunks(&self, phase: u8) -> u32 {
+        self.chunks.get(phase as usize).copied().unwrap_or(0)
     }
 
     /// This rank has the result and nothing more to send.

@@ -118,6 +118,7 @@ impl Broadcast {
             phase: 0,
             chunk,
             data: data.to_vec(),
+            shape: 0,
         }));
     }
 
@@ -144,6 +145,11 @@ impl Broadcast {
         let mut out = Vec::with_capacity(self.children.len());
         self.forward(chunk, &mut out);
         Ok(out)
+    }
+
+    /// How the payload is cut into chunks.
+    pub fn chunking(&self) -> Chunking {
+        self.chunking
     }
 
     /// Every chunk is here (at once on the root).
@@ -187,7 +193,8 @@ mod tests {
                 to: 1,
                 phase: 0,
                 chunk: 0,
-                data: vec![]
+                data: vec![],
+                shape: 0,
             }]
         );
         let (mut b, out) = Broadcast::new(2, 1, 0, 0, None, cfg(2, 4)).unwrap();

@@ -190,6 +190,8 @@ pub struct SlotHeader {
     pub seq: u32,
     /// Phase (see [`crate::Msg::phase`]).
     pub phase: u8,
+    /// The chunk's [`crate::Msg::shape`].
+    pub shape: u8,
     /// Chunk index.
     pub chunk: u32,
     /// Chunk bytes that follow the header.
@@ -202,6 +204,7 @@ impl SlotHeader {
         let mut b = [0u8; SLOT_HEADER - 8];
         b[0..4].copy_from_slice(&self.seq.to_le_bytes());
         b[4] = self.phase;
+        b[5] = self.shape;
         b[8..12].copy_from_slice(&self.chunk.to_le_bytes());
         b[12..16].copy_from_slice(&self.len.to_le_bytes());
         b
@@ -221,6 +224,7 @@ impl SlotHeader {
         let h = SlotHeader {
             seq: w(0),
             phase: b[4],
+            shape: b[5],
             chunk: w(8),
             len: w(12),
         };
@@ -409,6 +413,7 @@ mod tests {
         let h = SlotHeader {
             seq: 7,
             phase: 1,
+            shape: 0,
             chunk: 3,
             len: 100,
         };

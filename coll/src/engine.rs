@@ -10,16 +10,15 @@
 //! Sequences within 2³¹ after the next one to be assigned count as not yet
 //! started; those before it as started (and, if no longer held, retired).
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::allreduce::Allreduce;
 use crate::bcast::Broadcast;
-use crate::flat::{self, FlatAllreduce};
-use crate::msg::{Config, Msg};
+use crate::flat::FlatAllreduce;
+use crate::machine::Machine;
+use crate::msg::{Config, Kind, Msg};
 use crate::op::Reduction;
-use crate::rdb::RecursiveDoubling;
-use crate::reduce::Reduce;
 use crate::Error;
+use fail::outside_error;
 
 /// A collective to start, with this rank's arguments.
 #[derive(Debug, Clone)]
@@ -52,61 +51,13 @@ pub enum CollOp {
     },
 }
 
-/// A collective in progress.
-#[derive(Debug)]
-enum Machine {
-    Broadcast(Broadcast),
-    Reduce(Reduce),
-    Allreduce(Allreduce),
-    Doubling(RecursiveDoubling),
-    Flat(FlatAllreduce),
-}
-
-impl Machine {
-    fn on_msg(
-        &mut self,
-        from: usize,
-        phase: u8,
-        chunk: u32,
-        data: &[u8],
-    ) -> Result<Vec<Msg>, Error> {
-        match self {
-            Machine::Allreduce(a) => a.on_msg(from, phase, chunk, data),
-            Machine::Doubling(d) => d.on_msg(from, phase, chunk, data),
-            Machine::Flat(f) => f.on_msg(from, phase, chunk, data),
-            _ if phase != 0 => Err(Error::BadPhase { phase, phases: 1 }),
-            Machine::Broadcast(b) => b.on_msg(from, chunk, data),
-            Machine::Reduce(r) => r.on_msg(from, chunk, data),
-        }
-    }
-
-    fn is_done(&self) -> bool {
-        match self {
-            Machine::Broadcast(b) => b.is_done(),
-            Machine::Reduce(r) => r.is_done(),
-            Machine::Allreduce(a) => a.is_done(),
-            Machine::Doubling(d) => d.is_done(),
-            Machine::Flat(f) => f.is_done(),
-        }
-    }
-
-    fn into_result(self) -> Option<Vec<u8>> {
-        match self {
-            Machine::Broadcast(b) => b.into_result(),
-            Machine::Reduce(r) => r.into_result(),
-            Machine::Allreduce(a) => a.into_result(),
-            Machine::Doubling(d) => d.into_result(),
-            Machine::Flat(f) => f.into_result(),
-        }
-    }
-}
-
 /// A message held for a collective not yet started here.
 #[derive(Debug)]
 struct Early {
     from: usize,
     phase: u8,
     chunk: u32,
+    shape: u8,
     data: Vec<u8>,
 }
 
@@ -119,10 +70,33 @@ pub struct TeamColl {
     next_seq: u32,
     active: HashMap<u32, Machine>,
     early: HashMap<u32, Vec<Early>>,
-    /// The first error a held message met when its collective started.
-    held_error: Option<Error>,
+    /// Collectives that failed here, with the error their wait returns.
+    failed: HashMap<u32, Error>,
+    /// Failed collectives retired (or refused at the start): messages
+    /// still arriving for them are dropped.
+    dead: HashSet<u32>,
+    /// Abort messages to send, by sequence ([`TeamColl::take_aborts`]).
+    aborts: Vec<(u32, Msg)>,
+    /// The largest message the transport carries, if it limits them
+    /// ([`TeamColl::set_chunk_limit`]).
+    limit: Option<usize>,
     /// Small reductions to all may take the direct exchange.
     direct: bool,
+    /// The collective run outside the machines, while it runs
+    /// ([`TeamColl::start_outside`]).
+    outside: Option<Outside>,
+    /// Aborts dropped: for collectives complete here (sequence, sender,
+    /// reason; [`TeamColl::take_dropped_aborts`]).
+    dropped: Vec<(u32, usize, String)>,
+}
+
+/// A collective run outside the machines: what its messages are checked
+/// against.
+#[derive(Debug, Clone, Copy)]
+struct Outside {
+    seq: u32,
+    kind: Kind,
+    len: usize,
 }
 
 impl TeamColl {
@@ -148,8 +122,13 @@ impl TeamColl {
             next_seq: 0,
             active: HashMap::default(),
             early: HashMap::default(),
-            held_error: None,
+            failed: HashMap::default(),
+            dead: HashSet::default(),
+            aborts: Vec::new(),
+            limit: None,
             direct: false,
+            outside: None,
+            dropped: Vec::new(),
         })
     }
 
@@ -160,6 +139,15 @@ impl TeamColl {
     /// messages win.
     pub fn set_direct_exchange(&mut self, on: bool) {
         self.direct = on;
+    }
+
+    /// The largest message the transport carries (the conduit's
+    /// `GASNET_OFI_MAX_MEDIUM`; the same on every member). Chunks hold at
+    /// least one element, so a reduction whose element is larger is
+    /// refused at its start ([`Error::ElemTooLarge`]); without a limit a
+    /// chunk may exceed `cfg.max_chunk` by up to one element.
+    pub fn set_chunk_limit(&mut self, limit: usize) {
+        self.limit = Some(limit);
     }
 
     /// The sequence number the next [`TeamColl::start`] will assign.
@@ -179,67 +167,58 @@ impl TeamColl {
     }
 
     /// Count collective [`TeamColl::next_seq`] as started and run by the
-    /// caller outside the machines: the engine's blocking reduction to all
-    /// through a board, which posts and reads there exactly what
-    /// [`TeamColl::start_posted_allreduce`]'s collective would, so the
-    /// other members cannot tell. Returns its sequence number; a message
-    /// for it later is stale. Refused, taking nothing, when messages are
-    /// held for it: it must then start here to meet them.
-    pub fn start_outside(&mut self) -> Result<u32, Error> {
+    /// caller outside the machines: the engine's blocking collectives
+    /// through a board, which post and read there exactly what
+    /// [`TeamColl::start_posted_allreduce`]'s or
+    /// [`TeamColl::start_posted_bcast`]'s collective would, so the other
+    /// members cannot tell. `kind` and `len` are this rank's algorithm
+    /// and operand. Returns its sequence number. Until
+    /// [`TeamColl::end_outside`], a chunk for it (a member that took
+    /// another path: its operand differs) or an abort fails it
+    /// ([`TeamColl::has_failed`], [`TeamColl::take_result`]); later a
+    /// message for it is stale. Refused, taking nothing, when messages
+    /// are held for it: it must then start here to meet them.
+    pub fn start_outside(&mut self, kind: Kind, len: usize) -> Result<u32, Error> {
         let seq = self.next_seq;
         if self.holds(seq) {
             return Err(Error::HeldForOutside { seq });
         }
         self.next_seq = seq.wrapping_add(1);
+        self.outside = Some(Outside { seq, kind, len });
         Ok(seq)
+    }
+
+    /// The collective run outside ([`TeamColl::start_outside`]) is over
+    /// here.
+    pub fn end_outside(&mut self) {
+        self.outside = None;
     }
 
     /// Start a collective: assigns the next sequence number and returns it
     /// with the messages to send (including any provoked by messages held
     /// for this sequence). A collective this rank's arguments make invalid
-    /// consumes no sequence number. An error from a held message does not
-    /// keep the collective's messages from being returned: it waits in
-    /// [`TeamColl::take_error`].
+    /// consumes no sequence number when every member can tell (a bad
+    /// operator, an element larger than a chunk); one only this rank can
+    /// tell (its operand's length, a root's source) consumes it and fails
+    /// the collective for the other members too ([`TeamColl::take_aborts`]).
+    /// An error from a held message fails the collective: its wait
+    /// ([`TeamColl::take_result`]) returns it.
     pub fn start(&mut self, op: CollOp) -> Result<(u32, Vec<Msg>), Error> {
-        let (n, me, cfg) = (self.size, self.me, self.cfg);
-        let (machine, mut out) = match op {
-            CollOp::Broadcast { root, len, src } => {
-                let src = if me == root { src } else { None };
-                let (b, out) = Broadcast::new(n, me, root, len, src, cfg)?;
-                (Machine::Broadcast(b), out)
+        self.check_elem(&op)?;
+        let built = Machine::build(op, self.size, self.me, self.cfg, self.direct);
+        self.begin(built)
+    }
+
+    /// Refuse a reduction whose element exceeds the chunk limit (every
+    /// member sees the same element size and limit).
+    fn check_elem(&self, op: &CollOp) -> Result<(), Error> {
+        if let CollOp::ReduceToOne { reduction, .. } | CollOp::ReduceToAll { reduction, .. } = op {
+            let elem_size = reduction.elem_size();
+            if let Some(max) = self.limit.filter(|&max| elem_size > max) {
+                return Err(Error::ElemTooLarge { elem_size, max });
             }
-            CollOp::ReduceToOne {
-                root,
-                src,
-                reduction,
-            } => {
-                let (r, out) = Reduce::new(n, me, root, src, reduction, cfg.max_chunk)?;
-                (Machine::Reduce(r), out)
-            }
-            // Small payloads on small teams, any operator: one direct
-            // exchange.
-            CollOp::ReduceToAll { src, reduction }
-                if self.direct && flat::applies(n, src.len()) && src.len() <= cfg.max_chunk =>
-            {
-                let (f, out) = FlatAllreduce::new(n, me, &src, reduction)?;
-                (Machine::Flat(f), out)
-            }
-            // Commutative operators on one chunk: recursive doubling
-            // (log2 n exchanges instead of a tree up and down).
-            CollOp::ReduceToAll { src, reduction }
-                if reduction.commutative() && src.len() <= cfg.max_chunk =>
-            {
-                let (d, out) = RecursiveDoubling::new(n, me, &src, reduction)?;
-                (Machine::Doubling(d), out)
-            }
-            CollOp::ReduceToAll { src, reduction } => {
-                let (a, out) = Allreduce::new(n, me, src, reduction, cfg)?;
-                (Machine::Allreduce(a), out)
-            }
-        };
-        let (seq, more) = self.install(machine);
-        out.extend(more);
-        Ok((seq, out))
+        }
+        Ok(())
     }
 
     /// Start a broadcast ([`CollOp::Broadcast`]) whose root posts the whole
@@ -254,8 +233,8 @@ impl TeamColl {
             return Err(Error::WrongShape);
         };
         let src = if self.me == root { src } else { None };
-        let b = Broadcast::posted(self.size, self.me, root, len, src)?;
-        Ok(self.install(Machine::Broadcast(b)))
+        let b = Broadcast::posted(self.size, self.me, root, len, src);
+        self.begin(b.map(|b| (Machine::Broadcast(b), Vec::new())))
     }
 
     /// Start a reduction to all ([`CollOp::ReduceToAll`]) by direct
@@ -268,8 +247,12 @@ impl TeamColl {
         let CollOp::ReduceToAll { src, reduction } = op else {
             return Err(Error::WrongShape);
         };
-        let f = FlatAllreduce::posted(self.size, self.me, src, reduction)?;
-        Ok(self.install(Machine::Flat(f)))
+        self.check_elem(&CollOp::ReduceToAll {
+            src: Vec::new(),
+            reduction: reduction.clone(),
+        })?;
+        let f = FlatAllreduce::posted(self.size, self.me, src, reduction);
+        self.begin(f.map(|f| (Machine::Flat(f), Vec::new())))
     }
 
     /// What this rank posts for collective `seq`: a posted broadcast's
@@ -290,14 +273,13 @@ impl TeamColl {
         let mut out = Vec::new();
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
-        let machine = self.active.entry(seq).or_insert(machine);
+        if !self.dead.is_empty() {
+            // A number reused after 2^32 collectives.
+            self.dead.remove(&seq);
+        }
+        self.active.insert(seq, machine);
         for e in self.early.remove(&seq).unwrap_or_default() {
-            match machine.on_msg(e.from, e.phase, e.chunk, &e.data) {
-                Ok(more) => out.extend(more),
-                Err(err) => {
-                    self.held_error.get_or_insert(err);
-                }
-            }
+            out.extend(self.deliver(seq, e.from, e.phase, e.chunk, e.shape, &e.data));
         }
         (seq, out)
     }
@@ -325,11 +307,39 @@ impl TeamColl {
         self.active.values().all(Machine::is_done)
     }
 
-    /// The first error a message held for a collective met when the
-    /// collective started (its other messages were still returned by
-    /// [`TeamColl::start`]).
-    pub fn take_error(&mut self) -> Option<Error> {
-        self.held_error.take()
+    /// Feed a message to active collective `seq`: what to send. An abort
+    /// fails it (without telling anyone: its sender told everyone); so
+    /// does any error of the chunk, and then the other members are told.
+    fn deliver(
+        &mut self,
+        seq: u32,
+        from: usize,
+        phase: u8,
+        chunk: u32,
+        shape: u8,
+        data: &[u8],
+    ) -> Vec<Msg> {
+        let Some(m) = self.active.get_mut(&seq) else {
+            return Vec::new();
+        };
+        if Kind::of_shape(shape) == Some(Kind::Abort) {
+            let reason = String::from_utf8_lossy(data).into_owned();
+            if m.is_done() {
+                // Complete here (a broadcast's root, a reduction's leaf):
+                // its result stands; the sender reported the error.
+                self.dropped.push((seq, from, reason));
+            } else {
+                self.fail(seq, Error::Aborted { from, reason }, false);
+            }
+            return Vec::new();
+        }
+        match m.deliver(self.me, from, phase, chunk, shape, data) {
+            Ok(out) => out,
+            Err(e) => {
+                self.fail(seq, e, true);
+                Vec::new()
+            }
+        }
     }
 
     /// Whether `seq` has not been started here yet.
@@ -340,7 +350,10 @@ impl TeamColl {
     /// A message for collective `seq` arrived from team rank `from`:
     /// returns what to send. A message for a collective not yet started
     /// here is held (and an empty list returned); one for a retired
-    /// collective is an error, as is whatever the collective rejects.
+    /// collective is an error. One the collective rejects fails it: its
+    /// wait returns the error, and the other members are told
+    /// ([`TeamColl::take_aborts`]). The message carries no header
+    /// ([`TeamColl::on_msg_shaped`] with shape 0).
     pub fn on_msg(
         &mut self,
         seq: u32,
@@ -349,22 +362,61 @@ impl TeamColl {
         chunk: u32,
         data: &[u8],
     ) -> Result<Vec<Msg>, Error> {
+        self.on_msg_shaped(seq, from, phase, chunk, 0, data)
+    }
+
+    /// [`TeamColl::on_msg`] for a message with its header's
+    /// [`Msg::shape`]: a chunk from a member whose operand has another
+    /// length fails the collective with [`Error::OperandsDiffer`], and an
+    /// abort ends it with [`Error::Aborted`]. Messages for a collective
+    /// that failed are dropped.
+    pub fn on_msg_shaped(
+        &mut self,
+        seq: u32,
+        from: usize,
+        phase: u8,
+        chunk: u32,
+        shape: u8,
+        data: &[u8],
+    ) -> Result<Vec<Msg>, Error> {
         if from >= self.size {
             return Err(Error::RankOutsideTeam {
                 rank: from,
                 size: self.size,
             });
         }
-        if let Some(m) = self.active.get_mut(&seq) {
-            return m.on_msg(from, phase, chunk, data);
+        if self.active.contains_key(&seq) {
+            return Ok(self.deliver(seq, from, phase, chunk, shape, data));
+        }
+        if self.failed.contains_key(&seq) || self.dead.contains(&seq) {
+            return Ok(Vec::new());
+        }
+        let abort = Kind::of_shape(shape) == Some(Kind::Abort);
+        if let Some(o) = self.outside.filter(|o| o.seq == seq) {
+            if abort {
+                let reason = String::from_utf8_lossy(data).into_owned();
+                self.fail(seq, Error::Aborted { from, reason }, false);
+            } else {
+                let e = outside_error(self.me, o, from, chunk, shape, data.len());
+                self.fail(seq, e, true);
+            }
+            return Ok(Vec::new());
         }
         if !self.is_future(seq) {
+            if abort {
+                // Complete and retired here: nothing to end. Its sender
+                // reported the error to its caller.
+                let reason = String::from_utf8_lossy(data).into_owned();
+                self.dropped.push((seq, from, reason));
+                return Ok(Vec::new());
+            }
             return Err(Error::StaleSequence { seq });
         }
         self.early.entry(seq).or_default().push(Early {
             from,
             phase,
             chunk,
+            shape,
             data: data.to_vec(),
         });
         Ok(Vec::new())
@@ -372,7 +424,7 @@ impl TeamColl {
 
     /// Whether collective `seq` is in progress here and complete.
     pub fn is_done(&self, seq: u32) -> bool {
-        self.active.get(&seq).is_some_and(Machine::is_done)
+        self.active.get(&seq).is_some_and(Machine::is_done) || self.failed.contains_key(&seq)
     }
 
     /// Whether collective `seq` is in progress here as a reduction to all
@@ -383,14 +435,19 @@ impl TeamColl {
 
     /// Number of collectives started and not yet retired.
     pub fn in_progress(&self) -> usize {
-        self.active.len()
+        self.active.len() + self.failed.len()
     }
 
     /// Retire a complete collective and return its result: the data for a
     /// broadcast or reduction to all, the reduced data on a reduction's
     /// root, `None` on a reduction's other ranks. Errors when `seq` is not
-    /// complete (or not held).
+    /// complete (or not held), and with the error of a collective that
+    /// failed.
     pub fn take_result(&mut self, seq: u32) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(e) = self.failed.remove(&seq) {
+            self.dead.insert(seq);
+            return Err(e);
+        }
         if !self.is_done(seq) {
             return Err(Error::NotDone { seq });
         }
@@ -399,93 +456,9 @@ impl TeamColl {
     }
 }
 
+#[path = "engine_fail.rs"]
+mod fail;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bcast(root: usize, data: &[u8]) -> CollOp {
-        CollOp::Broadcast {
-            root,
-            len: data.len(),
-            src: Some(data.to_vec()),
-        }
-    }
-
-    #[test]
-    fn early_message_is_held_until_start() {
-        let cfg = Config::default();
-        let mut root = TeamColl::new(2, 0, cfg).unwrap();
-        let mut leaf = TeamColl::new(2, 1, cfg).unwrap();
-        let (s0, out) = root.start(bcast(0, b"hi")).unwrap();
-        assert_eq!((s0, out.len()), (0, 1));
-        assert!(root.is_done(0));
-        assert_eq!(root.take_result(0), Ok(Some(b"hi".to_vec())));
-        // The leaf has not started sequence 0 yet.
-        assert!(leaf.on_msg(0, 0, 0, 0, &out[0].data).unwrap().is_empty());
-        assert!(!leaf.is_done(0));
-        assert_eq!(leaf.take_result(0), Err(Error::NotDone { seq: 0 }));
-        let op = CollOp::Broadcast {
-            root: 0,
-            len: 2,
-            src: None,
-        };
-        let (s, sent) = leaf.start(op).unwrap();
-        assert_eq!((s, sent.len()), (0, 0));
-        assert_eq!(leaf.take_result(0), Ok(Some(b"hi".to_vec())));
-        // Sequence 0 is retired.
-        assert_eq!(
-            leaf.on_msg(0, 0, 0, 0, b"hi"),
-            Err(Error::StaleSequence { seq: 0 })
-        );
-        assert_eq!(leaf.next_seq(), 1);
-    }
-
-    #[test]
-    fn single_phase_rejects_phase_one() {
-        let mut t = TeamColl::new(2, 1, Config::default()).unwrap();
-        t.start(bcast(0, b"x")).unwrap();
-        assert_eq!(
-            t.on_msg(0, 0, 1, 0, b"x"),
-            Err(Error::BadPhase {
-                phase: 1,
-                phases: 1
-            })
-        );
-        assert!(matches!(
-            t.on_msg(0, 5, 0, 0, b"x"),
-            Err(Error::RankOutsideTeam { rank: 5, size: 2 })
-        ));
-    }
-
-    #[test]
-    fn a_collective_run_outside_takes_its_sequence_number() {
-        let mut t = TeamColl::new(2, 1, Config::default()).unwrap();
-        assert_eq!(t.start_outside(), Ok(0));
-        assert_eq!((t.next_seq(), t.in_progress()), (1, 0));
-        assert!(t.all_done());
-        // Its number is spent: a message for it is stale.
-        assert_eq!(
-            t.on_msg(0, 0, 0, 0, b"x"),
-            Err(Error::StaleSequence { seq: 0 })
-        );
-        // A message held for the next one keeps it from running outside.
-        assert!(t.on_msg(1, 0, 0, 0, b"x").unwrap().is_empty());
-        assert!(t.holds(1));
-        assert_eq!(t.start_outside(), Err(Error::HeldForOutside { seq: 1 }));
-        assert_eq!(t.next_seq(), 1);
-        let (s, _) = t.start(bcast(0, b"x")).unwrap();
-        assert_eq!(s, 1);
-        assert!(!t.holds(1));
-        assert_eq!(t.take_result(1), Ok(Some(b"x".to_vec())));
-    }
-
-    #[test]
-    fn sequences_wrap() {
-        let mut t = TeamColl::new(1, 0, Config::default()).unwrap();
-        t.next_seq = u32::MAX;
-        let (s, _) = t.start(bcast(0, b"a")).unwrap();
-        assert_eq!(s, u32::MAX);
-        assert_eq!(t.next_seq(), 0);
-        assert!(t.is_future(0) && !t.is_future(u32::MAX));
-    }
-}
+#[path = "engine_tests.rs"]
+mod tests;

@@ -188,6 +188,51 @@ pub enum Error {
         /// Bytes a board buffer holds.
         max: usize,
     },
+    /// A user-defined reduction whose element does not fit in one chunk
+    /// (an AM Medium): every member refuses it at the start.
+    #[error("reduction element size elem_size = {elem_size} bytes exceeds the collective chunk limit of {max} bytes (GASNET_OFI_MAX_MEDIUM); use elements of at most {max} bytes or raise GASNET_OFI_MAX_MEDIUM")]
+    ElemTooLarge {
+        /// The element size given.
+        elem_size: usize,
+        /// The chunk limit.
+        max: usize,
+    },
+    /// A member's operand (or a broadcast's length) differs from this
+    /// rank's: seen from the chunks it sent.
+    #[error("operands differ in length: team rank {me} has {ours} bytes, team rank {from} {}; every member must pass the same length", theirs_text(.theirs, *.chunk, *.chunk_len))]
+    OperandsDiffer {
+        /// This rank.
+        me: usize,
+        /// This rank's operand length.
+        ours: usize,
+        /// The member whose chunk did not fit.
+        from: usize,
+        /// That member's operand length, when its chunk tells.
+        theirs: Option<usize>,
+        /// The chunk's index.
+        chunk: u32,
+        /// The chunk's length.
+        chunk_len: usize,
+    },
+    /// A member running another kind of collective under this one's
+    /// sequence number.
+    #[error("team rank {from} runs {theirs} where this rank runs {ours}; every member must start the same collectives in the same order")]
+    CollectiveMismatch {
+        /// The other member.
+        from: usize,
+        /// What this rank runs.
+        ours: &'static str,
+        /// What the other member runs.
+        theirs: &'static str,
+    },
+    /// Another member failed this collective and said why.
+    #[error("collective aborted by team rank {from}: {reason}")]
+    Aborted {
+        /// The member that failed it.
+        from: usize,
+        /// Its error.
+        reason: String,
+    },
     /// A collective asked to run outside the machines while messages are
     /// held for its sequence number.
     #[error("collective sequence {seq} has messages held for it, so it cannot run outside the team's machines")]
@@ -195,4 +240,12 @@ pub enum Error {
         /// The sequence number.
         seq: u32,
     },
+}
+
+/// How [`Error::OperandsDiffer`] describes the other member's operand.
+fn theirs_text(theirs: &Option<usize>, chunk: u32, chunk_len: usize) -> String {
+    match theirs {
+        Some(n) => format!("has {n} bytes"),
+        None => format!("sent chunk {chunk} of {chunk_len} bytes, which does not fit this rank's"),
+    }
 }

@@ -65,6 +65,7 @@ impl FlatAllreduce {
                 phase: 0,
                 chunk: 0,
                 data: src.to_vec(),
+                shape: 0,
             })
             .collect();
         let mut parts = vec![None; n];
@@ -161,6 +162,11 @@ impl FlatAllreduce {
         }
         self.result = Some(acc);
         Ok(())
+    }
+
+    /// Bytes of this rank's contribution (and of every message).
+    pub fn bytes(&self) -> usize {
+        self.len
     }
 
     /// Whether this rank has the result.

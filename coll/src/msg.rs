@@ -17,6 +17,81 @@ pub struct Msg {
     pub chunk: u32,
     /// The chunk's bytes.
     pub data: Vec<u8>,
+    /// What the header says of the collective besides the fields above
+    /// ([`shape`]): the sender's algorithm and whether this is its last
+    /// chunk of the phase, so that a receiver whose operand has another
+    /// length (and so another chunking or algorithm) notices. The machines
+    /// leave it 0; [`crate::TeamColl`] stamps it.
+    pub shape: u8,
+}
+
+/// The algorithm a message belongs to, in the low bits of
+/// [`Msg::shape`] ([`shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A broadcast ([`crate::bcast`]).
+    Broadcast = 1,
+    /// A reduction to one ([`crate::reduce`]).
+    Reduce = 2,
+    /// A reduction to all by reduce-then-broadcast ([`crate::allreduce`]).
+    Allreduce = 3,
+    /// A reduction to all by recursive doubling ([`crate::rdb`]).
+    Doubling = 4,
+    /// A reduction to all by direct exchange ([`crate::flat`]).
+    Flat = 5,
+    /// Not a chunk: the sender failed the collective and ends every
+    /// member's wait for it; the payload is the reason (UTF-8).
+    Abort = 7,
+}
+
+/// The bit of [`Msg::shape`] set on the sender's last chunk of a phase.
+pub const SHAPE_LAST: u8 = 0x08;
+
+/// Bits of [`Msg::shape`] that carry meaning; the others must be 0.
+pub const SHAPE_BITS: u8 = 0x0f;
+
+/// A [`Msg::shape`]: the algorithm, and whether the chunk is the sender's
+/// last of its phase.
+pub fn shape(kind: Kind, last: bool) -> u8 {
+    kind as u8 | if last { SHAPE_LAST } else { 0 }
+}
+
+impl Kind {
+    /// The algorithm a [`Msg::shape`] names (`None` for 0, a header that
+    /// says nothing, or an unknown value).
+    pub fn of_shape(shape: u8) -> Option<Kind> {
+        Some(match shape & 0x07 {
+            1 => Kind::Broadcast,
+            2 => Kind::Reduce,
+            3 => Kind::Allreduce,
+            4 => Kind::Doubling,
+            5 => Kind::Flat,
+            7 => Kind::Abort,
+            _ => return None,
+        })
+    }
+
+    /// Whether it is one of the algorithms of a reduction to all.
+    pub fn reduces_to_all(self) -> bool {
+        matches!(self, Kind::Allreduce | Kind::Doubling | Kind::Flat)
+    }
+
+    /// Whether its messages carry the whole operand in one chunk.
+    pub fn one_chunk(self) -> bool {
+        matches!(self, Kind::Doubling | Kind::Flat)
+    }
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Broadcast => "a broadcast",
+            Kind::Reduce => "a reduction to one",
+            Kind::Allreduce => "a reduction to all (tree)",
+            Kind::Doubling => "a reduction to all (recursive doubling)",
+            Kind::Flat => "a reduction to all (direct exchange)",
+            Kind::Abort => "an abort",
+        }
+    }
 }
 
 /// Shape parameters shared by a team's collectives.

@@ -82,6 +82,7 @@ impl RecursiveDoubling {
             phase,
             chunk: 0,
             data: self.acc.clone(),
+            shape: 0,
         }
     }
 
@@ -190,6 +191,11 @@ impl RecursiveDoubling {
                 State::Done => return Ok(()),
             }
         }
+    }
+
+    /// Bytes of this rank's contribution (and of every message).
+    pub fn bytes(&self) -> usize {
+        self.acc.len()
     }
 
     /// Whether this rank has the result.

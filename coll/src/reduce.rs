@@ -146,6 +146,7 @@ impl Reduce {
             phase: 0,
             chunk,
             data: self.acc[self.chunking.range(chunk)].to_vec(),
+            shape: 0,
         }
     }
 
@@ -208,6 +209,7 @@ impl Reduce {
                         phase: 0,
                         chunk,
                         data: self.acc[range].to_vec(),
+                        shape: 0,
                     })
                     .into_iter()
                     .collect())
@@ -240,6 +242,7 @@ impl Reduce {
                             phase: 0,
                             chunk,
                             data: left,
+                            shape: 0,
                         })
                         .into_iter()
                         .collect())
@@ -255,6 +258,11 @@ impl Reduce {
                 }
             }
         }
+    }
+
+    /// How the contribution is cut into chunks.
+    pub fn chunking(&self) -> Chunking {
+        self.chunking
     }
 
     /// This rank has nothing more to receive or send (on the root: the

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// Internal handler: a collective's chunk (Medium request, 4 args: team
-/// id, sequence, phase, chunk).
+/// id, sequence, phase with the chunk's [`coll::Msg::shape`] in bits 8..12,
+/// chunk).
 pub(crate) const H_COLL: u8 = 5;
 
 /// A team this rank belongs to, and its collectives.
@@ -37,7 +38,7 @@ pub(crate) struct TeamEntry<R> {
     /// Its collective cache.
     pub(super) cache: CacheState<R>,
     /// Collectives (by sequence) whose chunks go through the cache.
-    cached: HashSet<u32>,
+    pub(super) cached: HashSet<u32>,
     /// Collectives whose events were dropped unwaited: retired once done.
     abandoned: HashSet<u32>,
 }
@@ -61,9 +62,15 @@ impl<R> TeamEntry<R> {
 
     /// Whether the cache or abandoned collectives need advancing.
     fn busy(&self) -> bool {
-        !self.cached.is_empty() || !self.abandoned.is_empty() || !self.cache.idle()
+        !self.cached.is_empty()
+            || !self.abandoned.is_empty()
+            || !self.cache.idle()
+            || self.cache.reading()
     }
 }
+
+#[path = "coll_advance.rs"]
+mod advance;
 
 /// A chunk as it arrived.
 struct InMsg {
@@ -71,6 +78,7 @@ struct InMsg {
     seq: u32,
     src: usize,
     phase: u8,
+    shape: u8,
     chunk: u32,
     data: Vec<u8>,
 }
@@ -85,6 +93,15 @@ pub(super) fn entry_mut<R>(
         return Err(Error::NoTeam { id });
     };
     Ok(e)
+}
+
+/// Collective `seq` of team `e` failed here: members that posted it on
+/// their boards are still read and acknowledged, so they may post over it.
+pub(super) fn owe_board<R>(e: &mut TeamEntry<R>, seq: u32) {
+    if let CacheState::Ready(c) = &mut e.cache {
+        let all = (1u64 << c.peers.len().min(63)) - 1;
+        super::coll_board::board_owe(c, seq, all);
+    }
 }
 
 /// The engine's teams and collectives.
@@ -114,31 +131,6 @@ impl<M: Mode, R: Send> CollState<M, R> {
     }
 }
 
-/// Set `flag`; whether it was already set. Single-threaded, only this
-/// thread ever touches it (re-entrantly at most), so a load and a store do:
-/// a swap is a locked instruction, which waits for every store still
-/// pending, such as a collective's post into a peer's shared memory, and
-/// measured as a fifth of an 8-byte collective's time on one host.
-#[inline(always)]
-fn claim<M: Mode>(flag: &AtomicBool) -> bool {
-    if M::PAR {
-        return flag.swap(true, Ordering::AcqRel);
-    }
-    let was = flag.load(Ordering::Relaxed);
-    if !was {
-        flag.store(true, Ordering::Relaxed);
-    }
-    was
-}
-
-struct Advancing<'a>(&'a AtomicBool);
-
-impl Drop for Advancing<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     fn coll_config(&self) -> coll::Config {
         coll::Config {
@@ -159,6 +151,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// all when its members share memory.
     fn team_colls(&self, team: &coll::Team) -> Result<TeamColl, Error> {
         let mut colls = TeamColl::new(team.size(), team.me, self.coll_config())?;
+        colls.set_chunk_limit(self.cfg.am.max_medium);
         colls.set_direct_exchange(self.team_shares_memory(team));
         Ok(colls)
     }
@@ -223,7 +216,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             CollOp::ReduceToOne { src, .. } | CollOp::ReduceToAll { src, .. } => src.len(),
         };
         let mut first = None;
-        let (seq, msgs, held_err) = {
+        let aborts;
+        let (seq, msgs) = {
             let mut teams = self.coll.teams.lock();
             let e = entry_mut(&mut teams, id)?;
             let exchange = if matches!(e.cache, CacheState::Unset) {
@@ -253,60 +247,79 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // were accepted: the other members take part in it.
                 self.coll_send(id, xseq, &e.team, xmsgs)?;
             }
-            let (seq, mut msgs) = started?;
-            debug_assert_eq!(
-                on_board,
-                posted_all
-                    || (chunk.is_some()
-                        && e.colls.is_flat(seq)
-                        && matches!(&e.cache, CacheState::Ready(c) if c.board.is_some())),
-                "the board predicate disagrees with coll_start's choice"
-            );
-            if let (CacheState::Ready(c), true) = (&mut e.cache, posted || posted_all) {
-                e.cached.insert(seq);
-                self.coll.busy.store(true, Ordering::Release);
-                // A reduction to all: every member posts its contribution
-                // and reads every other's. A broadcast: the root posts its
-                // payload, every other member reads the root's (a board
-                // exists only on teams of at most FLAT_MAX_MEMBERS, 8: the
-                // bits fit). Posts come in place from the state machine.
-                let others = ((1u64 << c.peers.len()) - 1) & !(1 << c.me);
-                let (posts, read) = match (posted_all, c.me == root) {
-                    (true, _) => (true, others),
-                    (false, true) => (true, 0),
-                    (false, false) => (false, 1u64 << root),
-                };
-                let post = posts
-                    .then(|| e.colls.posted_data(seq).ok_or(coll::Error::MissingSource))
-                    .transpose();
-                if let Err(err) = post
-                    .map_err(Error::from)
-                    .and_then(|p| self.board_start(c, seq, p, read))
-                {
-                    first = Some(err);
+            // A collective failed here (this rank's own arguments, or a
+            // held chunk) ends the other members' waits for it.
+            aborts = e.colls.take_aborts();
+            let (seq, mut msgs) = match started {
+                Ok(s) => s,
+                Err(err) => {
+                    drop(teams);
+                    self.send_aborts(id, team, aborts)?;
+                    return Err(err.into());
                 }
-            } else if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
-                e.cached.insert(seq);
+            };
+            if e.colls.has_failed(seq) {
+                // Failed at its start (a chunk or an abort held for it):
+                // its wait says why; members that posted it on their
+                // boards are still read and acknowledged.
+                owe_board(e, seq);
                 self.coll.busy.store(true, Ordering::Release);
-                let r = if c.board.is_some() && e.colls.is_flat(seq) {
-                    // Every message carries this rank's contribution.
-                    let src = msgs.pop().map(|m| m.data).unwrap_or_default();
-                    msgs.clear();
-                    let all = (1u64 << c.peers.len()) - 1;
-                    self.board_start(c, seq, Some(&src), all & !(1 << c.me))
-                        .map(|()| Vec::new())
-                } else {
-                    self.cache_send(c, seq, std::mem::take(&mut msgs))
-                };
-                match r {
-                    Ok(am) => msgs = am,
-                    Err(err) => first = Some(err),
+            } else {
+                debug_assert_eq!(
+                    on_board,
+                    posted_all
+                        || (chunk.is_some()
+                            && e.colls.is_flat(seq)
+                            && matches!(&e.cache, CacheState::Ready(c) if c.board.is_some())),
+                    "the board predicate disagrees with coll_start's choice"
+                );
+                if let (CacheState::Ready(c), true) = (&mut e.cache, posted || posted_all) {
+                    e.cached.insert(seq);
+                    self.coll.busy.store(true, Ordering::Release);
+                    // A reduction to all: every member posts its contribution
+                    // and reads every other's. A broadcast: the root posts its
+                    // payload, every other member reads the root's (a board
+                    // exists only on teams of at most FLAT_MAX_MEMBERS, 8: the
+                    // bits fit). Posts come in place from the state machine.
+                    let others = ((1u64 << c.peers.len()) - 1) & !(1 << c.me);
+                    let (posts, read) = match (posted_all, c.me == root) {
+                        (true, _) => (true, others),
+                        (false, true) => (true, 0),
+                        (false, false) => (false, 1u64 << root),
+                    };
+                    let post = posts
+                        .then(|| e.colls.posted_data(seq).ok_or(coll::Error::MissingSource))
+                        .transpose();
+                    if let Err(err) = post
+                        .map_err(Error::from)
+                        .and_then(|p| self.board_start(c, seq, p, read))
+                    {
+                        first = Some(err);
+                    }
+                } else if let (CacheState::Ready(c), Some(_)) = (&mut e.cache, chunk) {
+                    e.cached.insert(seq);
+                    self.coll.busy.store(true, Ordering::Release);
+                    let r = if c.board.is_some() && e.colls.is_flat(seq) {
+                        // Every message carries this rank's contribution.
+                        let src = msgs.pop().map(|m| m.data).unwrap_or_default();
+                        msgs.clear();
+                        let all = (1u64 << c.peers.len()) - 1;
+                        self.board_start(c, seq, Some(&src), all & !(1 << c.me))
+                            .map(|()| Vec::new())
+                    } else {
+                        self.cache_send(c, seq, std::mem::take(&mut msgs))
+                    };
+                    match r {
+                        Ok(am) => msgs = am,
+                        Err(err) => first = Some(err),
+                    }
                 }
             }
-            (seq, msgs, e.colls.take_error())
+            (seq, msgs)
         };
         self.coll_send(id, seq, team, msgs)?;
-        if let Some(e) = first.or(held_err.map(Error::from)) {
+        self.send_aborts(id, team, aborts)?;
+        if let Some(e) = first {
             return Err(e);
         }
         // Chunks of other collectives may wait for this rank to forward
@@ -315,6 +328,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.deferred.put(e);
         }
         Ok(seq)
+    }
+
+    /// Send abort messages (always as AMs: a collective's cache may be
+    /// what failed, or not ready at a member).
+    fn send_aborts(
+        &self,
+        id: u32,
+        team: &coll::Team,
+        aborts: Vec<(u32, Msg)>,
+    ) -> Result<(), Error> {
+        let mut first = Ok(());
+        for (seq, m) in aborts {
+            let r = self.coll_send(id, seq, team, vec![m]);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
     }
 
     /// Send every message (a failed one does not keep the others from
@@ -329,7 +360,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     dest,
                     Category::Medium,
                     H_COLL,
-                    &[id, seq, m.phase as u32, m.chunk],
+                    &[id, seq, m.phase as u32 | (m.shape as u32) << 8, m.chunk],
                     &m.data,
                     0,
                     false,
@@ -350,11 +381,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         args: [u32; 4],
         payload: &[u8],
     ) -> Result<(), Error> {
-        if args[2] > u8::MAX as u32 {
+        if args[2] >> 8 > coll::msg::SHAPE_BITS as u32 {
             return Err(am::Error::MalformedInternal {
                 src: src as u32,
                 handler: H_COLL,
-                what: "a collective chunk with an impossible phase",
+                what: "a collective chunk with an impossible phase or shape",
             }
             .into());
         }
@@ -364,143 +395,37 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             seq: args[1],
             src,
             phase: args[2] as u8,
+            shape: (args[2] >> 8) as u8,
             chunk: args[3],
             data: payload.to_vec(),
         });
         Ok(())
     }
 
-    /// Feed queued chunks to their teams' machines, move the teams'
-    /// caches along, and send what the machines emit. Chunks for a team
-    /// this rank has not made yet stay queued.
-    pub fn coll_advance(&self) -> Result<(), Error> {
-        if claim::<M>(&self.coll.advancing) {
-            return Ok(());
-        }
-        let _g = Advancing(&self.coll.advancing);
-        self.coll.queued.store(false, Ordering::Release);
-        let queued = std::mem::take(&mut *self.coll.inbox.lock());
-        if queued.is_empty() && !self.coll.busy.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut parked = Vec::new();
-        let mut sends = Vec::new();
-        let mut first_err = None;
-        let mut am = Vec::new();
-        {
-            let mut teams = self.coll.teams.lock();
-            for m in queued {
-                let Some(e) = teams.get_mut(&m.team) else {
-                    parked.push(m);
-                    continue;
-                };
-                let Some(from) = e.team.to_team(m.src) else {
-                    first_err.get_or_insert(Error::Am(am::Error::MalformedInternal {
-                        src: m.src as u32,
-                        handler: H_COLL,
-                        what: "a collective chunk from a rank outside the team",
-                    }));
-                    continue;
-                };
-                match e.colls.on_msg(m.seq, from, m.phase, m.chunk, &m.data) {
-                    Ok(out) if !out.is_empty() => sends.push((m.team, m.seq, out)),
-                    Ok(_) => {}
-                    Err(err) => {
-                        first_err.get_or_insert(err.into());
-                    }
-                }
-            }
-            let mut busy = false;
-            for (&id, e) in teams.iter_mut() {
-                if let Err(err) = self.team_advance(id, e, &mut sends) {
-                    first_err.get_or_insert(err);
-                }
-                busy |= e.busy();
-            }
-            self.coll.busy.store(busy, Ordering::Release);
-            // Messages of collectives on the cache go there; the others
-            // are sent as AMs once the lock is released.
-            for (id, seq, out) in sends {
-                let Some(e) = teams.get_mut(&id) else {
-                    continue;
-                };
-                match &mut e.cache {
-                    CacheState::Ready(c) if e.cached.contains(&seq) => {
-                        match self.cache_send(c, seq, out) {
-                            Ok(rest) if !rest.is_empty() => {
-                                am.push((id, seq, e.team.clone(), rest))
-                            }
-                            Ok(_) => {}
-                            Err(err) => {
-                                first_err.get_or_insert(err);
-                            }
-                        }
-                    }
-                    _ => am.push((id, seq, e.team.clone(), out)),
-                }
-            }
-        }
-        if !parked.is_empty() {
-            let mut inbox = self.coll.inbox.lock();
-            parked.append(&mut inbox);
-            *inbox = parked;
-            // Parked chunks wait for their team, not for the next poll.
-        }
-        for (id, seq, team, out) in am {
-            if let Err(e) = self.coll_send(id, seq, &team, out) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
-    }
-
-    /// One team's part of advancing: finish its record exchange when
-    /// complete, read its cache, retire abandoned collectives.
-    fn team_advance(
-        &self,
-        id: u32,
-        e: &mut TeamEntry<T::Region>,
-        sends: &mut Vec<(u32, u32, Vec<Msg>)>,
-    ) -> Result<(), Error> {
-        let mut first = None;
-        if let CacheState::Exchanging { seq, .. } = e.cache {
-            if e.colls.is_done(seq) {
-                first = self.cache_finish(e, seq).err();
-            }
-        }
-        let work = !e.cached.is_empty() || !e.cache.idle();
-        if let CacheState::Ready(c) = &mut e.cache {
-            if work {
-                match self.cache_poll(c, &mut e.colls) {
-                    Ok(out) => sends.extend(out.into_iter().map(|(seq, m)| (id, seq, m))),
-                    Err(err) => {
-                        first.get_or_insert(err);
-                    }
-                }
-            }
-        }
-        let done: Vec<u32> = e
-            .abandoned
-            .iter()
-            .copied()
-            .filter(|&s| e.colls.is_done(s))
-            .collect();
-        for s in done {
-            e.abandoned.remove(&s);
-            e.cached.remove(&s);
-            let _ = e.colls.take_result(s);
-        }
-        first.map_or(Ok(()), Err)
-    }
-
     /// Whether collective `seq` of team `id` is complete (advancing first):
     /// its machine is done and none of its chunks still waits for a slot.
+    /// While it is not, a member's post of it on a board (its operand took
+    /// it there) fails it.
     pub fn coll_test(&self, id: u32, seq: u32) -> Result<bool, Error> {
         self.coll_advance()?;
-        let teams = self.coll.teams.lock();
-        Ok(teams
-            .get(&id)
-            .is_some_and(|e| e.colls.is_done(seq) && !e.cache.queued(seq)))
+        let mut teams = self.coll.teams.lock();
+        let Some(e) = teams.get_mut(&id) else {
+            return Ok(false);
+        };
+        if e.colls.is_done(seq) {
+            return Ok(!e.cache.queued(seq));
+        }
+        let CacheState::Ready(c) = &mut e.cache else {
+            return Ok(false);
+        };
+        if !self.board_foreign(c, &mut e.colls, seq) {
+            return Ok(false);
+        }
+        let aborts = e.colls.take_aborts();
+        let team = e.team.clone();
+        drop(teams);
+        self.send_aborts(id, &team, aborts)?;
+        Ok(true)
     }
 
     /// Take a complete collective's result.
@@ -508,7 +433,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut teams = self.coll.teams.lock();
         let e = entry_mut(&mut teams, id)?;
         e.cached.remove(&seq);
-        Ok(e.colls.take_result(seq)?)
+        let r = e.colls.take_result(seq);
+        if r.is_err() {
+            owe_board(e, seq);
+            self.coll.busy.store(true, Ordering::Release);
+        }
+        Ok(r?)
     }
 
     /// Wait for collective `seq` of team `id`; its result.
@@ -540,6 +470,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 let e = entry_mut(&mut teams, id)?;
                 if e.colls.all_done() && e.cache.idle() {
                     return Ok(());
+                }
+                if let CacheState::Ready(c) = &mut e.cache {
+                    for seq in e.colls.unfinished() {
+                        self.board_foreign(c, &mut e.colls, seq);
+                    }
                 }
             }
             self.progress_within(0, Progress::Full)?;

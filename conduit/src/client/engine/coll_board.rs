@@ -31,6 +31,18 @@ pub(super) unsafe fn board_has(p: *mut u8, layout: &Layout, seq: u32) -> bool {
         == Board::flag(seq)
 }
 
+/// Whether block `p`'s buffer of collective `seq` holds a later
+/// collective's post (its owner never posted `seq`: posting over it would
+/// have waited for this rank's acknowledgement).
+///
+/// # Safety
+/// As [`board_has`].
+unsafe fn board_past(p: *mut u8, layout: &Layout, seq: u32) -> bool {
+    // SAFETY: as board_has.
+    let f = unsafe { word(p.add(layout.board(Board::buffer(seq)))) }.load(Ordering::Acquire);
+    f != 0 && ((f - 1) as u32).wrapping_sub(seq).wrapping_sub(1) < 1 << 31
+}
+
 /// Member `from`'s post of collective `seq` in its block `p`, which
 /// [`board_has`] saw: its data, or [`coll::Error::BadPost`] when its length
 /// word claims more than a buffer holds (overwritten memory: never read
@@ -98,6 +110,22 @@ pub(super) unsafe fn board_ack(p: *mut u8, layout: &Layout, me: usize, seq: u32)
         .store(Board::flag(seq), Ordering::Release);
 }
 
+/// Collective `seq` failed here (or ran off the board): read and
+/// acknowledge the posts of the members in `read` (a bit per team
+/// rank) for it as they come, so that their posters may post over
+/// them; a member that goes past `seq` without posting it is no longer
+/// waited for.
+pub(super) fn board_owe<R>(c: &mut Cache<R>, seq: u32, read: u64) {
+    let me = c.me;
+    if let Some(b) = c.board.as_mut() {
+        match b.open.iter_mut().find(|o| o.0 == seq) {
+            Some(o) => o.1 |= read & !(1 << me),
+            None if read & !(1 << me) != 0 => b.open.push((seq, read & !(1 << me))),
+            None => {}
+        }
+    }
+}
+
 /// This rank's side of a team's board.
 #[derive(Default)]
 pub(super) struct BoardState {
@@ -119,6 +147,13 @@ impl BoardState {
     /// Whether nothing waits to be posted.
     pub(super) fn idle(&self) -> bool {
         self.waiting.is_empty()
+    }
+
+    /// Whether posts of other members are still to read (a collective on
+    /// the board in progress, or one that failed here, whose posts are
+    /// still read and acknowledged so that their posters may go on).
+    pub(super) fn reading(&self) -> bool {
+        !self.open.is_empty()
     }
 }
 
@@ -255,6 +290,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // is not used after the acknowledgement.
                 unsafe {
                     if !board_has(p, &layout, *seq) {
+                        // A member past `seq` in that buffer never posted
+                        // it (it took another path: a collective that
+                        // failed here): nothing to read.
+                        if board_past(p, &layout, *seq) {
+                            *unread &= !(1 << r);
+                        }
                         continue;
                     }
                     // Overwritten memory is reported (the collective then
@@ -271,5 +312,47 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         b.open.retain(|o| o.1 != 0);
         first.map_or(Ok(()), Err)
+    }
+
+    /// Collective `seq` runs here by messages and is not complete: if a
+    /// member posted it on its board (its operand's length took it there),
+    /// fail it (`colls` queues the aborts) and acknowledge that post.
+    /// Whether it did. Only while waiting: a few loads per member.
+    pub(super) fn board_foreign(
+        &self,
+        c: &mut Cache<T::Region>,
+        colls: &mut TeamColl,
+        seq: u32,
+    ) -> bool {
+        let (me, layout) = (c.me, c.layout);
+        let Some(b) = c.board.as_ref() else {
+            return false;
+        };
+        // On the board here: its posts are read by board_poll.
+        if b.open.iter().any(|o| o.0 == seq) {
+            return false;
+        }
+        for (r, peer) in c.peers.iter().enumerate() {
+            let Some(p) = peer.mapped.filter(|_| r != me) else {
+                continue;
+            };
+            // SAFETY: member r's mapped block; its post of `seq` (when the
+            // flag says so) stays until this rank acknowledges it, after
+            // its length is read.
+            unsafe {
+                if !board_has(p, &layout, seq) {
+                    continue;
+                }
+                let len = board_read(p, &layout, seq, r).map_or(0, <[u8]>::len);
+                if !colls.fail_posted(seq, r, len) {
+                    return false;
+                }
+                board_ack(p, &layout, me, seq);
+            }
+            let all = (1u64 << c.peers.len()) - 1;
+            board_owe(c, seq, all & !(1 << r));
+            return true;
+        }
+        false
     }
 }

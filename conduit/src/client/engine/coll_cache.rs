@@ -192,6 +192,12 @@ impl<R> CacheState<R> {
         }
     }
 
+    /// Whether the board has posts of other members to read
+    /// ([`BoardState::reading`]).
+    pub fn reading(&self) -> bool {
+        matches!(self, CacheState::Ready(c) if c.board.as_ref().is_some_and(BoardState::reading))
+    }
+
     /// Whether nothing of the cache is queued or in flight.
     pub fn idle(&self) -> bool {
         match self {
@@ -280,7 +286,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     .map_err(Error::from)
                     .and_then(|h| {
                         let data = &slot[SLOT_HEADER..SLOT_HEADER + h.len as usize];
-                        Ok((h.seq, colls.on_msg(h.seq, s, h.phase, h.chunk, data)?))
+                        Ok((
+                            h.seq,
+                            colls.on_msg_shaped(h.seq, s, h.phase, h.chunk, h.shape, data)?,
+                        ))
                     });
                 c.slots.read(s);
                 c.words.push_back((s, c.layout.credit(c.me, j), m, None));
@@ -355,6 +364,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 let head = SlotHeader {
                     seq: o.seq,
                     phase: o.msg.phase,
+                    shape: o.msg.shape,
                     chunk: o.msg.chunk,
                     len: o.msg.data.len() as u32,
                 }

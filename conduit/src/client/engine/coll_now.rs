@@ -23,14 +23,15 @@
 //! on that (another thread's collective on the same team meanwhile could
 //! post out of order).
 
-use super::coll::entry_mut;
-use super::coll_board::{board_ack, board_has, board_read_exact};
+use super::coll::{entry_mut, TeamEntry};
+use super::coll_board::{board_ack, board_has, board_owe, board_read_exact};
 use super::coll_cache::{Cache, CacheState};
 use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::Transport;
-use coll::Reduction;
+use coll::{Kind, Reduction};
+use std::sync::atomic::Ordering;
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Reduce `src` with `reduction` to every member of team `id`, here
@@ -70,21 +71,65 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if len > c.layout.board_capacity() || e.colls.holds(e.colls.next_seq()) {
                 return Ok(None);
             }
-            let seq = e.colls.start_outside()?;
+            let seq = e.colls.start_outside(Kind::Flat, len)?;
             let posted = self.board_try_post(c, seq, src, false);
             (seq, posted, ((1u64 << c.peers.len()) - 1) & !(1 << c.me))
         };
         let c = &self.sets[0].stats;
         c.coll_board_now.add(1);
-        if !posted {
-            self.board_wait_post(id, seq, src, false)?;
-        }
-        self.board_wait_posts(id, seq, others)?;
-        let r = self.board_fold(id, seq, reduction, src);
+        let r = (|| {
+            if !posted {
+                self.board_wait_post(id, seq, src, false, others)?;
+            }
+            self.board_wait_posts(id, seq, others)?;
+            self.board_fold(id, seq, reduction, src)
+        })();
+        self.now_end(id, seq);
         // As a collective's start does: chunks of other collectives may
         // wait for this rank.
         self.advance_others();
         r.map(Some)
+    }
+
+    /// The collective run outside, `seq`, is over here (its messages from
+    /// now on are stale).
+    fn now_end(&self, id: u32, seq: u32) {
+        if let Some(e) = self.coll.teams.lock().get_mut(&id) {
+            e.colls.end_outside();
+            e.cached.remove(&seq);
+        }
+    }
+
+    /// One look of a wait of collective `seq`, run outside, at its team:
+    /// the error that ended it (a member that took another path sent a
+    /// chunk, or an abort came), after which the posts of the members in
+    /// `owed` are still read and acknowledged as they come; else `f`'s
+    /// answer. A look that waits (`watch`) has the team's cache polled
+    /// from then on, where such a chunk may come.
+    fn now_look<R>(
+        &self,
+        id: u32,
+        seq: u32,
+        owed: u64,
+        watch: bool,
+        f: impl FnOnce(&mut Cache<T::Region>) -> R,
+    ) -> Result<R, Error> {
+        let mut teams = self.coll.teams.lock();
+        let e: &mut TeamEntry<T::Region> = entry_mut(&mut teams, id)?;
+        let CacheState::Ready(c) = &mut e.cache else {
+            return Err(Error::NoTeam { id });
+        };
+        if e.colls.has_failed(seq) {
+            let err = e.colls.take_result(seq).err();
+            e.colls.end_outside();
+            board_owe(c, seq, owed);
+            self.coll.busy.store(true, Ordering::Release);
+            return Err(err.map_or(Error::NoTeam { id }, Error::from));
+        }
+        if watch && e.cached.insert(seq) {
+            self.coll.busy.store(true, Ordering::Release);
+        }
+        Ok(f(c))
     }
 
     /// Broadcast `buf` from team rank `root` to every member of team `id`
@@ -116,23 +161,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             {
                 return Ok(false);
             }
-            let seq = e.colls.start_outside()?;
+            let seq = e.colls.start_outside(Kind::Broadcast, buf.len())?;
             let posted = c.me == root && self.board_try_post(c, seq, buf, true);
             (seq, posted, c.me)
         };
         self.sets[0].stats.coll_board_now.add(1);
-        if me == root {
-            if !posted {
-                self.board_wait_post(id, seq, buf, true)?;
+        let r = if me == root {
+            match posted {
+                true => Ok(()),
+                false => self.board_wait_post(id, seq, buf, true, 0),
             }
         } else {
-            self.board_wait_posts(id, seq, 1 << root)?;
-            self.board_copy_out(id, seq, root, buf)?;
-        }
+            self.board_wait_posts(id, seq, 1 << root)
+                .and_then(|()| self.board_copy_out(id, seq, root, buf))
+        };
+        self.now_end(id, seq);
         // As a collective's start does: chunks of other collectives may
         // wait for this rank.
         self.advance_others();
-        Ok(true)
+        r.map(|()| true)
     }
 
     /// The root's post of broadcast `seq` is there: copy it into `buf`
@@ -171,13 +218,23 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Post `src` for collective `seq` (a broadcast's payload when
     /// `bcast`) on this rank's board once every reader has released its
-    /// buffer (read the post of `seq - 2`), making progress meanwhile.
-    fn board_wait_post(&self, id: u32, seq: u32, src: &[u8], bcast: bool) -> Result<(), Error> {
+    /// buffer (read the post of `seq - 2`), making progress meanwhile;
+    /// `owed`: the members whose posts it reads ([`Core::now_look`]).
+    fn board_wait_post(
+        &self,
+        id: u32,
+        seq: u32,
+        src: &[u8],
+        bcast: bool,
+        owed: u64,
+    ) -> Result<(), Error> {
         loop {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
             self.advance_others();
-            if self.with_board(id, |c| self.board_try_post(c, seq, src, bcast))? {
+            if self.now_look(id, seq, owed, true, |c| {
+                self.board_try_post(c, seq, src, bcast)
+            })? {
                 return Ok(());
             }
         }
@@ -197,8 +254,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// posted collective `seq` on its board, making progress meanwhile
     /// (other teams' collectives advance too).
     fn board_wait_posts(&self, id: u32, seq: u32, mut others: u64) -> Result<(), Error> {
+        let (owed, mut watch) = (others, false);
         loop {
-            others = self.with_board(id, |c| {
+            others = self.now_look(id, seq, owed, watch, |c| {
                 for (r, peer) in c.peers.iter().enumerate() {
                     let Some(p) = peer.mapped.filter(|_| others & (1 << r) != 0) else {
                         continue;
@@ -213,6 +271,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if others == 0 {
                 return Ok(());
             }
+            watch = true;
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
             self.advance_others();

@@ -1,0 +1,166 @@
+//! How a team's collectives fail ([`TeamColl`]'s part): a collective that
+//! fails here keeps its error for its wait and queues an abort to every
+//! other member; an abort ends the wait of a collective not complete here
+//! and is dropped (and reported, [`TeamColl::take_dropped_aborts`]) for
+//! one that is.
+
+use super::{Outside, TeamColl};
+use crate::machine::Machine;
+use crate::msg::{shape, Kind, Msg, SHAPE_LAST};
+use crate::Error;
+
+/// Most bytes of an abort message's reason.
+const REASON_MAX: usize = 1024;
+
+impl TeamColl {
+    /// Install a machine just built, or handle why it could not be: an
+    /// error of this rank's own data takes the sequence number and aborts
+    /// the collective on the other members.
+    pub(super) fn begin(
+        &mut self,
+        built: Result<(Machine, Vec<Msg>), Error>,
+    ) -> Result<(u32, Vec<Msg>), Error> {
+        match built {
+            Ok((machine, mut out)) => {
+                machine.stamp(&mut out);
+                let (seq, more) = self.install(machine);
+                if self.failed.contains_key(&seq) {
+                    return Ok((seq, Vec::new()));
+                }
+                out.extend(more);
+                Ok((seq, out))
+            }
+            Err(e) if rank_local(&e) => {
+                let seq = self.next_seq;
+                self.next_seq = seq.wrapping_add(1);
+                self.fail(seq, e.clone(), true);
+                self.failed.remove(&seq);
+                self.dead.insert(seq);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Fail collective `seq` with `err` (its wait returns it); when `tell`,
+    /// queue an abort to every other member.
+    pub(super) fn fail(&mut self, seq: u32, err: Error, tell: bool) {
+        self.active.remove(&seq);
+        self.early.remove(&seq);
+        if tell {
+            let mut reason = err.to_string();
+            let mut max = self.limit.map_or(REASON_MAX, |l| l.min(REASON_MAX));
+            while max < reason.len() && !reason.is_char_boundary(max) {
+                max -= 1;
+            }
+            reason.truncate(max);
+            for to in (0..self.size).filter(|&r| r != self.me) {
+                let data = reason.clone().into_bytes();
+                let shape = shape(Kind::Abort, true);
+                let (phase, chunk) = (0, 0);
+                let m = Msg {
+                    to,
+                    phase,
+                    chunk,
+                    data,
+                    shape,
+                };
+                self.aborts.push((seq, m));
+            }
+        }
+        self.failed.insert(seq, err);
+    }
+
+    /// Abort messages to send (each with its collective's sequence number):
+    /// a collective that failed here ends the other members' waits for it.
+    /// They must go even when the collective's chunks take another path.
+    pub fn take_aborts(&mut self) -> Vec<(u32, Msg)> {
+        std::mem::take(&mut self.aborts)
+    }
+
+    /// Whether collective `seq` failed here (its wait returns the error).
+    pub fn has_failed(&self, seq: u32) -> bool {
+        self.failed.contains_key(&seq)
+    }
+
+    /// Aborts dropped because their collective was complete here (a
+    /// broadcast's root, a reduction's leaf): sequence, sender, reason.
+    pub fn take_dropped_aborts(&mut self) -> Vec<(u32, usize, String)> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Member `from` posted `len` bytes on its board for collective `seq`,
+    /// which runs here by messages and is not complete: their operands
+    /// differ. Fails it (the others are told); whether it did.
+    pub fn fail_posted(&mut self, seq: u32, from: usize, len: usize) -> bool {
+        let Some(m) = self.active.get(&seq).filter(|m| !m.is_done()) else {
+            return false;
+        };
+        let e = Error::OperandsDiffer {
+            me: self.me,
+            ours: m.bytes(),
+            from,
+            theirs: Some(len),
+            chunk: 0,
+            chunk_len: len,
+        };
+        self.fail(seq, e, true);
+        true
+    }
+
+    /// Collectives started here and not complete.
+    pub fn unfinished(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .active
+            .iter()
+            .filter(|(_, m)| !m.is_done())
+            .map(|(&s, _)| s)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Why a chunk for the collective run outside the machines fails it: its
+/// sender took another path, so its operand differs (or it runs another
+/// kind of collective).
+pub(super) fn outside_error(
+    me: usize,
+    o: Outside,
+    from: usize,
+    chunk: u32,
+    shape: u8,
+    len: usize,
+) -> Error {
+    match Kind::of_shape(shape) {
+        Some(t) if t != o.kind && !(t.reduces_to_all() && o.kind.reduces_to_all()) => {
+            Error::CollectiveMismatch {
+                from,
+                ours: o.kind.name(),
+                theirs: t.name(),
+            }
+        }
+        t => Error::OperandsDiffer {
+            me,
+            ours: o.len,
+            from,
+            theirs: t
+                .is_some_and(|t| t.one_chunk() || (chunk == 0 && shape & SHAPE_LAST != 0))
+                .then_some(len),
+            chunk,
+            chunk_len: len,
+        },
+    }
+}
+
+/// Whether a start error comes from this rank's own data (its operand's
+/// length, a root's source), which the other members cannot tell.
+fn rank_local(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::SourceLength { .. }
+            | Error::MissingSource
+            | Error::NotElementMultiple { .. }
+            | Error::TooManyChunks { .. }
+    )
+}
