@@ -388,7 +388,9 @@ impl TeamColl {
         if self.active.contains_key(&seq) {
             return Ok(self.deliver(seq, from, phase, chunk, shape, data));
         }
-        if self.failed.contains_key(&seq) || self.dead.contains(&seq) {
+        // A sequence number in the future is not one of these (after 2^32
+        // collectives a number is reused: its early chunks are held).
+        if !self.is_future(seq) && (self.failed.contains_key(&seq) || self.dead.contains(&seq)) {
             return Ok(Vec::new());
         }
         let abort = Kind::of_shape(shape) == Some(Kind::Abort);

@@ -220,3 +220,15 @@ fn a_chunk_for_a_collective_run_outside_fails_it() {
         })
     );
 }
+
+#[test]
+fn early_message_for_a_reused_dead_sequence_is_held() {
+    let mut t = TeamColl::new(2, 1, Config::default()).unwrap();
+    // Sequence 0 failed here and was retired (a rank-local start error
+    // leaves it so); 2^31 + 1 collectives later it is in the future again
+    // (it comes round after 2^32): its early chunk is held, not dropped.
+    t.dead.insert(0);
+    t.next_seq = (1 << 31) + 1;
+    assert_eq!(t.on_msg(0, 0, 0, 0, b"hi"), Ok(Vec::new()));
+    assert!(t.holds(0));
+}

@@ -236,3 +236,84 @@ fn reduce_lengths_differ_every_path() {
     lengths_differ(false, "reduce");
     lengths_differ(true, "reduce");
 }
+
+/// Run `body` on 2 ranks sharing memory or not; each rank's result.
+fn run2<R: Send + std::fmt::Debug>(shm: bool, body: impl Fn(&SimClient) -> R + Sync) -> Vec<R> {
+    let mut job = Job::new(2);
+    if shm {
+        job = job.vars(&[("GASNET_SUPERNODE_MAXSIZE", "0")]);
+    }
+    job.deadline = Duration::from_secs(30);
+    let (_f, ended) = job.run::<conduit::client::Seq, _, _, _>(|_| (), |c: &SimClient| body(c));
+    ended.into_iter().map(|e| e.value()).collect()
+}
+
+#[test]
+fn start_error_on_one_member_keeps_the_boards_going() {
+    // Rank 0 posts its 2048 bytes on its board; rank 1's 2044 are refused
+    // at the start (not a multiple of 8) but take the sequence number: it
+    // still reads and acknowledges rank 0's post, so the posts two
+    // collectives later do not wait for it forever.
+    for shm in [true, false] {
+        let got = run2(shm, |c| {
+            let w = c.world().unwrap();
+            w.allreduce(CollOp::Sum, &[1u64]).unwrap();
+            w.barrier().unwrap();
+            let n = if c.rank() == 0 { 2048 } else { 2044 };
+            let sum = Reduction::Builtin(CollOp::Sum, conduit::client::DType::U64);
+            let r = w
+                .allreduce_nb(sum, vec![1; n])
+                .and_then(|e| e.wait())
+                .map(drop)
+                .map_err(|e| e.to_string());
+            let after: Vec<_> = (0..3)
+                .map(|i| w.allreduce(CollOp::Sum, &vec![i as u64; 256]))
+                .collect();
+            (r, after)
+        });
+        for (rank, (r, after)) in got.into_iter().enumerate() {
+            assert!(r.is_err(), "shm {shm} rank {rank}: {r:?}");
+            for (i, a) in after.into_iter().enumerate() {
+                assert_eq!(a.unwrap(), vec![2 * i as u64; 256], "shm {shm} rank {rank}");
+            }
+        }
+    }
+}
+
+#[test]
+fn failed_reduce_releases_the_leafs_queued_cache_chunks() {
+    // The leaf's operand needs more cache chunks (slots of 8 KiB with the
+    // default 32 pages) than a sender has slots (8): the root fails at
+    // chunk 0 and no longer reads them; the leaf's queued chunks are
+    // dropped and both go on.
+    for shm in [false, true] {
+        let got = run2(shm, |c| {
+            let w = c.world().unwrap();
+            // The first collective exchanges the cache records.
+            w.allreduce(CollOp::Sum, &[1u64]).unwrap();
+            w.allreduce(CollOp::Sum, &[1u64]).unwrap();
+            let n = if c.rank() == 0 { 1 } else { 16_384 };
+            let r = w
+                .reduce(0, CollOp::Sum, &vec![1u64; n])
+                .map(drop)
+                .map_err(|e| e.to_string());
+            // The job's barrier: not a collective of the team, which would
+            // have the root read its slots again.
+            c.barrier().unwrap();
+            w.barrier().unwrap();
+            let after = w.allreduce(CollOp::Sum, &[1u64; 300]);
+            (r, after)
+        });
+        for (rank, (r, after)) in got.into_iter().enumerate() {
+            match rank {
+                0 => assert!(
+                    r.as_ref()
+                        .is_err_and(|e| e.contains("operands differ in length")),
+                    "shm {shm}: {r:?}"
+                ),
+                _ => assert_eq!(r, Ok(()), "shm {shm}"),
+            }
+            assert_eq!(after.unwrap(), vec![2; 300], "shm {shm} rank {rank}");
+        }
+    }
+}

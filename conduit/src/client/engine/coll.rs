@@ -236,6 +236,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // `coll_allreduce_now` chooses the board by this predicate.
             let on_board = matches!(op, CollOp::ReduceToAll { .. })
                 && e.cache.allreduce_on_board(len, e.colls.direct_exchange());
+            let before = e.colls.next_seq();
             let started = match chunk {
                 _ if posted => e.colls.start_posted_bcast(op),
                 _ if posted_all => e.colls.start_posted_allreduce(op),
@@ -253,6 +254,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let (seq, mut msgs) = match started {
                 Ok(s) => s,
                 Err(err) => {
+                    if e.colls.next_seq() != before {
+                        // A rank-local error took the sequence number:
+                        // members that posted it on their boards are
+                        // still read and acknowledged.
+                        owe_board(e, before);
+                        self.coll.busy.store(true, Ordering::Release);
+                    }
                     drop(teams);
                     self.send_aborts(id, team, aborts)?;
                     return Err(err.into());
@@ -412,6 +420,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let Some(e) = teams.get_mut(&id) else {
             return Ok(false);
         };
+        if e.colls.has_failed(seq) {
+            // Its chunks still queued for slots are never read: dropped
+            // (the receiver that failed it stops polling for them).
+            e.cache.drop_queued(seq);
+            return Ok(true);
+        }
         if e.colls.is_done(seq) {
             return Ok(!e.cache.queued(seq));
         }

@@ -90,9 +90,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 busy |= e.busy();
                 // Collectives that failed here end the others' waits.
                 for (seq, m) in e.colls.take_aborts() {
+                    e.cache.drop_queued(seq);
                     am.push((id, seq, e.team.clone(), vec![m]));
                 }
                 for (seq, from, reason) in e.colls.take_dropped_aborts() {
+                    // Its receivers failed it: they no longer read its
+                    // chunks waiting for slots here.
+                    e.cache.drop_queued(seq);
                     tracing::warn!(
                         team = id,
                         seq,
@@ -174,6 +178,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             e.abandoned.remove(&s);
             e.cached.remove(&s);
             if e.colls.take_result(s).is_err() {
+                e.cache.drop_queued(s);
                 owe_board(e, s);
             }
         }

@@ -192,6 +192,16 @@ impl<R> CacheState<R> {
         }
     }
 
+    /// Drop the chunks of collective `seq` still waiting for a slot (it
+    /// failed, or a member aborted it: nobody reads them).
+    pub fn drop_queued(&mut self, seq: u32) {
+        if let CacheState::Ready(c) = self {
+            for q in &mut c.outq {
+                q.retain(|o| o.seq != seq);
+            }
+        }
+    }
+
     /// Whether the board has posts of other members to read
     /// ([`BoardState::reading`]).
     pub fn reading(&self) -> bool {

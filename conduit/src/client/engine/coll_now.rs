@@ -32,6 +32,35 @@ use crate::sync::{Counter, Lock, Mode};
 use crate::transport::Transport;
 use coll::{Kind, Reduction};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long a blocking board collective waits for a post before it has
+/// its team's cache polled too (where a member that took another path,
+/// its operand of another length, sends its chunks): a correct member's
+/// post normally comes within a few microseconds, and watching makes
+/// every poll meanwhile advance every team.
+const WATCH_AFTER: Duration = Duration::from_micros(20);
+
+/// When a wait of a blocking board collective starts watching
+/// ([`Core::now_look`]): after [`WATCH_AFTER`] (the clock is read from
+/// the second look on, and no longer once watching).
+#[derive(Default)]
+struct Watch {
+    since: Option<Instant>,
+    on: bool,
+}
+
+impl Watch {
+    /// Whether this look watches.
+    fn due(&mut self) -> bool {
+        if !self.on {
+            let now = Instant::now();
+            let since = *self.since.get_or_insert(now);
+            self.on = now.duration_since(since) >= WATCH_AFTER;
+        }
+        self.on
+    }
+}
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Reduce `src` with `reduction` to every member of team `id`, here
@@ -228,11 +257,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         bcast: bool,
         owed: u64,
     ) -> Result<(), Error> {
+        let mut watch = Watch::default();
         loop {
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
             self.advance_others();
-            if self.now_look(id, seq, owed, true, |c| {
+            if self.now_look(id, seq, owed, watch.due(), |c| {
                 self.board_try_post(c, seq, src, bcast)
             })? {
                 return Ok(());
@@ -254,9 +284,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// posted collective `seq` on its board, making progress meanwhile
     /// (other teams' collectives advance too).
     fn board_wait_posts(&self, id: u32, seq: u32, mut others: u64) -> Result<(), Error> {
-        let (owed, mut watch) = (others, false);
+        let (owed, mut watch, mut waited) = (others, Watch::default(), false);
         loop {
-            others = self.now_look(id, seq, owed, watch, |c| {
+            others = self.now_look(id, seq, owed, waited && watch.due(), |c| {
                 for (r, peer) in c.peers.iter().enumerate() {
                     let Some(p) = peer.mapped.filter(|_| others & (1 << r) != 0) else {
                         continue;
@@ -271,7 +301,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             if others == 0 {
                 return Ok(());
             }
-            watch = true;
+            waited = true;
             self.progress_within(0, Progress::Full)?;
             self.exit_if_requested()?;
             self.advance_others();
