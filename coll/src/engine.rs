@@ -323,14 +323,10 @@ impl TeamColl {
             return Vec::new();
         };
         if Kind::of_shape(shape) == Some(Kind::Abort) {
-            let reason = String::from_utf8_lossy(data).into_owned();
-            if m.is_done() {
-                // Complete here (a broadcast's root, a reduction's leaf):
-                // its result stands; the sender reported the error.
-                self.dropped.push((seq, from, reason));
-            } else {
-                self.fail(seq, Error::Aborted { from, reason }, false);
-            }
+            // Complete here (a broadcast's root, a reduction's leaf): its
+            // result stands.
+            let end = !m.is_done();
+            self.on_abort(seq, from, data, end);
             return Vec::new();
         }
         match m.deliver(self.me, from, phase, chunk, shape, data) {
@@ -396,8 +392,7 @@ impl TeamColl {
         let abort = Kind::of_shape(shape) == Some(Kind::Abort);
         if let Some(o) = self.outside.filter(|o| o.seq == seq) {
             if abort {
-                let reason = String::from_utf8_lossy(data).into_owned();
-                self.fail(seq, Error::Aborted { from, reason }, false);
+                self.on_abort(seq, from, data, true);
             } else {
                 let e = outside_error(self.me, o, from, chunk, shape, data.len());
                 self.fail(seq, e, true);
@@ -406,10 +401,8 @@ impl TeamColl {
         }
         if !self.is_future(seq) {
             if abort {
-                // Complete and retired here: nothing to end. Its sender
-                // reported the error to its caller.
-                let reason = String::from_utf8_lossy(data).into_owned();
-                self.dropped.push((seq, from, reason));
+                // Complete and retired here: nothing to end.
+                self.on_abort(seq, from, data, false);
                 return Ok(Vec::new());
             }
             return Err(Error::StaleSequence { seq });

@@ -42,6 +42,20 @@ impl TeamColl {
         }
     }
 
+    /// An abort of collective `seq` from `from` (its payload the reason):
+    /// when `end`, the collective fails with [`Error::Aborted`] (nobody is
+    /// told: the sender told everyone); else it is complete here, and the
+    /// abort is dropped and recorded ([`TeamColl::take_dropped_aborts`]),
+    /// its sender having reported the error to its caller.
+    pub(super) fn on_abort(&mut self, seq: u32, from: usize, data: &[u8], end: bool) {
+        let reason = String::from_utf8_lossy(data).into_owned();
+        if end {
+            self.fail(seq, Error::Aborted { from, reason }, false);
+        } else {
+            self.dropped.push((seq, from, reason));
+        }
+    }
+
     /// Fail collective `seq` with `err` (its wait returns it); when `tell`,
     /// queue an abort to every other member.
     pub(super) fn fail(&mut self, seq: u32, err: Error, tell: bool) {
