@@ -284,39 +284,49 @@ fn start_error_on_one_member_keeps_the_boards_going() {
 }
 
 #[test]
-fn failed_reduce_releases_the_leafs_queued_cache_chunks() {
-    // The leaf's operand needs more cache chunks (slots of 8 KiB with the
-    // default 32 pages) than a sender has slots (8): the root fails at
-    // chunk 0 and no longer reads them; the leaf's queued chunks are
-    // dropped and both go on.
-    for shm in [false, true] {
+fn failed_collective_with_more_chunks_than_slots_leaves_the_team_usable() {
+    // The leaf's operand needs more cache chunks (17 of 8160 bytes with the
+    // default 32 pages) than a sender has slots at the root (8). The root
+    // fails at chunk 0; it still reads and credits the rest as chunks of a
+    // dead collective, and a member that learns of the failure while some
+    // are queued for slots drops them (`drop_queued`). Either way no slot
+    // stays taken: the team's next collectives through the same slots
+    // complete. A reduce (the leaf completes once it has sent everything)
+    // and an allreduce (the leaf waits, and is aborted).
+    for (shm, all) in [(false, false), (true, false), (false, true), (true, true)] {
         let got = run2(shm, |c| {
             let w = c.world().unwrap();
             // The first collective exchanges the cache records.
             w.allreduce(CollOp::Sum, &[1u64]).unwrap();
             w.allreduce(CollOp::Sum, &[1u64]).unwrap();
             let n = if c.rank() == 0 { 1 } else { 16_384 };
-            let r = w
-                .reduce(0, CollOp::Sum, &vec![1u64; n])
-                .map(drop)
-                .map_err(|e| e.to_string());
+            let src = vec![1u64; n];
+            let r = if all {
+                w.allreduce(CollOp::Sum, &src).map(drop)
+            } else {
+                w.reduce(0, CollOp::Sum, &src).map(drop)
+            };
+            let r = r.map_err(|e| e.to_string());
             // The job's barrier: not a collective of the team, which would
             // have the root read its slots again.
             c.barrier().unwrap();
             w.barrier().unwrap();
-            let after = w.allreduce(CollOp::Sum, &[1u64; 300]);
+            let after: Vec<_> = (0..3)
+                .map(|i| w.allreduce(CollOp::Sum, &vec![i as u64; 1000]))
+                .collect();
             (r, after)
         });
         for (rank, (r, after)) in got.into_iter().enumerate() {
-            match rank {
-                0 => assert!(
-                    r.as_ref()
-                        .is_err_and(|e| e.contains("operands differ in length")),
-                    "shm {shm}: {r:?}"
+            match (rank, all) {
+                (1, false) => assert_eq!(r, Ok(()), "shm {shm}"),
+                _ => assert!(
+                    r.as_ref().is_err_and(|e| e.contains("operands differ in length")),
+                    "shm {shm} allreduce {all} rank {rank}: {r:?}"
                 ),
-                _ => assert_eq!(r, Ok(()), "shm {shm}"),
             }
-            assert_eq!(after.unwrap(), vec![2; 300], "shm {shm} rank {rank}");
+            for (i, a) in after.into_iter().enumerate() {
+                assert_eq!(a.unwrap(), vec![2 * i as u64; 1000], "shm {shm} rank {rank}");
+            }
         }
     }
 }
