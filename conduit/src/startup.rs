@@ -227,7 +227,7 @@ pub fn prepare(
 
     // 5. Warnings and the variable record.
     if lead && !cfg.general.quiet {
-        if let Some(w) = select::status_warning(caps) {
+        if let Some(w) = select::status_warning(caps, job.single_host) {
             gex_env::eprintln_whole!("{w}");
             printed.push(w);
         }

@@ -97,7 +97,7 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
                 p.check(
                     &format!("3 hosts, GASNET_SUPERNODE_MAXSIZE={maxsize}, run {run}/{runs}"),
                     &d,
-                    "tcp;ofi_rxm provider (veth0)",
+                    Some("tcp;ofi_rxm provider (veth0)"),
                 );
             }
         }
@@ -205,7 +205,7 @@ fn over_the_provider(lab: &Lab, modes: &[&str], provider: &str, named: &str) {
             p.check(
                 &format!("3 hosts over {provider}, run {run}/{runs}"),
                 &d,
-                named,
+                Some(named),
             );
         }
     }

@@ -26,11 +26,9 @@ fn default_start_picks_shm_on_one_host() {
         out.starts_with("provider=shm domain=shm profile=shm status=usable"),
         "{out}"
     );
-    // shm is "usable", which still warns once.
-    assert!(
-        err.contains("WARNING: ofi-conduit is using the shm provider"),
-        "{err}"
-    );
+    // shm is "usable" only because it reaches one host: on one host it
+    // does not warn.
+    assert!(!err.contains("WARNING"), "{err}");
 }
 
 /// What `FI_PROVIDER=tcp` selects: the native tcp RDM provider with

@@ -157,6 +157,11 @@ pub struct Profile {
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,
+    /// Its status reflects only that it reaches the ranks of one host
+    /// (shm): on a job whose ranks are all on one host it does what a
+    /// recommended provider would, and start-up prints no warning for it.
+    #[serde(default)]
+    pub host_local: bool,
 }
 
 #[derive(Deserialize)]

@@ -314,11 +314,14 @@ fn unique(it: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// The one-line warning for a provider that is not recommended (None for a
-/// recommended one). Printed once per job unless `GASNET_QUIET=1`.
-pub fn status_warning(caps: &Capabilities) -> Option<String> {
+/// recommended one, and for a host-local one such as shm when every rank
+/// of the job is on one host, `single_host`: what its status warns of
+/// cannot happen). Printed once per job unless `GASNET_QUIET=1`.
+pub fn status_warning(caps: &Capabilities, single_host: bool) -> Option<String> {
     let p = profile::lookup(&caps.provider);
     match caps.status {
         Status::Recommended => None,
+        _ if single_host && p.host_local => None,
         _ => Some(format!(
             "WARNING: ofi-conduit is using the {} provider ({}), which is {} for ofi-conduit: {}. \
              Set GASNET_QUIET=1 to silence this warning.",
@@ -440,12 +443,23 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let w = status_warning(&s.caps).unwrap();
+        let w = status_warning(&s.caps, true).unwrap();
         assert!(
             w.contains("tcp;ofi_rxm")
                 && w.contains("not recommended")
                 && w.contains("GASNET_QUIET=1"),
             "{w}"
         );
+        // shm warns that it reaches one host only: not on a one-host job.
+        let s = select(&SelectOptions {
+            fi_provider: Some("shm".into()),
+            need_multi_recv: true,
+            single_host: true,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(status_warning(&s.caps, true), None);
+        let w = status_warning(&s.caps, false).unwrap();
+        assert!(w.contains("reaches only ranks on the same host"), "{w}");
     }
 }
