@@ -37,10 +37,10 @@ target="${from:-${CARGO_TARGET_DIR:-$here/target}/$profile}"
 if [ "$build" = 1 ]; then
     flags=()
     [ "$profile" = release ] && flags=(--release)
-    (cd "$here" && cargo build "${flags[@]}" -p gasnet-ofi -p gasnetrun-ofi)
+    (cd "$here" && cargo build "${flags[@]}" -p gasnet-ofi -p gasnetrun-ofi && cargo build "${flags[@]}" -p conduit --bin gex-providers)
 fi
-for f in libgasnet_ofi_seq.a libgasnet_ofi_seq.so gasnetrun-ofi; do
-    [ -e "$target/$f" ] || { echo "install.sh: $target/$f is missing: build it (cargo build -p gasnet-ofi -p gasnetrun-ofi${profile/debug/}) or drop --no-build" >&2; exit 1; }
+for f in libgasnet_ofi_seq.a libgasnet_ofi_seq.so gasnetrun-ofi gex-providers; do
+    [ -e "$target/$f" ] || { echo "install.sh: $target/$f is missing: build it (cargo build -p gasnet-ofi -p gasnetrun-ofi -p conduit --bins${profile/debug/}) or drop --no-build" >&2; exit 1; }
 done
 
 mkdir -p "$prefix/lib/pkgconfig" "$prefix/include" "$prefix/bin"
@@ -50,6 +50,8 @@ rm -f "$prefix/lib/libgasnet-ofi-seq.a" "$prefix/lib/libgasnet-ofi-seq.so"
 [ "$kind" != static ] && install -m 0755 "$target/libgasnet_ofi_seq.so" "$prefix/lib/libgasnet-ofi-seq.so"
 install -m 0644 "$here"/capi/include/gasnetex.h "$here"/capi/include/gasnet_tools.h "$here"/capi/include/gasnet.h "$prefix/include/"
 install -m 0755 "$target/gasnetrun-ofi" "$prefix/bin/gasnetrun-ofi"
+# `gasnetrun-ofi --list-providers` runs the gex-providers beside it.
+install -m 0755 "$target/gex-providers" "$prefix/bin/gex-providers"
 
 # The libraries a static link needs after the Rust archive (from
 # `cargo rustc -- --print native-static-libs`); harmless for the shared one.
@@ -70,4 +72,4 @@ Version: 0.1.0
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lgasnet-ofi-seq $deps
 PC
-echo "installed gasnet-ofi ($kind, $profile) in $prefix"
+echo "installed gasnet-ofi ($kind, from ${from:-$profile}) in $prefix"

@@ -148,3 +148,22 @@ fn negotiated_payload_ams() {
 fn a_cxx_program() {
     program("cxx.cpp", "ring of ");
 }
+
+#[test]
+fn the_installed_launcher_lists_providers() {
+    // `gasnetrun-ofi --list-providers` runs the gex-providers installed
+    // beside it (a C user has no cargo build directory).
+    let s = setup();
+    let out = Command::new(s.shared.join("bin/gasnetrun-ofi"))
+        .arg("--list-providers")
+        .env_remove("FI_PROVIDER")
+        .output()
+        .expect("the installed gasnetrun-ofi runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("tcp;ofi_rxm") && text.contains("status:"), "{text}");
+}

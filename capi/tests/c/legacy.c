@@ -113,8 +113,13 @@ int main(int argc, char **argv) {
     gasnet_nodeinfo_t *ni = malloc(n * sizeof *ni);
     if (gasnet_getNodeInfo(ni, (int)n) != GASNET_OK) return 1;
     if (ni[me].offset != 0) FAIL("own node's offset %lu", (unsigned long)ni[me].offset);
-    for (gasnet_node_t r = 0; r < n; r++)
-        if ((ni[r].supernode == ni[me].supernode) != (ni[r].host == ni[me].host && getenv("GASNET_SUPERNODE_MAXSIZE") && !strcmp(getenv("GASNET_SUPERNODE_MAXSIZE"), "0") ? 1 : r == me))
+    /* GASNET_SUPERNODE_MAXSIZE unset or 0 (the default): one supernode per
+       host; 1: every rank on its own (other values are not checked). */
+    const char *maxsize = getenv("GASNET_SUPERNODE_MAXSIZE");
+    int per_host = !maxsize || !strcmp(maxsize, "0");
+    int checked = per_host || !strcmp(maxsize, "1");
+    for (gasnet_node_t r = 0; checked && r < n; r++)
+        if ((ni[r].supernode == ni[me].supernode) != (per_host && ni[r].host == ni[me].host ? 1 : r == me))
             FAIL("node %u: supernode %u (mine %u)", (unsigned)r, (unsigned)ni[r].supernode, (unsigned)ni[me].supernode);
     gex_Client_t client; gex_EP_t ep; gex_TM_t tm; gex_Segment_t seg;
     gasnet_QueryGexObjects(&client, &ep, &tm, &seg);

@@ -60,11 +60,15 @@ fn build_library() {
         let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         cmd.current_dir(repo())
             .args(["build", "-p", "gasnet-ofi", "-p", "gasnetrun-ofi"])
+            .args(["-p", "conduit", "--bin", "gex-providers"])
             .env("CARGO_TARGET_DIR", target);
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
-        run(&mut cmd, "cargo build -p gasnet-ofi -p gasnetrun-ofi");
+        run(
+            &mut cmd,
+            "cargo build -p gasnet-ofi -p gasnetrun-ofi -p conduit --bin gex-providers",
+        );
     });
 }
 
@@ -76,10 +80,11 @@ fn install(prefix: &Path, kind: &str) {
         "libgasnet_ofi_seq.so",
         "libgasnet_ofi_seq.a",
         "gasnetrun-ofi",
+        "gex-providers",
     ] {
         assert!(
             dir.join(f).exists(),
-            "{} is missing after `cargo build -p gasnet-ofi -p gasnetrun-ofi`",
+            "{} is missing after `cargo build -p gasnet-ofi -p gasnetrun-ofi -p conduit --bin gex-providers`",
             dir.join(f).display()
         );
     }

@@ -19,10 +19,12 @@ pub mod markdown;
 mod must_pass;
 pub mod overview;
 mod programs;
+mod refusals;
 pub mod summary;
 pub mod text;
 
 pub use programs::{program, select_programs, Binary, Program, PROGRAMS};
+pub use refusals::documented_refusal;
 pub use text::{duration_text, pretty_name, utc_text};
 
 use conduit::select::listing::{ProviderListing, ProviderSummary};
