@@ -165,5 +165,8 @@ fn the_installed_launcher_lists_providers() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("tcp;ofi_rxm") && text.contains("status:"), "{text}");
+    assert!(
+        text.contains("tcp;ofi_rxm") && text.contains("status:"),
+        "{text}"
+    );
 }

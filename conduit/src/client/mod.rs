@@ -222,8 +222,11 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.limits.max_medium
     }
 
-    /// The largest AM Long payload (a Long's payload is written by RMA,
-    /// split as the provider needs; bounded by the target's segment).
+    /// The largest AM Long payload this conduit accepts (`i32::MAX`, as
+    /// GASNet-EX's `gex_AM_MaxRequestLong` bounds it; a Long's payload is
+    /// written by RMA, split as the provider needs). A given Long must
+    /// also fit at its destination in the target's segment, or it fails
+    /// with an error naming the range.
     pub fn max_long(&self) -> usize {
         i32::MAX as usize
     }
@@ -233,8 +236,11 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         am::MAX_ARGS
     }
 
-    /// The largest message that travels inline as an AM Long (bigger ones go
-    /// by RMA, then the header).
+    /// The largest AM Long (arguments and payload) packed into one message
+    /// with its header (`GASNET_OFI_LONG_AM_RMA_THRESH`); a bigger one
+    /// travels in one RMA write carrying the header as remote CQ data
+    /// where the provider allows (`GASNET_OFI_LONG_AM_WRITEDATA`), else as
+    /// an RMA write of the payload followed by the header.
     pub fn long_inline_threshold(&self) -> usize {
         self.core.limits.long_inline_limit
     }
@@ -244,7 +250,8 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.stats()
     }
 
-    /// The put-path counters (NB_PUT_INJECT, NB_PUT_BOUNCE, NB_PUT_BLOCK).
+    /// The put-path counters (NB_PUT_INJECT, NB_PUT_BOUNCE, NB_PUT_BLOCK,
+    /// NB_PUT_AGGREGATE).
     pub fn put_counts(&self) -> PutCounts {
         self.core.put_counts()
     }
