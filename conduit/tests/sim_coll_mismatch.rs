@@ -320,12 +320,17 @@ fn failed_collective_with_more_chunks_than_slots_leaves_the_team_usable() {
             match (rank, all) {
                 (1, false) => assert_eq!(r, Ok(()), "shm {shm}"),
                 _ => assert!(
-                    r.as_ref().is_err_and(|e| e.contains("operands differ in length")),
+                    r.as_ref()
+                        .is_err_and(|e| e.contains("operands differ in length")),
                     "shm {shm} allreduce {all} rank {rank}: {r:?}"
                 ),
             }
             for (i, a) in after.into_iter().enumerate() {
-                assert_eq!(a.unwrap(), vec![2 * i as u64; 1000], "shm {shm} rank {rank}");
+                assert_eq!(
+                    a.unwrap(),
+                    vec![2 * i as u64; 1000],
+                    "shm {shm} rank {rank}"
+                );
             }
         }
     }

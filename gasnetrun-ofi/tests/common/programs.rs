@@ -298,7 +298,9 @@ impl ClientRun {
         }
         let Some(provider) = provider else {
             assert!(
-                !d.err.iter().any(|l| l.starts_with("WARNING: ofi-conduit is using")),
+                !d.err
+                    .iter()
+                    .any(|l| l.starts_with("WARNING: ofi-conduit is using")),
                 "want no provider warning; {}",
                 all()
             );

@@ -507,7 +507,11 @@ mod cli_tests {
             .expect("--programs");
         let help = arg.get_help().expect("its help").to_string();
         for p in tests::matrix::PROGRAMS {
-            assert!(help.contains(p.id), "--programs' help lacks {}: {help}", p.id);
+            assert!(
+                help.contains(p.id),
+                "--programs' help lacks {}: {help}",
+                p.id
+            );
         }
     }
 }

@@ -51,9 +51,15 @@ mod tests {
         ));
         // Another program, provider, exit code or message is judged as usual.
         assert_eq!(documented_refusal("am-core", "shm", &run(1, &msg)), None);
-        assert_eq!(documented_refusal("tagged-all", "tcp;ofi_rxm", &run(1, &msg)), None);
+        assert_eq!(
+            documented_refusal("tagged-all", "tcp;ofi_rxm", &run(1, &msg)),
+            None
+        );
         assert_eq!(documented_refusal("tagged-all", "shm", &run(2, &msg)), None);
-        assert_eq!(documented_refusal("tagged-all", "shm", &run(1, "boom")), None);
+        assert_eq!(
+            documented_refusal("tagged-all", "shm", &run(1, "boom")),
+            None
+        );
         let mut late = run(1, &msg);
         late.timed_out = true;
         assert_eq!(documented_refusal("tagged-all", "shm", &late), None);
