@@ -226,3 +226,18 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
         assert!(r.stderr.contains(msg), "{var}: {}", r.stderr);
     }
 }
+
+#[test]
+fn broadcasts_before_the_attach_on_every_provider() {
+    // A rank that finished the broadcast waits in the attach for peers
+    // whose sends still need it to poll (hung on tcp;ofi_rxm, 4 ranks).
+    let _g = serial();
+    for p in PROVIDERS {
+        for run_no in 0..3 {
+            run(4, &["attach"], p, &[]).expect_line(
+                &format!("{p} attach, run {run_no}"),
+                "gex-coll attach: ok: a broadcast as the first communication, then the attach",
+            );
+        }
+    }
+}

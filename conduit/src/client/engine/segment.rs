@@ -153,6 +153,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         mine.extend_from_slice(&Self::landing_record(&area));
         // The memory file for the supernode's peers to map.
         mine.extend_from_slice(&Shared::<M>::segment_record(&mem));
+        // Every rank reaches the exchange while this one keeps serving the
+        // network: a peer may still be finishing what it started before
+        // attaching (a broadcast whose sends need this rank's progress, a
+        // connection ofi_rxm sets up with it), and the exchange itself does
+        // not poll.
+        self.bootstrap_barrier_polling()?;
         let all = self.boot.allgather(&mine)?;
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
@@ -203,6 +209,45 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         self.boot.barrier()?;
         Ok(())
+    }
+
+    /// The bootstrap's barrier, waited for on a thread of its own while
+    /// this one polls the network (handlers run; errors that are not fatal
+    /// wait for the next poll). Once a peer has left this barrier it goes
+    /// straight into the segment exchange, which needs this rank, so no
+    /// peer can send it anything that needs its segment meanwhile.
+    fn bootstrap_barrier_polling(&self) -> Result<(), Error> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let boot = self.boot.clone();
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        let waiter = std::thread::Builder::new()
+            .name("gasnet-attach".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let r = boot.barrier();
+                flag.store(true, Ordering::Release);
+                r
+            })
+            .map_err(|source| {
+                Error::from(bootstrap::BootstrapError::Io {
+                    context: "starting the thread that waits for the segment exchange".into(),
+                    source,
+                })
+            })?;
+        while !done.load(Ordering::Acquire) {
+            // A fatal error returns with the thread still waiting; the
+            // process is on its way out (the exchange cannot complete).
+            self.progress_deferring(0, super::Progress::Full)
+                .map_err(|e| *e)?;
+            std::hint::spin_loop();
+        }
+        match waiter.join() {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(Error::from(bootstrap::BootstrapError::Protocol(
+                "the thread waiting for the segment exchange's barrier panicked".into(),
+            ))),
+        }
     }
 
     /// `rank`'s segment as published (set 0).

@@ -240,6 +240,29 @@ fn sizes(arg: Option<&String>) -> Fallible<Vec<usize>> {
         .collect()
 }
 
+/// A broadcast as the job's first communication, then the segment's
+/// attach, as GASNet-EX's testreduce does (it broadcasts its seed before
+/// attaching): a rank done with the broadcast waits in the attach for
+/// peers whose sends still need its progress (ofi_rxm sets up a connection
+/// only while both sides poll), so the attach must serve the network while
+/// it waits (on tcp;ofi_rxm with 4 ranks it hung in most runs).
+fn before_attach(c: &Client) -> Fallible<String> {
+    let w = c.world()?;
+    let want = pattern(7, 4);
+    let mut buf = if w.rank() == 0 {
+        want.clone()
+    } else {
+        vec![0xee; 4]
+    };
+    w.broadcast(0, &mut buf)?;
+    if buf != want {
+        return Err(fail("the broadcast before the attach delivered wrong data"));
+    }
+    c.attach_segment(1 << 20)?;
+    w.barrier()?;
+    Ok("ok: a broadcast as the first communication, then the attach".into())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
@@ -251,10 +274,11 @@ fn main() {
         "teams" => teams(&c),
         "bad" => bad(&c),
         "cache" => cache(&c),
+        "attach" => before_attach(&c),
         "lat" => tests::program::count_arg(&args, 2, 1000)
             .and_then(|n| sizes(args.get(3)).and_then(|s| lat(&c, n, &s))),
         _ => Err(fail(format!(
-            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache or lat <n>"
+            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache, attach or lat <n>"
         ))),
     };
     tests::program::finish(&c, "gex-coll", &mode, r);
