@@ -109,9 +109,12 @@ pub fn classify<'a, F>(
                 why: "Long payload arrived, but this rank has no segment attached".into(),
             })?;
             let off = msg.dest_offset.unwrap_or(0);
-            let fits = off
-                .checked_add(msg.payload_len as u64)
-                .is_some_and(|e| e <= seg as u64);
+            // No bytes: nothing lands, and the offset is the handler's
+            // as sent (see `send::Limits::plan`).
+            let fits = msg.payload_len == 0
+                || off
+                    .checked_add(msg.payload_len as u64)
+                    .is_some_and(|e| e <= seg as u64);
             if !fits {
                 return Err(Error::Malformed {
                     src: h.src,

@@ -134,10 +134,15 @@ impl SendLimits {
                 let Some(size) = size else {
                     return Err(Error::NoSegment { rank: r.dest });
                 };
-                let fits = offset
-                    .checked_add(r.payload_len)
-                    .is_some_and(|end| end as u64 <= size)
-                    && r.payload_len <= u32::MAX as usize;
+                // A Long of no bytes writes nothing: its destination is
+                // passed to the handler as given, wherever it points
+                // (GASNet-EX's dest_addr "even for the degenerate case
+                // when nbytes==0").
+                let fits = r.payload_len == 0
+                    || offset
+                        .checked_add(r.payload_len)
+                        .is_some_and(|end| end as u64 <= size)
+                        && r.payload_len <= u32::MAX as usize;
                 if !fits {
                     return Err(Error::LongOutsideSegment {
                         rank: r.dest,

@@ -55,7 +55,10 @@ pub(crate) fn local_completion(call: &str, lc_opt: *mut Handle, reply: bool) {
     }
 }
 
-/// A Long's destination address as an offset in `rank`'s segment.
+/// A Long's destination address as an offset in `rank`'s segment. With
+/// no bytes nothing is written, and GASNet-EX passes `dest_addr` to the
+/// handler as given ("even for the degenerate case when nbytes==0"): the
+/// offset then wraps, so the target's base plus it is `dest_addr` again.
 pub(crate) fn long_offset(
     a: &Api,
     call: &str,
@@ -63,6 +66,11 @@ pub(crate) fn long_offset(
     dest: *mut c_void,
     nbytes: usize,
 ) -> usize {
+    if nbytes == 0 {
+        if let Some(s) = a.segs.borrow().get(rank) {
+            return (dest as u64).wrapping_sub(s.base) as usize;
+        }
+    }
     state::segment_offset(a, call, "dest_addr", rank, dest, nbytes)
 }
 

@@ -122,6 +122,20 @@ pub(crate) fn run_payload(
     buf: *const u8,
     n: usize,
 ) {
+    // A Long of no bytes: dest_addr exactly as the initiator gave it (its
+    // offset wrapped; NULL included, which the conduit's payload cannot
+    // hold), as GASNet-EX promises.
+    let buf = match tok.long_offset() {
+        Some(off) if n == 0 => {
+            let base = crate::state::try_api()
+                .and_then(|a| a.segs.borrow().get(a.client.rank()).map(|s| s.base));
+            match base {
+                Some(base) => base.wrapping_add(off as u64) as usize as *const u8,
+                None => buf,
+            }
+        }
+        _ => buf,
+    };
     let mut ct = CToken {
         tok: tok as *mut Token<'_, ()> as *mut c_void,
         entry: entry as *const gex_AM_Entry_t,

@@ -128,12 +128,21 @@ fn range_errors_of_the_own_segment_name_this_rank() {
 }
 
 /// A Long of no bytes: its handler's payload is empty and points where it
-/// was sent in this rank's segment (what a C handler gets as its buffer,
-/// as GASNet-EX promises dest_addr even for no bytes).
+/// was sent, in this rank's segment or not (what a C handler gets as its
+/// buffer, as GASNet-EX promises dest_addr unchecked for no bytes).
 #[test]
 fn an_empty_long_points_where_it_was_sent() {
+    for maxsize in ["1", "0"] {
+        empty_longs(maxsize);
+    }
+}
+
+/// [`an_empty_long_points_where_it_was_sent`] with the shared-memory path
+/// off (`GASNET_SUPERNODE_MAXSIZE=1`) or on (`0`).
+fn empty_longs(maxsize: &'static str) {
     const AT: usize = 1000;
-    let (_f, ended) = Job::new(2).run::<Seq, _, _, _>(
+    let job = Job::new(2).vars(&[("GASNET_SUPERNODE_MAXSIZE", maxsize)]);
+    let (_f, ended) = job.run::<Seq, _, _, _>(
         |_| Notes::default(),
         |c: &SimClient| {
             c.on_request_long(201, 0, |tok, _, p| {
@@ -149,17 +158,26 @@ fn an_empty_long_points_where_it_was_sent() {
             .unwrap();
             c.attach_segment(SEG).unwrap();
             c.barrier().unwrap();
-            c.request_long(1 - c.rank(), 201, &[], &[], AT).unwrap();
-            c.block_until(|| c.state().done.load(Ordering::Acquire) == 1)
+            // In the segment, past its end, and an offset that wraps
+            // around (a C caller's dest_addr below the segment).
+            let offsets = [AT, SEG + 4096, 0usize.wrapping_sub(4096)];
+            for at in offsets {
+                c.request_long(1 - c.rank(), 201, &[], &[], at).unwrap();
+            }
+            c.block_until(|| c.state().done.load(Ordering::Acquire) == offsets.len())
                 .unwrap();
             let base = c.segment().unwrap().as_ptr() as usize;
             let got = c.state().lines.lock().unwrap().clone();
-            (got, format!("0 {:#x} Some({AT})", base + AT))
+            let want: Vec<String> = offsets
+                .iter()
+                .map(|&at| format!("0 {:#x} Some({at})", base.wrapping_add(at)))
+                .collect();
+            (got, want)
         },
     );
     for e in ended {
         let (got, want) = e.value();
-        assert_eq!(got, [want]);
+        assert_eq!(got, want, "GASNET_SUPERNODE_MAXSIZE={maxsize}");
     }
 }
 

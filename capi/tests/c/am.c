@@ -8,6 +8,7 @@
 #include <gasnetex.h>
 #include <gasnet.h>
 #include <gasnet_tools.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,15 +178,29 @@ static void poke(gex_Token_t t, gex_AM_Arg_t a, gex_AM_Arg_t b) {
     gex_HSL_Unlock(&lock);
 }
 
-/* A Long of no bytes: GASNet-EX passes dest_addr to its handler all the
- * same (a fixed spot in the receiver's segment). */
+/* A Long of no bytes: GASNet-EX passes dest_addr to its handler as the
+ * initiator gave it, unchecked ("even for the degenerate case when
+ * nbytes==0"): a spot in the receiver's segment (where 0), an address in
+ * no segment (1, whose handler also replies with a Long of no bytes to
+ * another such address), NULL (2). */
 #define EMPTY_AT 1000
-static volatile int empties;
-static void empty_long(gex_Token_t t, void *buf, size_t nb) {
-    (void)t;
-    if (nb != 0 || buf != seg + EMPTY_AT) FAIL("Long of no bytes: %zu bytes at %p, want 0 at %p", nb, buf, (void *)(seg + EMPTY_AT));
+#define NOWHERE ((char *)(uintptr_t)0x1000)
+#define NOWHERE_REPLY ((char *)(uintptr_t)0x2000)
+static volatile int empties, empty_replies;
+static gex_AM_Index_t empty_rep_idx;
+static void empty_long(gex_Token_t t, void *buf, size_t nb, gex_AM_Arg_t where) {
+    char *want = where == 0 ? seg + EMPTY_AT : where == 1 ? NOWHERE : NULL;
+    if (nb != 0 || buf != want) FAIL("Long of no bytes (case %d): %zu bytes at %p, want 0 at %p", (int)where, nb, buf, (void *)want);
     gex_HSL_Lock(&lock);
     empties++;
+    gex_HSL_Unlock(&lock);
+    if (where == 1) gex_AM_ReplyLong0(t, empty_rep_idx, NULL, 0, NOWHERE_REPLY, GEX_EVENT_NOW, 0);
+}
+static void empty_reply(gex_Token_t t, void *buf, size_t nb) {
+    (void)t;
+    if (nb != 0 || buf != NOWHERE_REPLY) FAIL("reply Long of no bytes: %zu bytes at %p, want 0 at %p", nb, buf, (void *)NOWHERE_REPLY);
+    gex_HSL_Lock(&lock);
+    empty_replies++;
     gex_HSL_Unlock(&lock);
 }
 
@@ -242,7 +257,7 @@ int main(int argc, char **argv) {
     if (gex_AM_MaxRequestMedium(tm, GEX_RANK_INVALID, GEX_EVENT_NOW, 0, 16) < gex_AM_LUBRequestMedium()) FAIL("MaxRequestMedium < LUB");
 
     /* Requests at fixed indices 128.., replies assigned (index 0). */
-    gex_AM_Entry_t table[3 * 17 * 2 + 2];
+    gex_AM_Entry_t table[3 * 17 * 2 + 3];
     gex_AM_Fn_t *reqs[3] = {sreqs, mreqs, lreqs}, *reps[3] = {sreps, mreps, lreps};
     gex_Flags_t cats[3] = {GEX_FLAG_AM_SHORT, GEX_FLAG_AM_MEDIUM, GEX_FLAG_AM_LONG};
     int k = 0;
@@ -254,8 +269,10 @@ int main(int argc, char **argv) {
         }
     gex_AM_Entry_t pk = {0, (gex_AM_Fn_t)poke, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQREP, 2, NULL, "poke"};
     table[k++] = pk;
-    gex_AM_Entry_t el = {0, (gex_AM_Fn_t)empty_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 0, NULL, "empty"};
+    gex_AM_Entry_t el = {0, (gex_AM_Fn_t)empty_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 1, NULL, "empty"};
     table[k++] = el;
+    gex_AM_Entry_t er = {0, (gex_AM_Fn_t)empty_reply, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REPLY, 0, NULL, "empty reply"};
+    table[k++] = er;
     if (gex_EP_RegisterHandlers(ep, table, (size_t)k) != GASNET_OK) return 1;
     k = 0;
     for (int c = 0; c < 3; c++)
@@ -266,6 +283,7 @@ int main(int argc, char **argv) {
             if (rep_idx[c][na] < 128) FAIL("assigned index %d", rep_idx[c][na]);
         }
     gex_AM_Index_t poke_idx = table[k].gex_index, empty_idx = table[k + 1].gex_index;
+    empty_rep_idx = table[k + 2].gex_index;
     /* Index-0 entries get the highest free index, in table order. */
     if (rep_idx[0][0] != 255 || poke_idx != 255 - 51) FAIL("assigned indices %d and %d, want 255 and 204", rep_idx[0][0], poke_idx);
     gex_Coll_BarrierBlocking(tm, 0);
@@ -286,9 +304,12 @@ int main(int argc, char **argv) {
         while (gex_AM_RequestShort2(tm, d, poke_idx, GEX_FLAG_IMMEDIATE, 7, 21) != 0) gasnet_AMPoll();
     }
     GASNET_BLOCKUNTIL(pokes == 2 * (int)n);
-    for (gex_Rank_t d = 0; d < n; d++)
-        gex_AM_RequestLong0(tm, d, empty_idx, NULL, 0, seg_of(d) + EMPTY_AT, GEX_EVENT_NOW, 0);
-    GASNET_BLOCKUNTIL(empties == (int)n);
+    for (gex_Rank_t d = 0; d < n; d++) {
+        gex_AM_RequestLong1(tm, d, empty_idx, NULL, 0, seg_of(d) + EMPTY_AT, GEX_EVENT_NOW, 0, 0);
+        gex_AM_RequestLong1(tm, d, empty_idx, NULL, 0, NOWHERE, GEX_EVENT_NOW, 0, 1);
+        gex_AM_RequestLong1(tm, d, empty_idx, NULL, 0, NULL, GEX_EVENT_NOW, 0, 2);
+    }
+    GASNET_BLOCKUNTIL(empties == 3 * (int)n && empty_replies == (int)n);
     /* gasnet_getMaxGlobalSegmentSize answers in a GASNet-EX client too. */
     if (gasnet_getMaxGlobalSegmentSize() < SEGSZ || gasnet_getMaxGlobalSegmentSize() > gasnet_getMaxLocalSegmentSize())
         FAIL("segment limits: global %lu, local %lu", (unsigned long)gasnet_getMaxGlobalSegmentSize(), (unsigned long)gasnet_getMaxLocalSegmentSize());

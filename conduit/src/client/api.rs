@@ -49,7 +49,9 @@ macro_rules! communication_api {
 
             /// Send an AM Long request: the payload lands at `dest_offset`
             /// in `dest`'s segment before the handler runs there. The
-            /// payload may be reused when the call returns.
+            /// payload may be reused when the call returns. An empty
+            /// payload writes nothing, so its `dest_offset` is not checked
+            /// against the segment (as GASNet-EX's `dest_addr`).
             pub fn request_long(
                 &self,
                 dest: usize,

@@ -187,6 +187,8 @@ impl<S> Token<'_, S> {
         self.endpoint
     }
     /// For Long: the offset in this rank's segment where the payload lies.
+    /// A Long of no bytes carries its offset as sent, which need not lie
+    /// in the segment (GASNet-EX passes `dest_addr` unchecked then).
     pub fn long_offset(&self) -> Option<usize> {
         self.long_offset
     }

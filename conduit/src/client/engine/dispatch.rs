@@ -80,6 +80,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // first), or a Medium's in its receive buffer.
         let payload = match (h.kind, cm.long, seg) {
             (Kind::Medium, _, _) => Payload::private(cm.msg.payload),
+            // No bytes: where it was sent, which may lie anywhere (an
+            // empty payload is never read through).
+            (Kind::LongInline | Kind::Long, Some((off, 0)), Some(g)) => {
+                // SAFETY: an empty payload at a non-null address (a null
+                // one is made dangling); nothing is read or written.
+                unsafe { Payload::in_segment(g.base().wrapping_add(off), 0) }
+            }
             (Kind::LongInline | Kind::Long, Some((off, len)), Some(g)) => {
                 if h.kind == Kind::LongInline {
                     g.copy_in(off, cm.msg.payload)?;

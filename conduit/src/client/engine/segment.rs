@@ -68,6 +68,11 @@ impl<R> SegmentState<R> {
         Ok(())
     }
 
+    /// Where the segment starts in this process.
+    pub fn base(&self) -> *mut u8 {
+        self.mem.as_ptr()
+    }
+
     /// A pointer to `off..off+len`, checked.
     pub fn range(&self, off: usize, len: usize) -> Result<*mut u8, Error> {
         if off.checked_add(len).is_none_or(|e| e > self.len) {

@@ -146,7 +146,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 dest_offset,
             )?,
         };
-        let long_dst = if plan.long == Some(LongPath::Copy) {
+        let long_dst = if plan.long == Some(LongPath::Copy) && !payload.is_empty() {
             match sh.segment_range(dest, dest_offset, payload.len()) {
                 Some(r) => Some(r?),
                 None => return Err(Error::NoSegment),
