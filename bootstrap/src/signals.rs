@@ -3,24 +3,36 @@
 //!
 //! Debian's libfabric 1.17 is linked against `libinfinipath.so.4` (the psm
 //! provider's library). Its load-time constructor installs handlers for
-//! SIGINT and SIGTERM that call `exit(1)` (unless `IPATH_NO_BACKTRACE` is
-//! set), so a rank that the launcher tears down with SIGTERM would exit 1
-//! instead of dying by the signal (known-issues.md). A library must not
+//! SIGINT and SIGTERM, and for SIGSEGV, SIGBUS, SIGABRT and SIGILL, that
+//! print a backtrace and call `exit(1)` (unless `IPATH_NO_BACKTRACE` is
+//! set), so a rank that the launcher tears down with SIGTERM, or that
+//! crashes, would exit 1 instead of dying by the signal (the launcher then
+//! reports "exited with code 1", not the signal; known-issues.md). A library must not
 //! reset the application's own handlers, so the rank side resets a handler
 //! only when it lies in such a provider library.
 
 use std::ffi::CStr;
 
-/// The signals the launcher passes on to ranks: a rank is expected to die
-/// by them unless its application chose otherwise.
-const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The signals the launcher passes on to ranks, and those of a crash: a
+/// rank is expected to die by them unless its application chose otherwise.
+const SIGNALS: [libc::c_int; 8] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGABRT,
+    libc::SIGILL,
+    libc::SIGFPE,
+];
 
 /// Shared objects whose handlers for [`SIGNALS`] are reset: a handler is
 /// reset when the path of the object that holds its code contains one of
 /// these.
 const PROVIDER_LIBRARIES: [&str; 1] = ["libinfinipath"];
 
-/// For SIGINT, SIGTERM and SIGHUP: when the installed handler's code lies
+/// For SIGINT, SIGTERM, SIGHUP and the crash signals (SIGSEGV, SIGBUS,
+/// SIGABRT, SIGILL, SIGFPE): when the installed handler's code lies
 /// in a shared object whose path contains `libinfinipath` (installed by the
 /// constructor of Debian's psm library when libfabric is loaded, see the
 /// module documentation), reset the signal to its default disposition.
@@ -273,6 +285,11 @@ mod tests {
         let reset = reset_provider_signal_handlers();
         let sigs: Vec<i32> = reset.iter().map(|r| r.0).collect();
         assert!(sigs.contains(&libc::SIGTERM), "{reset:?}");
+        // Its crash handlers too (a crashing rank then dies by the signal).
+        for s in [libc::SIGSEGV, libc::SIGBUS, libc::SIGABRT] {
+            assert!(sigs.contains(&s), "signal {s} not reset: {reset:?}");
+            assert_eq!(handler_of(s), libc::SIG_DFL);
+        }
         assert_eq!(sigs.contains(&libc::SIGINT), int_from_lib, "{reset:?}");
         assert!(!sigs.contains(&libc::SIGHUP), "{reset:?}");
         assert!(

@@ -90,7 +90,13 @@ fn init_drops_libinfinipaths_handlers_and_keeps_the_applications() {
 
     let c = Client::init().expect("a single-rank Client::init");
     assert_eq!(c.size(), 1);
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGABRT,
+    ] {
         assert!(
             !from_libinfinipath(sig),
             "signal {sig} still goes to libinfinipath after init"
@@ -109,28 +115,38 @@ fn init_drops_libinfinipaths_handlers_and_keeps_the_applications() {
 /// make it exit 1).
 #[test]
 fn a_rank_dies_by_sigterm_after_init() {
+    dies_by(libc::SIGTERM, "a_rank_dies_by_sigterm_after_init");
+}
+
+/// As [`a_rank_dies_by_sigterm_after_init`] for a crash: libinfinipath's
+/// SIGSEGV handler printed a backtrace and exited 1, so the launcher
+/// reported "exited with code 1" for a rank that crashed.
+#[test]
+fn a_rank_dies_by_sigsegv_after_init() {
+    dies_by(libc::SIGSEGV, "a_rank_dies_by_sigsegv_after_init");
+}
+
+/// Run test `name` of this binary as a single-rank job that inits, then
+/// raises `sig`; it must die by `sig`.
+fn dies_by(sig: libc::c_int, name: &str) {
     if std::env::var_os(CHILD).is_some() {
         let _c = Client::init().expect("a single-rank Client::init");
         // SAFETY: raise only sends a signal to this process.
-        unsafe { libc::raise(libc::SIGTERM) };
+        unsafe { libc::raise(sig) };
         std::thread::sleep(std::time::Duration::from_secs(5));
-        eprintln!("still alive 5 s after SIGTERM");
+        eprintln!("still alive 5 s after signal {sig}");
         std::process::exit(3);
     }
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_rank_dies_by_sigterm_after_init",
-            "--nocapture",
-        ])
+        .args(["--exact", name, "--nocapture"])
         .env(CHILD, "1")
         .env("GASNET_QUIET", "1")
         .output()
         .expect("run this test binary again");
     assert_eq!(
         out.status.signal(),
-        Some(libc::SIGTERM),
-        "the rank ended with {:?} instead of dying by SIGTERM; its stderr: {}",
+        Some(sig),
+        "the rank ended with {:?} instead of dying by signal {sig}; its stderr: {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
