@@ -112,6 +112,11 @@ fn core(c: &Client) -> Fallible<String> {
     // as this rank does): the errors they record are read only after all.
     let requests = Arc::new(AtomicUsize::new(0));
     let me = c.rank();
+    // Long replies land from `rep_at` on, above the longest Long sent (the
+    // inline threshold follows GASNET_OFI_MAX_MEDIUM, so it can be large).
+    let longest = (c.long_inline_threshold() + 4096).max((1 << 20) + 5);
+    let rep_at = (longest + 8).next_multiple_of(1 << 20).max(LONG_REP_AT);
+    let seg = 2 * rep_at;
     // Payload lengths are passed out of band: the request carries the seed in
     // the payload pattern; the handlers know `len` from the slice.
     for kind in 0..3 {
@@ -153,7 +158,7 @@ fn core(c: &Client) -> Fallible<String> {
                     let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
                     let odd = 1 + (p.len() % 7);
                     if let Err(x) =
-                        tok.reply_long(rep_index(2, nargs), &reply, &back, LONG_REP_AT + odd)
+                        tok.reply_long(rep_index(2, nargs), &reply, &back, rep_at + odd)
                     {
                         e.lock().unwrap().push(format!("reply_long: {x}"));
                     }
@@ -179,7 +184,7 @@ fn core(c: &Client) -> Fallible<String> {
                 _ => Handler::reply_long(nargs as u8, move |tok, args, p| {
                     check_args(&e, "long reply", me, 2, args, nargs, 1);
                     check_payload(&e, "long reply", p.len() + 7, &p.to_vec(), p.len());
-                    if tok.long_offset() != Some(LONG_REP_AT + 1 + (p.len() % 7)) {
+                    if tok.long_offset() != Some(rep_at + 1 + (p.len() % 7)) {
                         e.lock()
                             .unwrap()
                             .push(format!("long reply at {:?}", tok.long_offset()));
@@ -190,7 +195,7 @@ fn core(c: &Client) -> Fallible<String> {
             c.register(rep_index(kind, nargs), h)?;
         }
     }
-    c.attach_segment(SEG)?;
+    c.attach_segment(seg)?;
     c.barrier()?;
     let peer = (me + 1) % c.size();
     let mut expected = 0usize;
@@ -231,8 +236,8 @@ fn core(c: &Client) -> Fallible<String> {
     let t = c.long_inline_threshold();
     let mut lsizes = vec![0usize, 1, 7, 8, 100, 4095, 4096, 4097];
     lsizes.extend([
-        t - 200,
-        t - 100,
+        t.saturating_sub(200),
+        t.saturating_sub(100),
         t,
         t + 1,
         t + 4096,
