@@ -157,8 +157,7 @@ fn core(c: &Client) -> Fallible<String> {
                     let reply: Vec<u32> = args.iter().map(|a| a.wrapping_add(1)).collect();
                     let back: Vec<u8> = (0..p.len()).map(|j| byte(p.len() + 7, j)).collect();
                     let odd = 1 + (p.len() % 7);
-                    if let Err(x) =
-                        tok.reply_long(rep_index(2, nargs), &reply, &back, rep_at + odd)
+                    if let Err(x) = tok.reply_long(rep_index(2, nargs), &reply, &back, rep_at + odd)
                     {
                         e.lock().unwrap().push(format!("reply_long: {x}"));
                     }
