@@ -354,6 +354,31 @@ fn unknown_spawner_and_bad_spawner_settings_exit_2() {
     assert_eq!(d.code, Some(0), "{:?}", d.err);
 }
 
+/// The launcher command of the mpi and pmi spawners (here a shell that
+/// kills itself, as an operator's `kill -9` of mpirun would) ended by a
+/// signal the launcher did not pass on: the job ends with 128 + the signal
+/// and one line saying which, not silently.
+#[test]
+fn a_launcher_command_killed_by_a_signal_is_reported() {
+    let _g = serial();
+    let t = token("cmdkill");
+    for (spawner, var) in [("mpi", "MPIRUN_CMD"), ("pmi", "PMIRUN_CMD")] {
+        let flag = format!("-spawner={spawner}");
+        let d = Job::start(
+            &t,
+            &[flag.as_str(), "-n", "2", "true"],
+            &[(var, "sh -c 'kill -KILL $$' %C")],
+        )
+        .wait(DEADLINE);
+        assert_eq!(d.code, Some(137), "{spawner}: {:?}", d.err);
+        assert_eq!(
+            d.err,
+            ["gasnetrun-ofi: sh was killed by signal 9 (SIGKILL); the job is over"],
+            "{spawner}"
+        );
+    }
+}
+
 #[test]
 fn arguments_reach_the_ranks_intact() {
     let _g = serial();

@@ -250,7 +250,9 @@ pub fn command_text(argv: &[OsString]) -> String {
 }
 
 enum Ev {
-    Exited(i32),
+    /// The command's exit code (128 + S for signal S), and the signal that
+    /// ended it, if one did.
+    Exited(i32, Option<i32>),
     Signal(i32),
 }
 
@@ -311,20 +313,34 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
     }
     thread::spawn(move || {
         use std::os::unix::process::ExitStatusExt;
-        let code = match child.wait() {
-            Ok(st) => st
-                .code()
-                .or_else(|| st.signal().map(|s| 128 + s))
-                .unwrap_or(1),
-            Err(_) => 1,
+        let (code, by) = match child.wait() {
+            Ok(st) => (
+                st.code()
+                    .or_else(|| st.signal().map(|s| 128 + s))
+                    .unwrap_or(1),
+                st.signal(),
+            ),
+            Err(_) => (1, None),
         };
-        let _ = tx.send(Ev::Exited(code));
+        let _ = tx.send(Ev::Exited(code, by));
     });
     let mut signals = 0;
     let mut code_from_signal = None;
     let code = loop {
         match rx.recv() {
-            Ok(Ev::Exited(c)) => break c,
+            Ok(Ev::Exited(c, by)) => {
+                // Killed by a signal this launcher did not pass on (an
+                // operator's, the OOM killer's): say so, the exit code
+                // alone (128 + signal) would not.
+                if let (Some(s), None) = (by, code_from_signal) {
+                    let name = Signal::try_from(s).map(|g| g.as_str()).unwrap_or("unknown");
+                    gex_env::eprintln_whole!(
+                        "gasnetrun-ofi: {} was killed by signal {s} ({name}); the job is over",
+                        job.argv[0].to_string_lossy()
+                    );
+                }
+                break c;
+            }
             Ok(Ev::Signal(s)) => {
                 signals += 1;
                 code_from_signal.get_or_insert(128 + s);
