@@ -151,3 +151,80 @@ fn dies_by(sig: libc::c_int, name: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Set in the processes of [`a_rank_whose_parent_ends_dies_by_sigterm`]:
+/// `middle` starts the rank and exits; `rank` watches its parent.
+const PARENT_TEST: &str = "CONDUIT_PARENT_TEST";
+
+/// `conduit::boot::watch_parent`: a rank whose parent (its launcher's
+/// process) ends while it runs is ended by SIGTERM, not left spinning. The
+/// test makes itself a child subreaper, starts a middle process that
+/// starts the rank and exits at once; the rank, re-parented to the test,
+/// sees its parent change and must die by SIGTERM within a few seconds
+/// (it would otherwise sleep 20 s and exit 3).
+#[test]
+fn a_rank_whose_parent_ends_dies_by_sigterm() {
+    let me = std::env::current_exe().unwrap();
+    let args = [
+        "--exact",
+        "a_rank_whose_parent_ends_dies_by_sigterm",
+        "--nocapture",
+    ];
+    match std::env::var(PARENT_TEST).as_deref() {
+        Ok("rank") => {
+            // As Client::init does first (libinfinipath's SIGTERM handler
+            // would exit 1).
+            conduit::boot::reset_provider_signal_handlers();
+            conduit::boot::watch_parent(0);
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            std::process::exit(3);
+        }
+        Ok("middle") => {
+            let rank = Command::new(&me)
+                .args(args)
+                .env(PARENT_TEST, "rank")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("start the rank");
+            // Give the rank time to read its parent before this one ends.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            println!("RANK_PID={}", rank.id());
+            std::process::exit(0);
+        }
+        _ => {}
+    }
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only marks this process.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(rc, 0, "prctl(PR_SET_CHILD_SUBREAPER)");
+    let out = Command::new(&me)
+        .args(args)
+        .env(PARENT_TEST, "middle")
+        .output()
+        .expect("run the middle process");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let pid: libc::pid_t = text
+        .lines()
+        .find_map(|l| l.strip_prefix("RANK_PID="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the middle process printed no rank pid: {text}"));
+    let start = std::time::Instant::now();
+    let status = loop {
+        let mut status = 0;
+        // SAFETY: waits for a process re-parented to this subreaper.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break status;
+        }
+        assert!(r == 0, "waitpid({pid}) failed: {}", std::io::Error::last_os_error());
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            // SAFETY: kill of the rank this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the rank (pid {pid}) still runs 10 s after its parent ended");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+        "the rank ended with wait status {status:#x}, not by SIGTERM"
+    );
+}

@@ -111,7 +111,14 @@ fn bootstrap_and_config<S>(
         // Through `reader` (which does not print): its record, bootstrap
         // variables included, is printed once, by rank 0, under
         // GASNET_VERBOSEENV.
-        None => Arc::from(boot::bootstrap_from(reader)?),
+        None => {
+            let b: Arc<dyn Bootstrap> = Arc::from(boot::bootstrap_from(reader)?);
+            // A rank of a launched job ends with its launcher.
+            if b.size() > 1 {
+                boot::watch_parent(b.rank());
+            }
+            b
+        }
     };
     let cfg = match o.config.take() {
         Some(c) => c,
