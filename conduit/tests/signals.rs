@@ -215,7 +215,11 @@ fn a_rank_whose_parent_ends_dies_by_sigterm() {
         if r == pid {
             break status;
         }
-        assert!(r == 0, "waitpid({pid}) failed: {}", std::io::Error::last_os_error());
+        assert!(
+            r == 0,
+            "waitpid({pid}) failed: {}",
+            std::io::Error::last_os_error()
+        );
         if start.elapsed() > std::time::Duration::from_secs(10) {
             // SAFETY: kill of the rank this test started.
             unsafe { libc::kill(pid, libc::SIGKILL) };
