@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the GASNet-EX C API: lib/libgasnet-ofi-seq.{a,so}, include/
-# (gasnetex.h, gasnet_tools.h, gasnet.h), lib/pkgconfig/gasnet-ofi-seq.pc
-# and bin/gasnetrun-ofi under a prefix.
+# (gasnetex.h, gasnet_tools.h, gasnet.h, gasnet_coll.h, gasnet_vis.h,
+# gasnet_ratomic.h), lib/pkgconfig/gasnet-ofi-seq.pc
+# and bin/gasnetrun-ofi (with bin/gex-providers) under a prefix.
 #
 #   scripts/install.sh --prefix DIR [--kind both|static|shared] [--debug] [--no-build]
 #
@@ -48,7 +49,7 @@ prefix="$(cd "$prefix" && pwd)"
 rm -f "$prefix/lib/libgasnet-ofi-seq.a" "$prefix/lib/libgasnet-ofi-seq.so"
 [ "$kind" != shared ] && install -m 0644 "$target/libgasnet_ofi_seq.a" "$prefix/lib/libgasnet-ofi-seq.a"
 [ "$kind" != static ] && install -m 0755 "$target/libgasnet_ofi_seq.so" "$prefix/lib/libgasnet-ofi-seq.so"
-install -m 0644 "$here"/capi/include/gasnetex.h "$here"/capi/include/gasnet_tools.h "$here"/capi/include/gasnet.h "$prefix/include/"
+install -m 0644 "$here"/capi/include/gasnetex.h "$here"/capi/include/gasnet_tools.h "$here"/capi/include/gasnet.h "$here"/capi/include/gasnet_coll.h "$here"/capi/include/gasnet_vis.h "$here"/capi/include/gasnet_ratomic.h "$prefix/include/"
 install -m 0755 "$target/gasnetrun-ofi" "$prefix/bin/gasnetrun-ofi"
 # `gasnetrun-ofi --list-providers` runs the gex-providers beside it.
 install -m 0755 "$target/gex-providers" "$prefix/bin/gex-providers"

@@ -12,8 +12,6 @@
 
 GASNETT_BEGIN_EXTERNC
 
-/* Segment sizes are multiples of this. */
-#define GASNET_PAGESIZE 4096
 /* Handler indices a client may use (GASNet-1: 128..255; 0 picks one). */
 #define GASNETC_HANDLER_BASE 128
 
@@ -33,7 +31,8 @@ typedef struct {
     void (*fnptr)();
 } gasnet_handlerentry_t;
 
-/* gasnet_seginfo_t (addr, size) is in gasnetex.h. */
+/* gasnet_seginfo_t (addr, size), GASNET_PAGESIZE, gasnet_getenv and
+ * gasnet_getMax{Local,Global}SegmentSize are in gasnetex.h. */
 
 typedef struct {
     gasnet_node_t host;      /* 0-based: the ranks of one host share it */
@@ -48,8 +47,6 @@ extern int gasnet_init(int *argc, char ***argv);
  * (a multiple of GASNET_PAGESIZE); minheapoffset does not apply. */
 extern int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t segsize,
                          uintptr_t minheapoffset);
-extern uintptr_t gasnet_getMaxLocalSegmentSize(void);
-extern uintptr_t gasnet_getMaxGlobalSegmentSize(void);
 extern int gasnet_getSegmentInfo(gasnet_seginfo_t *seginfo_table, int numentries);
 extern int gasnet_getNodeInfo(gasnet_nodeinfo_t *nodeinfo_table, int numentries);
 extern int gasnet_AMGetMsgSource(gasnet_token_t token, gasnet_node_t *srcindex);
@@ -60,7 +57,6 @@ extern gex_TM_t gasnetc_legacy_tm(void);
 
 #define gasnet_mynode() ((gasnet_node_t)gex_System_QueryJobRank())
 #define gasnet_nodes() ((gasnet_node_t)gex_System_QueryJobSize())
-#define gasnet_getenv(name) getenv(name)
 
 /* Active Messages: the limits hold for requests and replies alike. */
 #define gasnet_AMMaxArgs() ((size_t)gex_AM_MaxArgs())

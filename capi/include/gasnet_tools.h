@@ -6,19 +6,28 @@
 #ifndef GASNET_TOOLS_H
 #define GASNET_TOOLS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The GASNet tools specification version followed (GASNet-EX.txt's). */
+#define GASNETT_SPEC_VERSION_MAJOR 1
+#define GASNETT_SPEC_VERSION_MINOR 17
 
 /* ---- portability macros --------------------------------------------------- */
 #ifdef __cplusplus
 #define GASNETT_BEGIN_EXTERNC extern "C" {
+#define GASNETT_EXTERNC extern "C"
 #define GASNETT_END_EXTERNC }
 #else
 #define GASNETT_BEGIN_EXTERNC
+#define GASNETT_EXTERNC extern
 #define GASNETT_END_EXTERNC
 #endif
 
 #define GASNETT_INLINE(fnname) static inline
+/* The attribute goes first, so the macro also wraps a definition. */
+#define GASNETT_NEVER_INLINE(fnname, declarator) __attribute__((__noinline__)) declarator
 #define GASNETT_NORETURN __attribute__((__noreturn__))
 #define GASNETT_NORETURNP(fnname)
 /* The attribute goes first, so the macro also wraps a definition. */
@@ -44,6 +53,12 @@
 
 /* ---- platform --------------------------------------------------------------- */
 #define GASNETT_PAGESIZE 4096
+/* The data cache line of the CPUs this header is built for. */
+#if defined(__powerpc64__) || defined(__ppc64__)
+#define GASNETT_CACHE_LINE_BYTES 128
+#else
+#define GASNETT_CACHE_LINE_BYTES 64
+#endif
 #define GASNETT_SYSTEM_TUPLE "x86_64-pc-linux-gnu"
 #if defined(__clang__)
 #define PLATFORM_COMPILER_FAMILYNAME CLANG
@@ -69,6 +84,14 @@ extern uint64_t gasnett_ticks_to_ns(gasnett_tick_t ticks);
 extern uint64_t gasnett_ticks_to_us(gasnett_tick_t ticks);
 extern double gasnett_tick_granularityus(void);
 extern double gasnett_tick_overheadus(void);
+
+/* ---- memory barriers -------------------------------------------------------------
+ * Each is a full fence (a sequentially consistent thread fence, which is
+ * also a compiler barrier): stronger than GASNet requires of the write
+ * and read barriers, so each meets its definition on every CPU. */
+#define gasnett_local_wmb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define gasnett_local_rmb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define gasnett_local_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 /* ---- atomics (sequentially consistent; the flags are accepted and unused) -- */
 typedef struct {

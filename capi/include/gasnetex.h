@@ -17,7 +17,48 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <inttypes.h>
 #include <gasnet_tools.h>
+
+/* printf conversions for size_t (PRI[diouxX]SZ) and ptrdiff_t (PRI[diouxX]PD),
+ * as GASNet provides beside <inttypes.h>'s: C99's length modifiers z and t. */
+#ifndef PRIdSZ
+#define PRIdSZ "zd"
+#endif
+#ifndef PRIiSZ
+#define PRIiSZ "zi"
+#endif
+#ifndef PRIuSZ
+#define PRIuSZ "zu"
+#endif
+#ifndef PRIoSZ
+#define PRIoSZ "zo"
+#endif
+#ifndef PRIxSZ
+#define PRIxSZ "zx"
+#endif
+#ifndef PRIXSZ
+#define PRIXSZ "zX"
+#endif
+#ifndef PRIdPD
+#define PRIdPD "td"
+#endif
+#ifndef PRIiPD
+#define PRIiPD "ti"
+#endif
+#ifndef PRIuPD
+#define PRIuPD "tu"
+#endif
+#ifndef PRIoPD
+#define PRIoPD "to"
+#endif
+#ifndef PRIxPD
+#define PRIxPD "tx"
+#endif
+#ifndef PRIXPD
+#define PRIXPD "tX"
+#endif
 
 GASNETT_BEGIN_EXTERNC
 
@@ -244,12 +285,25 @@ typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t
 #define GASNET_WAIT_SPINBLOCK 2
 
 #define GASNET_BARRIERFLAG_ANONYMOUS 1
+/* GASNet's value; not supported here: gasnet_barrier_notify and
+ * gasnet_barrier with it are a fatal error (docs/c-api.md). A wait or try
+ * accepts it without effect, as in GASNet (only the notify's counts). */
+#define GASNET_BARRIERFLAG_MISMATCH 2
 #define GASNET_BARRIERFLAG_UNNAMED 4
 
 /* ---- start-up, queries, exit -------------------------------------------- */
 extern int gex_Client_Init(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_p,
                            const char *clientName, int *argc, char ***argv, gex_Flags_t flags);
 extern int gex_Segment_Attach(gex_Segment_t *segment_p, gex_TM_t tm, uintptr_t size);
+/* Segment sizes (gex_Segment_Attach's, gasnet_attach's) are multiples of
+ * this. */
+#define GASNET_PAGESIZE 4096
+/* The largest segment this rank may attach, and the job's smallest such
+ * size (exchanged at start-up): usable before gex_Segment_Attach. */
+extern uintptr_t gasnet_getMaxLocalSegmentSize(void);
+extern uintptr_t gasnet_getMaxGlobalSegmentSize(void);
+/* The job's environment as the launcher passed it to every rank. */
+#define gasnet_getenv(name) getenv(name)
 extern int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentries);
 extern void gex_Client_SetCData(gex_Client_t client, const void *val);
 extern void *gex_Client_QueryCData(gex_Client_t client);

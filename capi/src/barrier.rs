@@ -77,12 +77,37 @@ fn named(flags: c_int, id: c_int) -> Option<u32> {
     }
 }
 
-fn check_flags(call: &str, flags: c_int) {
+/// The flags of a notify: GASNET_BARRIERFLAG_MISMATCH (a rank forcing a
+/// mismatch on every rank) is GASNet's, but the conduit's barrier carries
+/// no such bit, so it is refused rather than ignored.
+fn check_notify_flags(call: &str, flags: c_int) {
+    if flags & BARRIERFLAG_MISMATCH != 0 {
+        fatal(
+            call,
+            &format!(
+                "flags=0x{flags:x}: GASNET_BARRIERFLAG_MISMATCH (forcing a mismatch) is not supported by this library; accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"
+            ),
+        )
+    }
     if flags & !(BARRIERFLAG_ANONYMOUS | BARRIERFLAG_UNNAMED) != 0 {
         fatal(
             call,
             &format!(
                 "flags=0x{flags:x}: accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"
+            ),
+        )
+    }
+}
+
+/// The flags of a wait or try. GASNET_BARRIERFLAG_MISMATCH is accepted
+/// there with no effect, as in GASNet (only a notify's forces a mismatch;
+/// a program passes the notify's flags again).
+fn check_wait_flags(call: &str, flags: c_int) {
+    if flags & !(BARRIERFLAG_ANONYMOUS | BARRIERFLAG_UNNAMED | BARRIERFLAG_MISMATCH) != 0 {
+        fatal(
+            call,
+            &format!(
+                "flags=0x{flags:x}: accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS, GASNET_BARRIERFLAG_UNNAMED and GASNET_BARRIERFLAG_MISMATCH"
             ),
         )
     }
@@ -94,7 +119,7 @@ fn check_flags(call: &str, flags: c_int) {
 pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
     const CALL: &str = "gasnet_barrier_notify";
     let a = api(CALL);
-    check_flags(CALL, flags);
+    check_notify_flags(CALL, flags);
     if a.legacy.get().is_some() {
         fatal(
             CALL,
@@ -107,36 +132,38 @@ pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
     a.legacy.set(Some((id, flags)));
 }
 
-/// The id and flags of a wait or try must be those of the notify.
-fn check_phase(call: &str, id: c_int, flags: c_int) {
+/// A wait or try needs a notified barrier. Its id and flags need not be
+/// the notify's (GASNet allows that since 1.20): they are checked against
+/// the barrier's outcome ([`outcome`]).
+fn check_phase(call: &str, flags: c_int) {
     let a = api(call);
-    check_flags(call, flags);
-    match a.legacy.get() {
-        None => fatal(
+    check_wait_flags(call, flags);
+    if a.legacy.get().is_none() {
+        fatal(
             call,
             "no barrier was notified (call gasnet_barrier_notify first)",
-        ),
-        Some((nid, nflags)) => {
-            if named(nflags, nid) != named(flags, id) {
-                fatal(
-                    call,
-                    &format!(
-                        "id={id} flags={flags} differ from the notify's id={nid} flags={nflags}"
-                    ),
-                )
-            }
-        }
+        )
     }
 }
 
-fn outcome(call: &str, r: Result<bool, Error>) -> c_int {
+/// What a completed (or not yet completed) barrier returns to a wait or
+/// try with `id` and `flags`, by GASNet's rule: GASNET_ERR_BARRIER_MISMATCH
+/// when named notifies with different ids met, or when this wait is named
+/// and the barrier agreed on a different id (whatever this rank's notify
+/// said); an anonymous wait, or a barrier where every notify was
+/// anonymous, matches any id. gasnet_barrier_result reports the notifies'
+/// agreement either way.
+fn outcome(call: &str, r: Result<bool, Error>, id: c_int, flags: c_int) -> c_int {
     let a = api(call);
     match r {
         Ok(false) => GASNET_ERR_NOT_READY,
         Ok(true) => {
             a.legacy.set(None);
             report_deferred(call);
-            GASNET_OK
+            match (named(flags, id), a.client.barrier_result()) {
+                (Some(want), Some(agreed)) if want != agreed => GASNET_ERR_BARRIER_MISMATCH,
+                _ => GASNET_OK,
+            }
         }
         Err(Error::BarrierMismatch) => {
             a.legacy.set(None);
@@ -146,21 +173,26 @@ fn outcome(call: &str, r: Result<bool, Error>) -> c_int {
     }
 }
 
-/// `gasnet_barrier_wait`: GASNET_OK, or GASNET_ERR_BARRIER_MISMATCH when
-/// named barriers with different ids met.
+/// `gasnet_barrier_wait`: GASNET_OK, or GASNET_ERR_BARRIER_MISMATCH (see
+/// [`outcome`]).
 #[no_mangle]
 pub extern "C" fn gasnet_barrier_wait(id: c_int, flags: c_int) -> c_int {
     const CALL: &str = "gasnet_barrier_wait";
-    check_phase(CALL, id, flags);
-    outcome(CALL, api(CALL).client.barrier_wait().map(|_| true))
+    check_phase(CALL, flags);
+    outcome(
+        CALL,
+        api(CALL).client.barrier_wait().map(|_| true),
+        id,
+        flags,
+    )
 }
 
 /// `gasnet_barrier_try`: as wait, or GASNET_ERR_NOT_READY.
 #[no_mangle]
 pub extern "C" fn gasnet_barrier_try(id: c_int, flags: c_int) -> c_int {
     const CALL: &str = "gasnet_barrier_try";
-    check_phase(CALL, id, flags);
-    outcome(CALL, api(CALL).client.barrier_try())
+    check_phase(CALL, flags);
+    outcome(CALL, api(CALL).client.barrier_try(), id, flags)
 }
 
 /// `gasnet_barrier`: notify then wait.

@@ -147,6 +147,8 @@ pub mod consts {
     pub const EVENT_GROUP: usize = 3;
     /// `GASNET_BARRIERFLAG_ANONYMOUS`.
     pub const BARRIERFLAG_ANONYMOUS: i32 = 1;
+    /// `GASNET_BARRIERFLAG_MISMATCH` (refused by a notify: see barrier.rs).
+    pub const BARRIERFLAG_MISMATCH: i32 = 2;
     /// `GASNET_BARRIERFLAG_UNNAMED`.
     pub const BARRIERFLAG_UNNAMED: i32 = 4;
     /// `GASNET_WAIT_SPIN`.

@@ -84,6 +84,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("legacy-nodeinfo-no-init", 0, "GASNet gasnet_getNodeInfo returning an error code: GASNET_ERR_NOT_INIT (GASNet message layer not initialized): called before gasnet_init"),
     ("legacy-msgsource", 1, "*** FATAL ERROR (proc 0): in gasnet_AMGetMsgSource(): token=0xADDR is not the token of a running AM handler (tokens are valid only inside their handler)"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
+    ("barrier-force-mismatch", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_notify(): flags=0xADDR: GASNET_BARRIERFLAG_MISMATCH (forcing a mismatch) is not supported by this library; accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"),
     ("coll-barrier-in-legacy", 1, "*** FATAL ERROR (proc 0): in gex_Coll_BarrierNB(): a GASNet-1 barrier is in progress (gasnet_barrier_notify without its wait): GASNet-EX collectives over the primordial team must not overlap it"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),

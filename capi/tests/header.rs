@@ -40,11 +40,33 @@ fn every_name_of_the_subset_compiles_links_and_runs() {
     }
 }
 
+/// Every installed header, each included twice (the include guards hold),
+/// gasnet.h last so that what it takes from gasnetex.h is seen defined.
+const ALL_HEADERS: &str = "#include <gasnetex.h>\n#include <gasnet_tools.h>\n\
+    #include <gasnet_coll.h>\n#include <gasnet_vis.h>\n#include <gasnet_ratomic.h>\n\
+    #include <gasnet.h>\n#include <gasnetex.h>\n#include <gasnet_tools.h>\n\
+    #include <gasnet_coll.h>\n#include <gasnet_vis.h>\n#include <gasnet_ratomic.h>\n\
+    #include <gasnet.h>\n";
+
+/// The headers GASNet-EX's specification names, installed.
+const HEADERS: [&str; 6] = [
+    "gasnetex.h",
+    "gasnet_tools.h",
+    "gasnet.h",
+    "gasnet_coll.h",
+    "gasnet_vis.h",
+    "gasnet_ratomic.h",
+];
+
 #[test]
 fn headers_are_cxx_clean() {
     let s = setup();
     let src = out_dir().join("include-only.cpp");
-    std::fs::write(&src, "#include <gasnetex.h>\n#include <gasnet_tools.h>\n#include <gasnet.h>\nint main() { return GASNET_OK; }\n").unwrap();
+    std::fs::write(
+        &src,
+        format!("{ALL_HEADERS}int main() {{ return GASNET_OK; }}\n"),
+    )
+    .unwrap();
     compile(
         &s.shared,
         &src,
@@ -60,7 +82,7 @@ fn headers_are_cxx_clean() {
     let c = out_dir().join("include-only.c");
     std::fs::write(
         &c,
-        "#include <gasnet_tools.h>\n#include <gasnetex.h>\n#include <gasnet.h>\nint main(void) { return GASNET_OK; }\n",
+        format!("#include <gasnet_tools.h>\n{ALL_HEADERS}int main(void) {{ return GASNET_OK; }}\n"),
     )
     .unwrap();
     compile(
@@ -68,6 +90,41 @@ fn headers_are_cxx_clean() {
         &c,
         &out_dir().join("include-only-c"),
         &["-pedantic"],
+    );
+    // gasnetex.h alone gives C++ what gexheaders.c uses in C: the format
+    // macros, the segment-size queries (declared, so no implicit int), the
+    // page size, gasnet_getenv, the barrier flag and the tools names.
+    let alone = out_dir().join("gasnetex-alone.cpp");
+    std::fs::write(
+        &alone,
+        r#"#include <gasnetex.h>
+#include <cstdio>
+GASNETT_EXTERNC int helper(int x);
+int helper(int x) { return x + 1; }
+GASNETT_NEVER_INLINE(slow, static int slow(int x)) { return x - 1; }
+int main() {
+    uintptr_t (*local)(void) = gasnet_getMaxLocalSegmentSize;
+    uintptr_t (*global)(void) = gasnet_getMaxGlobalSegmentSize;
+    std::printf("%" PRIuSZ " %" PRIdSZ " %" PRIuPTR " %d %d %s\n", sizeof(int), static_cast<ptrdiff_t>(-1),
+                static_cast<uintptr_t>(GASNET_PAGESIZE), GASNET_BARRIERFLAG_MISMATCH + GASNETT_CACHE_LINE_BYTES,
+                INT_MAX % 2 + GASNETT_SPEC_VERSION_MAJOR + GASNETT_SPEC_VERSION_MINOR, gasnet_getenv("HOME") ? "env" : "none");
+    gasnett_local_wmb();
+    gasnett_local_rmb();
+    gasnett_local_mb();
+    return local == global ? 1 : slow(helper(GASNET_OK));
+}
+"#,
+    )
+    .unwrap();
+    compile(
+        &s.shared,
+        &alone,
+        &out_dir().join("gasnetex-alone-cxx"),
+        &[
+            "-pedantic",
+            "-Wzero-as-null-pointer-constant",
+            "-Wold-style-cast",
+        ],
     );
 }
 
@@ -102,7 +159,7 @@ fn declared_functions_are_exactly_the_exported_ones() {
     let s = setup();
     let inc = s.shared.join("include");
     let mut want = BTreeSet::new();
-    for h in ["gasnetex.h", "gasnet_tools.h", "gasnet.h"] {
+    for h in HEADERS {
         want.extend(declared(&std::fs::read_to_string(inc.join(h)).unwrap()));
     }
     let so = s.shared.join("lib/libgasnet-ofi-seq.so");
@@ -241,6 +298,8 @@ fn constants_agree_with_the_library() {
             std::mem::size_of::<gasnet_ofi_seq::gex_Memvec_t>() as i64,
         ),
         ("GASNET_BARRIERFLAG_ANONYMOUS", BARRIERFLAG_ANONYMOUS.into()),
+        ("GASNET_BARRIERFLAG_MISMATCH", BARRIERFLAG_MISMATCH.into()),
+        ("GASNET_PAGESIZE", PAGESIZE as i64),
         ("GASNET_BARRIERFLAG_UNNAMED", BARRIERFLAG_UNNAMED.into()),
         ("GASNET_WAIT_SPIN", WAIT_SPIN.into()),
         ("GASNET_WAIT_BLOCK", WAIT_BLOCK.into()),
