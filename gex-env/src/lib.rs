@@ -98,7 +98,7 @@ impl EnvSource for MapEnv {
 }
 
 /// A bad value in one variable. Its `Display` is the one line a user sees:
-/// `GASNET_OFI_MAX_MEDIUM="100" is not accepted: expected a size of at least 512 bytes`,
+/// `GASNET_OFI_MAX_MEDIUM="100" is not accepted: expected a size from 512 bytes to 1G`,
 /// followed by ` [reason]` when the value could not be parsed at all
 /// (`expected a size ... ["2Q" is not a number]`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

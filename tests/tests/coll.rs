@@ -213,7 +213,7 @@ fn the_collective_cache_within_a_supernode_and_switched_off() {
         (
             "GASNET_OFI_COLL_RMA",
             "sometimes",
-            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on, off",
+            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)",
         ),
         (
             "GASNET_OFI_COLL_CACHE_PAGES",

@@ -100,7 +100,7 @@ fn bad_configuration_value_stops_start_up_with_one_line() {
     assert_eq!(code, 1);
     assert_eq!(
         err.trim_end(),
-        "gex-startup: GASNET_OFI_MAX_MEDIUM=\"100\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M, G or T suffix)"
+        "gex-startup: GASNET_OFI_MAX_MEDIUM=\"100\" is not accepted: expected a size from 512 bytes to 1G (a number with an optional K, M, G or T suffix)"
     );
 }
 

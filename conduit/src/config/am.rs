@@ -51,7 +51,7 @@ pub enum LongWritedata {
 
 impl LongWritedata {
     /// What the variable accepts.
-    pub const ACCEPTED: &'static str = "one of auto, on, off";
+    pub const ACCEPTED: &'static str = "one of auto, on (or yes, 1), off (or no, 0)";
 
     /// The setting's name.
     pub fn name(self) -> &'static str {

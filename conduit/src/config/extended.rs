@@ -87,7 +87,7 @@ word_setting! {
     /// How collective chunks reach team members outside this rank's
     /// supernode when the team has a collective cache
     /// (`GASNET_OFI_COLL_RMA`).
-    CollRma, accepts "one of auto, on, off" {
+    CollRma, accepts "one of auto, on (or yes, 1), off (or no, 0)" {
         /// RMA writes into their caches where the provider's profile says
         /// its RMA is done by the hardware, else Active Messages.
         #[default]
@@ -192,7 +192,7 @@ mod tests {
         let env = MapEnv::from([("GASNET_OFI_COLL_RMA", "sometimes")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
-            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on, off"
+            "GASNET_OFI_COLL_RMA=\"sometimes\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)"
         );
         let env = MapEnv::from([("GASNET_OFI_COLL_CACHE_PAGES", "262145")]);
         let e = read(&env).unwrap_err();

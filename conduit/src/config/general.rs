@@ -61,7 +61,7 @@ pub enum WaitModeSetting {
 impl WaitModeSetting {
     fn parse(r: &EnvReader<'_>) -> Result<Self, ConfigError> {
         let v = r.string(WAIT_MODE, "auto");
-        match v.to_ascii_lowercase().as_str() {
+        match v.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(WaitModeSetting::Auto),
             "spin" => Ok(WaitModeSetting::Spin),
             "yield" => Ok(WaitModeSetting::Yield),
@@ -232,6 +232,7 @@ true/false or on/off"
         for (v, want) in [
             ("spin", WaitModeSetting::Spin),
             ("YIELD", WaitModeSetting::Yield),
+            (" spin ", WaitModeSetting::Spin),
             ("auto", WaitModeSetting::Auto),
         ] {
             let env = MapEnv::from([("GASNET_WAIT_MODE", v)]);

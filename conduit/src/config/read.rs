@@ -71,16 +71,22 @@ pub(crate) fn size_in(
     min: usize,
     max: usize,
 ) -> Result<usize, EnvError> {
-    let n = r.size(name, default as u64, min as u64)?;
+    let rule = || {
+        format!(
+            "a size from {min} bytes to {} (a number with an optional K, M, G or T suffix)",
+            gex_env::format_size(max as u64)
+        )
+    };
+    // A value that is no size at all, or below `min`, is told the whole
+    // range too (the parser's reason kept), where there is an upper bound.
+    let n = r.size(name, default as u64, min as u64).map_err(|mut e| {
+        if max < usize::MAX {
+            e.expected = rule();
+        }
+        e
+    })?;
     if n > max as u64 {
-        return Err(EnvError::new(
-            name,
-            &value_text(r, name, n),
-            format!(
-                "a size from {min} bytes to {} (a number with an optional K, M, G or T suffix)",
-                gex_env::format_size(max as u64)
-            ),
-        ));
+        return Err(EnvError::new(name, &value_text(r, name, n), rule()));
     }
     // `n <= max`, and `max` is a usize.
     Ok(n as usize)

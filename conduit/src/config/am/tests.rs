@@ -42,7 +42,7 @@ fn max_medium_good_and_bad() {
     assert_eq!(read(&env).unwrap().max_medium, 512);
     assert_eq!(
         err(&[("GASNET_OFI_MAX_MEDIUM", "511")]),
-        "GASNET_OFI_MAX_MEDIUM=\"511\" is not accepted: expected a size of at least 512 bytes \
+        "GASNET_OFI_MAX_MEDIUM=\"511\" is not accepted: expected a size from 512 bytes to 1G \
 (a number with an optional K, M, G or T suffix)"
     );
     assert_eq!(
@@ -50,7 +50,7 @@ fn max_medium_good_and_bad() {
         "GASNET_OFI_MAX_MEDIUM=\"2G\" is not accepted: expected a size from 512 bytes to 1G \
 (a number with an optional K, M, G or T suffix)"
     );
-    assert_eq!(err(&[("GASNET_OFI_MAX_MEDIUM", "lots")]), "GASNET_OFI_MAX_MEDIUM=\"lots\" is not accepted: expected a size of at least 512 bytes (a number with an optional K, M, G or T suffix) [\"lots\" is not a number]");
+    assert_eq!(err(&[("GASNET_OFI_MAX_MEDIUM", "lots")]), "GASNET_OFI_MAX_MEDIUM=\"lots\" is not accepted: expected a size from 512 bytes to 1G (a number with an optional K, M, G or T suffix) [\"lots\" is not a number]");
 }
 
 #[test]
@@ -248,7 +248,7 @@ fn long_writedata_good_and_bad() {
     }
     assert_eq!(
         err(&[("GASNET_OFI_LONG_AM_WRITEDATA", "always")]),
-        "GASNET_OFI_LONG_AM_WRITEDATA=\"always\" is not accepted: expected one of auto, on, off"
+        "GASNET_OFI_LONG_AM_WRITEDATA=\"always\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)"
     );
 }
 
