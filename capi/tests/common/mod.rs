@@ -57,18 +57,27 @@ fn build_library() {
     BUILT.get_or_init(|| {
         let dir = profile_dir();
         let target = dir.parent().expect("target/<profile>");
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.current_dir(repo())
-            .args(["build", "-p", "gasnet-ofi", "-p", "gasnetrun-ofi"])
-            .args(["-p", "conduit", "--bin", "gex-providers"])
-            .env("CARGO_TARGET_DIR", target);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
+        // Two builds: `--bin` would narrow the first to that one binary
+        // (no libraries, no launcher).
+        for (args, what) in [
+            (
+                &["build", "-p", "gasnet-ofi", "-p", "gasnetrun-ofi"][..],
+                "cargo build -p gasnet-ofi -p gasnetrun-ofi",
+            ),
+            (
+                &["build", "-p", "conduit", "--bin", "gex-providers"][..],
+                "cargo build -p conduit --bin gex-providers",
+            ),
+        ] {
+            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cmd.current_dir(repo())
+                .args(args)
+                .env("CARGO_TARGET_DIR", target);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            run(&mut cmd, what);
         }
-        run(
-            &mut cmd,
-            "cargo build -p gasnet-ofi -p gasnetrun-ofi -p conduit --bin gex-providers",
-        );
     });
 }
 
@@ -84,7 +93,7 @@ fn install(prefix: &Path, kind: &str) {
     ] {
         assert!(
             dir.join(f).exists(),
-            "{} is missing after `cargo build -p gasnet-ofi -p gasnetrun-ofi -p conduit --bin gex-providers`",
+            "{} is missing after `cargo build -p gasnet-ofi -p gasnetrun-ofi` and `cargo build -p conduit --bin gex-providers`",
             dir.join(f).display()
         );
     }
