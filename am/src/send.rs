@@ -152,7 +152,9 @@ impl SendLimits {
                     });
                 }
                 let inline_len = message_len(Kind::LongInline, r.nargs, r.payload_len);
-                if loopback || inline_len <= self.long_inline_limit {
+                // An empty Long always goes inline: there is nothing to
+                // write, and its offset need not lie in the segment.
+                if loopback || r.payload_len == 0 || inline_len <= self.long_inline_limit {
                     (Kind::LongInline, Some(LongPath::Inline))
                 } else {
                     (Kind::Long, Some(LongPath::Rma))

@@ -132,16 +132,23 @@ fn range_errors_of_the_own_segment_name_this_rank() {
 /// buffer, as GASNet-EX promises dest_addr unchecked for no bytes).
 #[test]
 fn an_empty_long_points_where_it_was_sent() {
-    for maxsize in ["1", "0"] {
-        empty_longs(maxsize);
+    for vars in [
+        &[("GASNET_SUPERNODE_MAXSIZE", "1")][..],
+        &[("GASNET_SUPERNODE_MAXSIZE", "0")][..],
+        // Every non-empty Long by RMA: an empty one still goes inline.
+        &[
+            ("GASNET_SUPERNODE_MAXSIZE", "1"),
+            ("GASNET_OFI_LONG_AM_RMA_THRESH", "0"),
+        ][..],
+    ] {
+        empty_longs(vars);
     }
 }
 
-/// [`an_empty_long_points_where_it_was_sent`] with the shared-memory path
-/// off (`GASNET_SUPERNODE_MAXSIZE=1`) or on (`0`).
-fn empty_longs(maxsize: &'static str) {
+/// [`an_empty_long_points_where_it_was_sent`] under `vars`.
+fn empty_longs(vars: &'static [(&'static str, &'static str)]) {
     const AT: usize = 1000;
-    let job = Job::new(2).vars(&[("GASNET_SUPERNODE_MAXSIZE", maxsize)]);
+    let job = Job::new(2).vars(vars);
     let (_f, ended) = job.run::<Seq, _, _, _>(
         |_| Notes::default(),
         |c: &SimClient| {
@@ -177,7 +184,7 @@ fn empty_longs(maxsize: &'static str) {
     );
     for e in ended {
         let (got, want) = e.value();
-        assert_eq!(got, want, "GASNET_SUPERNODE_MAXSIZE={maxsize}");
+        assert_eq!(got, want, "{vars:?}");
     }
 }
 
