@@ -236,7 +236,7 @@ fn broadcasts_before_the_attach_on_every_provider() {
         for run_no in 0..3 {
             run(4, &["attach"], p, &[]).expect_line(
                 &format!("{p} attach, run {run_no}"),
-                "gex-coll attach: ok: a broadcast as the first communication, then the attach",
+                "gex-coll attach: ok: a broadcast as the first communication and one of 1 MiB, then the attach",
             );
         }
     }

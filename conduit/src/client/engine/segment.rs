@@ -226,9 +226,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let boot = self.boot.clone();
         let done = Arc::new(AtomicBool::new(false));
         let flag = done.clone();
+        // The default stack: the barrier may be MPI's or PMIx's, which
+        // progress on the calling thread.
         let waiter = std::thread::Builder::new()
             .name("gasnet-attach".into())
-            .stack_size(64 * 1024)
             .spawn(move || {
                 let r = boot.barrier();
                 flag.store(true, Ordering::Release);
@@ -241,10 +242,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 })
             })?;
         while !done.load(Ordering::Acquire) {
-            // A fatal error returns with the thread still waiting; the
-            // process is on its way out (the exchange cannot complete).
+            // A fatal error (the provider failed) returns with the thread
+            // still in the bootstrap's barrier: the exchange cannot
+            // complete, and the process is on its way out (its exit waits
+            // at most the exit timeout for that barrier's lock).
             self.progress_deferring(0, super::Progress::Full)
                 .map_err(|e| *e)?;
+            // As a barrier's wait does: collectives started before the
+            // attach (a broadcast whose chunks this rank forwards, chunks
+            // waiting for slots) move on, or their members never arrive.
+            if self.coll_pending() {
+                if let Err(e) = self.coll_advance() {
+                    self.deferred.put(e);
+                }
+            }
             std::hint::spin_loop();
         }
         match waiter.join() {

@@ -258,9 +258,25 @@ fn before_attach(c: &Client) -> Fallible<String> {
     if buf != want {
         return Err(fail("the broadcast before the attach delivered wrong data"));
     }
+    // Then 1 MiB from the last rank, in many chunks: a member done with it
+    // may still owe its children chunks, which it forwards only while it
+    // moves its collectives on, in the attach too.
+    let root = w.size() - 1;
+    let big = pattern(root, 1 << 20);
+    let mut buf = if w.rank() == root {
+        big.clone()
+    } else {
+        vec![0xee; 1 << 20]
+    };
+    w.broadcast(root, &mut buf)?;
+    if buf != big {
+        return Err(fail(
+            "the 1 MiB broadcast before the attach delivered wrong data",
+        ));
+    }
     c.attach_segment(1 << 20)?;
     w.barrier()?;
-    Ok("ok: a broadcast as the first communication, then the attach".into())
+    Ok("ok: a broadcast as the first communication and one of 1 MiB, then the attach".into())
 }
 
 fn main() {
