@@ -17,9 +17,9 @@ const PARENT_CHECK: Duration = Duration::from_millis(250);
 /// under the mpi or pmi spawner) would otherwise spin for ever, its peers
 /// gone. A thread of its own compares the parent's pid with the one at
 /// start-up every 250 ms; when it changed (re-parented to init or a
-/// subreaper), it says so on standard error and raises SIGTERM (the rank
-/// then dies by it, as when its launcher tears a job down), and ends the
-/// process with code 1 if it is still alive 2 s later. For ranks started
+/// subreaper), it says so on standard error and sends the process SIGTERM
+/// (the rank then dies by it, as when its launcher tears a job down), and
+/// ends the process with code 1 if it is still alive 2 s later. For ranks started
 /// by a launcher, not for a program run on its own.
 pub fn watch_parent(rank: usize) {
     // SAFETY: getppid has no preconditions.
@@ -38,10 +38,16 @@ pub fn watch_parent(rank: usize) {
                     "rank {rank}: the process that started this rank (pid {parent}) has ended, \
                      so the job is gone; ending this rank"
                 );
-                // SAFETY: raise only sends a signal to this process.
-                unsafe { libc::raise(libc::SIGTERM) };
+                // To the process (raise would pick this thread, whose
+                // mask the application may have set to block SIGTERM).
+                // SAFETY: kill with this process's own pid only sends it a
+                // signal.
+                unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
                 std::thread::sleep(Duration::from_secs(2));
-                std::process::exit(1);
+                // Still alive (SIGTERM handled or blocked): end without
+                // running exit handlers while other threads may be inside
+                // libfabric, as the conduit's own abort does.
+                crate::client::engine::end_process(1);
             }
         });
     if let Err(e) = spawned {

@@ -183,7 +183,10 @@ fn a_rank_whose_parent_ends_dies_by_sigterm() {
             let rank = Command::new(&me)
                 .args(args)
                 .env(PARENT_TEST, "rank")
+                // Nothing of the test's pipes: its wait for this process's
+                // output must not wait for the rank too.
                 .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .expect("start the rank");
             // Give the rank time to read its parent before this one ends.
