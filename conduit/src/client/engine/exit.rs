@@ -125,19 +125,19 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // 2. Every rank is exiting. A bootstrap barrier (on a helper thread,
         //    while this one keeps the network progressing) makes sure nobody
         //    closes its endpoints while another still needs them.
-        let boot = self.boot.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(boot.barrier());
-        });
+        let barrier = match super::barrier_thread::BarrierThread::start(
+            &self.boot,
+            "gasnet-exit",
+            "the exit",
+        ) {
+            Ok(b) => b,
+            Err(e) => self.abort_job(code, format!("exit barrier failed: {e}")),
+        };
         loop {
-            match rx.try_recv() {
-                Ok(Ok(())) => break,
-                Ok(Err(e)) => self.abort_job(code, format!("exit barrier failed: {e}")),
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    self.abort_job(code, "exit barrier thread ended".into())
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            match barrier.poll() {
+                Some(Ok(())) => break,
+                Some(Err(e)) => self.abort_job(code, format!("exit barrier failed: {e}")),
+                None => {}
             }
             if Instant::now() > deadline {
                 self.abort_job(code, format!("exit barrier timed out after {timeout:?}"));

@@ -12,6 +12,7 @@
 mod aggregate;
 mod atomic;
 mod barrier;
+mod barrier_thread;
 mod coll;
 mod coll_board;
 mod coll_cache;

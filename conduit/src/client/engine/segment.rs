@@ -222,26 +222,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// straight into the segment exchange, which needs this rank, so no
     /// peer can send it anything that needs its segment meanwhile.
     fn bootstrap_barrier_polling(&self) -> Result<(), Error> {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let boot = self.boot.clone();
-        let done = Arc::new(AtomicBool::new(false));
-        let flag = done.clone();
-        // The default stack: the barrier may be MPI's or PMIx's, which
-        // progress on the calling thread.
-        let waiter = std::thread::Builder::new()
-            .name("gasnet-attach".into())
-            .spawn(move || {
-                let r = boot.barrier();
-                flag.store(true, Ordering::Release);
-                r
-            })
-            .map_err(|source| {
-                Error::from(bootstrap::BootstrapError::Io {
-                    context: "starting the thread that waits for the segment exchange".into(),
-                    source,
-                })
-            })?;
-        while !done.load(Ordering::Acquire) {
+        let barrier = super::barrier_thread::BarrierThread::start(
+            &self.boot,
+            "gasnet-attach",
+            "the segment exchange",
+        )?;
+        loop {
+            if let Some(r) = barrier.poll() {
+                return r;
+            }
             // A fatal error (the provider failed) returns with the thread
             // still in the bootstrap's barrier: the exchange cannot
             // complete, and the process is on its way out (its exit waits
@@ -257,12 +246,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 }
             }
             std::hint::spin_loop();
-        }
-        match waiter.join() {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(Error::from(bootstrap::BootstrapError::Protocol(
-                "the thread waiting for the segment exchange's barrier panicked".into(),
-            ))),
         }
     }
 
