@@ -19,10 +19,12 @@
 
 mod ad;
 mod am;
+mod am_limits;
 mod barrier;
 mod cdata;
 mod coll;
 mod handlers;
+mod hsl;
 mod legacy;
 mod npam;
 mod query;
