@@ -1,0 +1,161 @@
+//! Every RMA path under EAGAIN, delays and reordering, with completions on
+//! the TX queue and on the reply queue, and small NBI puts aggregated or
+//! not.
+
+use super::sim::Job;
+use super::{pattern, SimClient, SEG};
+use conduit::client::{NbiSync, Seq};
+use conduit::transport::sim::Faults;
+
+/// Each rank fills its segment with its pattern; everyone reads every other
+/// rank's segment back by every path, with RMA completions reported on the
+/// TX queue and on the reply queue (as the libfabric transport does).
+#[test]
+fn every_path_under_eagain_delay_and_reordering() {
+    every_path(false);
+    every_path(true);
+}
+
+fn every_path(tx_on_reply: bool) {
+    let (_f, ended) = Job::new(3)
+        .faults(Faults {
+            eagain_one_in: 4,
+            max_delay: 3,
+            reorder: true,
+            tx_on_reply,
+            ..Faults::default()
+        })
+        .max_msg(4096)
+        .run::<Seq, _, _, _>(
+            |_| (),
+            |c: &SimClient| {
+                c.attach_segment(SEG).unwrap();
+                let (me, n) = (c.rank(), c.size());
+                let mine = pattern(me, SEG / n);
+                // Each rank writes its slice of every segment, by a
+                // different path per destination.
+                for d in 0..n {
+                    let at = me * (SEG / n);
+                    match d % 3 {
+                        0 => c.put(d, at, &mine).unwrap(),
+                        1 => c
+                            .rma_scope(|s| {
+                                for (k, ch) in mine.chunks(1000).enumerate() {
+                                    s.put_nbi(d, at + k * 1000, ch)?;
+                                }
+                                s.sync_nbi(NbiSync::Puts)
+                            })
+                            .unwrap(),
+                        _ => c
+                            .rma_scope(|s| {
+                                let e = s.put_nb_deferred(d, at, &mine)?;
+                                s.wait(e)
+                            })
+                            .unwrap(),
+                    }
+                }
+                c.barrier().unwrap();
+                for src in 0..n {
+                    let want = pattern(src, SEG / n);
+                    for d in 0..n {
+                        let mut got = vec![0u8; want.len()];
+                        if (src + d) % 2 == 0 {
+                            c.get(d, src * (SEG / n), &mut got).unwrap();
+                        } else {
+                            c.rma_scope(|s| {
+                                let (a, b) = got.split_at_mut(want.len() / 2);
+                                let e = s.get_nb(d, src * (SEG / n), a)?;
+                                s.get_nbi(d, src * (SEG / n) + want.len() / 2, b)?;
+                                s.wait(e)?;
+                                s.sync_nbi(NbiSync::Gets)
+                            })
+                            .unwrap();
+                        }
+                        assert_eq!(
+                            got, want,
+                            "rank {me}: rank {d}'s copy of rank {src}'s slice"
+                        );
+                    }
+                }
+                c.put_counts()
+            },
+        );
+    for e in ended {
+        let pc = e.value();
+        assert!(pc.block > 0, "{pc:?}");
+    }
+}
+
+/// Small NBI puts, aggregated per target (the default limit) or not
+/// (limit 0), under EAGAIN, delays and reordering: every rank writes
+/// 3,000 puts of 1..=48 bytes into each rank's segment (itself included)
+/// and syncs, the data is exact everywhere, and the counters say which
+/// path the puts took.
+#[test]
+fn small_nbi_puts_aggregated_or_not_under_faults() {
+    for limit in ["256", "0"] {
+        let (_f, ended) = Job::new(3)
+            .faults(Faults {
+                eagain_one_in: 5,
+                max_delay: 3,
+                reorder: true,
+                ..Faults::default()
+            })
+            .vars(&[("GASNET_OFI_PUT_AGGREGATE_LIMIT", limit)])
+            .run::<Seq, _, _, _>(
+                |_| (),
+                |c: &SimClient| {
+                    c.attach_segment(SEG).unwrap();
+                    let (me, n) = (c.rank(), c.size());
+                    let slice = SEG / n;
+                    let len = |i: usize| 1 + (i * 7) % 48;
+                    // Rank `src`'s 3,000 puts, laid end to end from the
+                    // start of `b`, are all there.
+                    let check = |b: &[u8], src: usize, what: &str| {
+                        let mut at = 0;
+                        for i in 0..3000 {
+                            let want = pattern(src * 7 + i, len(i));
+                            assert_eq!(b[at..at + len(i)], want[..], "rank {me}: put {i} {what}");
+                            at += len(i);
+                        }
+                    };
+                    c.rma_scope(|s| {
+                        for d in 0..n {
+                            let mut at = me * slice;
+                            for i in 0..3000 {
+                                s.put_nbi(d, at, &pattern(me * 7 + i, len(i)))?;
+                                at += len(i);
+                            }
+                        }
+                        s.sync_nbi(NbiSync::Puts)
+                    })
+                    .unwrap();
+                    // Synced: in place at every target now (read back
+                    // before any other message could have pushed them).
+                    for d in 0..n {
+                        let mut back = vec![0u8; 3000 * 48];
+                        c.get(d, me * slice, &mut back).unwrap();
+                        check(&back, me, &format!("to rank {d}, read back after the sync"));
+                    }
+                    c.barrier().unwrap();
+                    let mut mine = vec![0u8; SEG];
+                    c.segment_read(0, &mut mine).unwrap();
+                    for src in 0..n {
+                        check(&mine[src * slice..], src, &format!("of rank {src}"));
+                    }
+                    (c.put_counts(), c.stats().put_batches)
+                },
+            );
+        for e in ended {
+            let (pc, batches) = e.value();
+            if limit == "0" {
+                assert_eq!((pc.aggregate, batches), (0, 0), "{pc:?}");
+                assert_eq!(pc.inject + pc.bounce + pc.block, 9000, "{pc:?}");
+            } else {
+                assert_eq!(pc.aggregate, 9000, "{pc:?}");
+                // Several batches per target: a batch holds one Medium.
+                assert!(batches > 3 && batches < 100, "{batches} batches");
+            }
+        }
+    }
+}
