@@ -3,7 +3,8 @@
 //! rank ends the ranks waiting in a barrier with its code; gasnet_exit(-1)
 //! on every rank is an orderly exit with status 255; gasnet_exit inside a
 //! request or reply handler ends the job with its code without waiting for
-//! the exit timeout.
+//! the exit timeout, also when messages read in the same batch as the
+//! handler's request wait behind it (a peer's exit message among them).
 
 mod common;
 
@@ -24,6 +25,7 @@ fn exit_codes_reach_the_launcher() {
             ("minus", 255),
             ("handler", 6),
             ("reply", 7),
+            ("batch", 6),
         ] {
             let vars = [("GASNET_SUPERNODE_MAXSIZE", supernode)];
             let r = job_with(&s.shared, &exe, 3, &[mode], provider, &vars);

@@ -5,11 +5,16 @@
  * "handler" has rank 0 send rank 1 a request whose handler calls
  * gasnet_exit(6) while every rank polls; "reply" does the same from the
  * handler of rank 1's reply to rank 0. The job's exit code must be that
- * code. */
+ * code. "batch" has rank 0 send rank 1 that request and call
+ * gasnet_exit(6) at once, while rank 1 sleeps before it polls: the request
+ * and rank 0's exit message reach rank 1 in one batch of completions, and
+ * the exit that the request's handler starts must still see the exit
+ * message queued behind it. */
 #include <gasnetex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void exit_from_request(gex_Token_t t) {
     (void)t;
@@ -38,14 +43,22 @@ int main(int argc, char **argv) {
         printf("exit.c: rank %u passed a barrier rank 1 never entered\n", (unsigned)me);
         return 0;
     }
-    if (!strcmp(mode, "handler") || !strcmp(mode, "reply")) {
+    if (!strcmp(mode, "handler") || !strcmp(mode, "reply") || !strcmp(mode, "batch")) {
         gex_AM_Entry_t hs[3] = {
             {200, (gex_AM_Fn_t)exit_from_request, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "exit"},
             {201, (gex_AM_Fn_t)ask_for_reply, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "ask"},
             {202, (gex_AM_Fn_t)exit_from_reply, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REPLY, 0, NULL, "exit"}};
         if (gex_EP_RegisterHandlers(ep, hs, 3) != GASNET_OK) return 1;
         gex_Coll_BarrierBlocking(tm, 0);
-        if (me == 0) gex_AM_RequestShort0(tm, 1, !strcmp(mode, "handler") ? 200 : 201, 0);
+        if (!strcmp(mode, "batch")) {
+            if (me == 0) {
+                gex_AM_RequestShort0(tm, 1, 200, 0);
+                gasnet_exit(6);
+            }
+            if (me == 1) sleep(1);
+        } else if (me == 0) {
+            gex_AM_RequestShort0(tm, 1, !strcmp(mode, "handler") ? 200 : 201, 0);
+        }
         for (;;) gasnet_AMPoll();
     }
     gex_Coll_BarrierBlocking(tm, 0);

@@ -226,6 +226,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // the shared-memory reads under it let go of their records so
             // the exit can read its peers' messages.
             super::shared::abandon_reads();
+            // The messages read in the same batch as the one whose handler
+            // this is, behind it, are queued for the exit's polls (a
+            // peer's exit message may be among them).
+            super::undelivered::abandon_batches();
         }
         let code = self.run_exit(code);
         self.finalize(code);

@@ -29,6 +29,7 @@ mod rma;
 mod segment;
 mod send;
 mod shared;
+mod undelivered;
 mod vis;
 
 pub(crate) use exit::end_process;

@@ -7,9 +7,11 @@
 //! accounted: so a buffer is never posted again while a message read before
 //! its release still waits for its handler. Handlers run after the lock is
 //! dropped. A handler that panics leaves the rest of its batch queued for
-//! the next poll (on any thread): nothing read from a queue is lost.
+//! the next poll (on any thread), and so does one that ends the job from
+//! inside (`undelivered`): nothing read from a queue is lost.
 
 use super::progress::{keep, Fault};
+use super::undelivered::Undelivered;
 use super::{Core, EpSet};
 use crate::client::error::Error;
 use crate::sync::{Counter, Lock, Mode};
@@ -19,6 +21,7 @@ use crate::transport::{
 };
 use am::recv::{Arrival, PostAs, RecvAccounting, Refusal};
 use arrayvec::ArrayVec;
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 
 const FI_ECANCELED: i32 = ofi_sys::FI_ECANCELED as i32;
@@ -36,7 +39,7 @@ pub(crate) enum Queued {
 
 /// What a receive completion brought.
 #[derive(Clone, Copy)]
-enum Got {
+pub(super) enum Got {
     /// A message in receive buffer `.0`.
     Msg(u32, Arrival),
     /// A landing (remote CQ data).
@@ -44,7 +47,7 @@ enum Got {
 }
 
 impl Got {
-    fn queued(self) -> Queued {
+    pub(super) fn queued(self) -> Queued {
         match self {
             Got::Msg(buf, a) => Queued::Received { buf, a },
             Got::Landed(d) => Queued::Landed(d),
@@ -66,48 +69,6 @@ impl<M: Mode> Drop for Consume<'_, M> {
         self.set.rx[self.side.index()]
             .lock()
             .consumed(self.buf, self.a);
-    }
-}
-
-/// Queued messages not handed to their handler yet. Dropped while a
-/// handler's panic unwinds, it puts them back at the front of the queue, in
-/// order.
-struct Requeue<'a, M: Mode, I: Iterator<Item = Queued>> {
-    set: &'a EpSet<M>,
-    side: Side,
-    rest: I,
-}
-
-impl<M: Mode, I: Iterator<Item = Queued>> Drop for Requeue<'_, M, I> {
-    fn drop(&mut self) {
-        let rest: Vec<Queued> = self.rest.by_ref().collect();
-        if !rest.is_empty() {
-            let mut q = self.set.queue[self.side.index()].lock();
-            for m in rest.into_iter().rev() {
-                q.push_front(m);
-            }
-        }
-    }
-}
-
-/// The received messages of a batch from `next` on, not handed to their
-/// handler yet; queued for the next poll if a handler's panic unwinds.
-/// (Borrowed, not moved: the batch stays where it was filled.)
-struct Undelivered<'a, M: Mode> {
-    set: &'a EpSet<M>,
-    side: Side,
-    items: &'a [Got],
-    next: usize,
-}
-
-impl<M: Mode> Drop for Undelivered<'_, M> {
-    fn drop(&mut self) {
-        if let Some(rest) = self.items.get(self.next..).filter(|r| !r.is_empty()) {
-            let mut q = self.set.queue[self.side.index()].lock();
-            for g in rest.iter().rev() {
-                q.push_front(g.queued());
-            }
-        }
     }
 }
 
@@ -190,9 +151,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
-    /// Run the messages queued for `side`. Taken whole: a request handler
-    /// may queue a reply to self, which the reply side runs, or a request
-    /// to self, which the next poll runs.
+    /// Run the messages queued for `side`: as many as it holds now (a
+    /// request handler may queue a reply to self, which the reply side
+    /// runs, or a request to self, which the next poll runs), each taken
+    /// from the queue only when its turn comes, so what a handler that
+    /// never returns (a panic, an exit) leaves behind stays queued.
     #[inline(never)]
     pub(super) fn run_queued(
         &self,
@@ -201,14 +164,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         seen: &mut usize,
         first: &mut Option<Fault>,
     ) {
-        let q = std::mem::take(&mut *s.queue[side.index()].lock());
-        *seen += q.len();
-        let mut r = Requeue {
-            set: s,
-            side,
-            rest: q.into_iter(),
-        };
-        for m in r.rest.by_ref() {
+        let n = s.queue[side.index()].lock().len();
+        *seen += n;
+        for _ in 0..n {
+            let Some(m) = s.queue[side.index()].lock().pop_front() else {
+                break;
+            };
             keep(first, self.deliver(s, side, m));
         }
     }
@@ -262,16 +223,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
         }
         drop(guard);
-        let mut u = Undelivered {
+        Undelivered {
             set: s,
             side,
             items: &batch,
-            next: 0,
-        };
-        while let Some(&g) = u.items.get(u.next) {
-            u.next += 1;
-            keep(first, self.deliver(s, side, g.queued()));
+            next: Cell::new(0),
         }
+        .each(|g| keep(first, self.deliver(s, side, g.queued())));
     }
 
     /// Account a receive completion to its buffer: the message to deliver,
