@@ -50,6 +50,7 @@ mod api;
 mod atomic;
 pub(crate) mod engine;
 mod error;
+mod handlers;
 mod init;
 mod memory;
 mod neighbourhood;
@@ -277,77 +278,6 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// [`WaitMode::Yield`] when ranks share CPUs.
     pub fn set_wait_mode(&self, mode: WaitMode) {
         self.core.idle.set_mode(mode);
-    }
-
-    /// Register a handler at `index` (128..=255, or 0 for the highest free
-    /// one). Returns the index used. Requests and replies share one index
-    /// space.
-    pub fn register(&self, index: u8, handler: Handler<S>) -> Result<u8, Error> {
-        Ok(self
-            .core
-            .handlers
-            .register_widened(index, handler.sig, handler.widen, handler.f)?)
-    }
-
-    /// Register a Short request handler (`register` with
-    /// [`Handler::request_short`], where the closure's state type is known).
-    pub fn on_request_short(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::request_short(nargs, f))
-    }
-
-    /// Register a Short reply handler.
-    pub fn on_reply_short(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::reply_short(nargs, f))
-    }
-
-    /// Register a Medium request handler.
-    pub fn on_request_medium(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::request_medium(nargs, f))
-    }
-
-    /// Register a Medium reply handler.
-    pub fn on_reply_medium(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], &[u8]) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::reply_medium(nargs, f))
-    }
-
-    /// Register a Long request handler.
-    pub fn on_request_long(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::request_long(nargs, f))
-    }
-
-    /// Register a Long reply handler.
-    pub fn on_reply_long(
-        &self,
-        index: u8,
-        nargs: u8,
-        f: impl Fn(&mut Token<'_, S>, &[u32], Payload<'_>) + Send + Sync + 'static,
-    ) -> Result<u8, Error> {
-        self.register(index, Handler::reply_long(nargs, f))
     }
 
     /// Start a barrier: named with `Some(id)`, anonymous with `None`.

@@ -10,6 +10,7 @@
 //! finds one busy moves on.
 
 mod aggregate;
+mod api;
 mod atomic;
 mod barrier;
 mod barrier_thread;
@@ -21,6 +22,7 @@ mod coll_now;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;
+mod handler_scope;
 mod landing;
 mod progress;
 mod receive;
@@ -33,6 +35,7 @@ mod undelivered;
 mod vis;
 
 pub(crate) use exit::end_process;
+pub(crate) use handler_scope::{client_handler, in_handler, not_in_handler, HandlerScope};
 pub(crate) use progress::Progress;
 pub(crate) use rma::{abort_in_flight, Local};
 pub(crate) use segment::SegmentState;
@@ -194,36 +197,6 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub atomics: atomic::AtomicState<M>,
     /// Teams and their collectives.
     pub coll: coll::CollState<M, T::Region>,
-}
-
-thread_local! {
-    /// Handlers running on this thread (any client).
-    static HANDLER_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
-
-/// Whether this thread is inside an AM handler.
-#[inline]
-pub(crate) fn in_handler() -> bool {
-    HANDLER_DEPTH.with(|d| d.get() > 0)
-}
-
-/// Marks this thread as inside a handler until dropped (also when the
-/// handler panics).
-pub(crate) struct HandlerScope;
-
-impl HandlerScope {
-    #[inline]
-    pub fn enter() -> HandlerScope {
-        HANDLER_DEPTH.with(|d| d.set(d.get() + 1));
-        HandlerScope
-    }
-}
-
-impl Drop for HandlerScope {
-    #[inline]
-    fn drop(&mut self) {
-        HANDLER_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
-    }
 }
 
 fn new_set<M: Mode, T: Transport>(
@@ -476,105 +449,5 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         s.wait_yields = crate::sync::Counter::get(&self.idle.yields);
         s
-    }
-}
-
-/// `Err(InHandler(what))` on a thread that is running a handler.
-#[inline]
-pub(crate) fn not_in_handler(what: &'static str) -> Result<(), Error> {
-    if in_handler() {
-        Err(Error::InHandler(what))
-    } else {
-        Ok(())
-    }
-}
-
-/// A client's AM goes to a client handler (128..=255): the indices below
-/// are the conduit's own (an exit, a barrier round), which a peer would
-/// act on.
-#[inline(always)]
-pub(crate) fn client_handler(handler: u8) -> Result<(), Error> {
-    if handler < am::handlers::CLIENT_BASE {
-        return Err(am::Error::ReservedTarget { index: handler }.into());
-    }
-    Ok(())
-}
-
-impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// `poll` of the public API on set `set`.
-    pub fn poll_api(&self, set: usize) -> Result<(), Error> {
-        not_in_handler("poll")?;
-        let r = match self.progress(set, Progress::Full) {
-            // The same round may have met a peer's exit: the exit's report
-            // looks at deferred errors.
-            Err(e) if !e.is_fatal() && self.exiting() => {
-                self.deferred.put(*e);
-                Ok(())
-            }
-            r => r,
-        };
-        self.exit_if_requested()?;
-        r.map_err(|e| *e)?;
-        if self.coll_pending() {
-            self.coll_advance()?;
-        }
-        self.deferred.take().map_or(Ok(()), Err)
-    }
-
-    /// An AM request of the public API.
-    #[allow(clippy::too_many_arguments)]
-    pub fn request_api(
-        &self,
-        set: usize,
-        dest: usize,
-        category: am::send::Category,
-        handler: u8,
-        args: &[u32],
-        payload: &[u8],
-        dest_offset: usize,
-        immediate: bool,
-    ) -> Result<bool, Error> {
-        not_in_handler("sending a request")?;
-        client_handler(handler)?;
-        let r = self.send_am(
-            set,
-            Side::Request,
-            dest,
-            category,
-            handler,
-            args,
-            payload,
-            dest_offset,
-            immediate,
-            Progress::Full,
-        );
-        self.exit_if_requested()?;
-        r
-    }
-}
-
-impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// What each endpoint set holds right now (for diagnosing a stall).
-    pub fn diagnostics(&self) -> String {
-        let mut out = String::new();
-        for (i, s) in self.sets.iter().enumerate() {
-            let pools = [s.pools[0].lock().in_flight(), s.pools[1].lock().in_flight()];
-            let rx: Vec<(usize, usize)> =
-                s.rx.iter()
-                    .map(|r| {
-                        let r = r.lock();
-                        (r.posted(), r.queued())
-                    })
-                    .collect();
-            let ops = s.ops.lock().in_flight();
-            let lb = [s.queue[0].lock().len(), s.queue[1].lock().len()];
-            out.push_str(&format!(
-                "set {i}{}: sends in flight (request, reply) {pools:?}; receive buffers (posted, waiting) request {:?} reply {:?}; RMA operations in flight {ops}; queued for handlers {lb:?}\n",
-                if s.owned.load(Ordering::Relaxed) { " (owned)" } else { "" },
-                rx[0],
-                rx[1],
-            ));
-        }
-        out
     }
 }
