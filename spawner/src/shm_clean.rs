@@ -11,8 +11,9 @@
 //!   child has ended and before it is reaped, so the pid cannot have been
 //!   reused yet ([`remove_left`], called by the reaper);
 //! * when the launcher itself is killed, a janitor process it started
-//!   ([`run_janitor`]) outlives it, waits for the ranks it was told about to
-//!   be gone, and removes their objects;
+//!   ([`run_janitor`]) outlives it, waits for the ranks it was told about
+//!   (by pid, or by the pid directory below) to be gone, and removes their
+//!   objects (and the directory);
 //! * ranks started by an external launcher (`mpirun`, `srun`: the mpi and
 //!   pmi spawners) are not the launcher's children: each leaves its pid in
 //!   a directory the launcher made ([`PidDir`]), and once the external
@@ -66,16 +67,20 @@ fn endpoint_suffix(rest: &str) -> bool {
     }
 }
 
-/// The janitor's input: one `pid N` line per rank started, then `done`
-/// when the launcher ended normally (it cleaned up itself).
+/// The janitor's input: one `pid N` line per rank started, a `dir PATH`
+/// line for a [`PidDir`] whose ranks an external launcher starts, then
+/// `done` when the launcher ended normally (it cleaned up itself).
 pub const JANITOR_DONE: &str = "done";
 
-/// Run as the janitor: read rank pids from `input` (the launcher's pipe);
-/// at `done`, exit; at end of input without it (the launcher died), wait up
-/// to 10 s for each rank to be gone (they die with their parent), then
-/// remove what they left. Returns the exit code.
+/// Run as the janitor: read rank pids and pid directories from `input`
+/// (the launcher's pipe); at `done`, exit; at end of input without it (the
+/// launcher died), wait up to 10 s for each rank to be gone (they die with
+/// their parent, or within 250 ms of it: `conduit::boot::watch_parent`),
+/// then remove what they left, and the pid directories. Returns the exit
+/// code.
 pub fn run_janitor(input: impl Read) -> i32 {
     let mut pids = Vec::new();
+    let mut dirs = Vec::new();
     for line in BufReader::new(input).lines() {
         let Ok(line) = line else { break };
         if line == JANITOR_DONE {
@@ -86,6 +91,10 @@ pub fn run_janitor(input: impl Read) -> i32 {
             .and_then(|p| p.parse::<u32>().ok())
         {
             pids.push(p);
+        } else if let Some(d) = line.strip_prefix("dir ") {
+            // Taken over only once the launcher is known dead (a `PidDir`
+            // removes its directory when dropped).
+            dirs.push(d.to_string());
         }
     }
     let until = Instant::now() + Duration::from_secs(10);
@@ -96,6 +105,9 @@ pub fn run_janitor(input: impl Read) -> i32 {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             remove_left(pid);
         }
+    }
+    for d in dirs.iter().filter_map(|d| PidDir::adopt(d)) {
+        d.clean(until.saturating_duration_since(Instant::now()));
     }
     0
 }
@@ -125,6 +137,31 @@ impl PidDir {
             .map_err(|e| tracing::debug!("no pid directory {}: {e}", path.display()))
             .ok()?;
         Some(PidDir { path })
+    }
+
+    /// A directory another process made (the janitor's `dir` line):
+    /// `None` unless it is a pid directory of this user under the
+    /// temporary directory, so a stray line cannot have anything else
+    /// removed.
+    fn adopt(path: &str) -> Option<PidDir> {
+        use std::os::unix::fs::MetadataExt;
+        let path = std::path::PathBuf::from(path);
+        let named = path.parent() == Some(std::env::temp_dir().as_path())
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("gasnetrun-ofi."));
+        if !named {
+            return None;
+        }
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let ours = meta.is_dir() && meta.uid() == nix::unistd::geteuid().as_raw();
+        // Made only once checked: a `PidDir` removes its path when dropped.
+        if ours {
+            Some(PidDir { path })
+        } else {
+            None
+        }
     }
 
     /// Its path.
@@ -198,6 +235,15 @@ impl Janitor {
         let _ = self.stdin.write_all(text.as_bytes());
     }
 
+    /// Tell the janitor about the pid directory of an external launcher's
+    /// ranks.
+    pub(crate) fn watch_dir(&mut self, dir: &PidDir) {
+        use std::io::Write;
+        if let Some(p) = dir.path().to_str() {
+            let _ = writeln!(self.stdin, "dir {p}");
+        }
+    }
+
     /// The launcher ends normally: the janitor has nothing to do.
     pub(crate) fn done(mut self) {
         use std::io::Write;
@@ -253,5 +299,44 @@ mod tests {
         let input = format!("pid {}\n", DEAD + 2);
         assert_eq!(run_janitor(input.as_bytes()), 0);
         assert!(!std::path::Path::new(&f).exists());
+    }
+
+    #[test]
+    fn janitor_cleans_a_pid_directory_after_a_dead_launcher_only() {
+        let uid = nix::unistd::geteuid().as_raw();
+        let f = format!("/dev/shm/{}:{uid}:0", DEAD + 3);
+        for done in [true, false] {
+            let d = PidDir::create().expect("a pid directory");
+            std::fs::write(d.path().join((DEAD + 3).to_string()), b"").unwrap();
+            std::fs::write(&f, b"x").unwrap();
+            let path = d.path().to_path_buf();
+            // The launcher's own clean-up never ran (it was killed).
+            std::mem::forget(d);
+            let input = format!(
+                "dir {}\n{}",
+                path.display(),
+                if done { "done\n" } else { "" }
+            );
+            assert_eq!(run_janitor(input.as_bytes()), 0);
+            assert_eq!(std::path::Path::new(&f).exists(), done, "done: {done}");
+            assert_eq!(path.exists(), done, "done: {done}");
+            let _ = std::fs::remove_dir_all(&path);
+        }
+        let _ = std::fs::remove_file(&f);
+        // Only a pid directory of this user under the temporary directory:
+        // a directory named otherwise, or one that is not directly in the
+        // temporary directory, is refused and left as it is.
+        let base = std::env::temp_dir().join(format!("shm-clean-test-{}", std::process::id()));
+        let nested = base.join("gasnetrun-ofi.1");
+        std::fs::create_dir_all(&nested).unwrap();
+        for other in [&base, &nested] {
+            assert!(
+                PidDir::adopt(other.to_str().unwrap()).is_none(),
+                "{}",
+                other.display()
+            );
+            assert!(other.exists(), "{} was removed", other.display());
+        }
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

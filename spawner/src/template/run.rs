@@ -32,7 +32,8 @@ enum Ev {
 /// behind are re-parented to it; once the command has ended they get
 /// SIGTERM, then SIGKILL a second later, and are reaped. What libfabric's
 /// shm provider left in `/dev/shm` for ranks of this host that died is
-/// then removed (they left their pids in a `PidDir`).
+/// then removed (they left their pids in a `PidDir`); if the launcher is
+/// killed with SIGKILL, a janitor process does that instead.
 pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, SpawnError> {
     if verbose {
         gex_env::eprintln_whole!(
@@ -53,8 +54,15 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
     // The ranks are the external command's children: they leave their
     // pids here, so that what a killed one left in /dev/shm is removed.
     let pid_dir = crate::shm_clean::PidDir::create();
+    // If this launcher is killed (SIGKILL: no handler runs), the janitor
+    // cleans up after those ranks and removes the directory.
+    let mut janitor = None;
     if let Some(d) = &pid_dir {
         cmd.env(bootstrap::ENV_PID_DIR, d.path());
+        janitor = crate::shm_clean::Janitor::start();
+        if let Some(j) = &mut janitor {
+            j.watch_dir(d);
+        }
     }
     cmd.stdin(Stdio::null());
     own_group_and_pdeathsig_with(&mut cmd, libc::SIGTERM);
@@ -135,6 +143,9 @@ pub fn run(job: &TemplateJob, kind: SpawnerKind, verbose: bool) -> Result<i32, S
                 "gasnetrun-ofi: removed {n} shm object(s) left by killed ranks"
             );
         }
+    }
+    if let Some(j) = janitor {
+        j.done();
     }
     // A job ended by our signal exits 128 + signal, whatever the command
     // made of it.
