@@ -197,7 +197,15 @@ impl PidDir {
 
 impl Drop for PidDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // Never anything but a pid directory, whatever made this value.
+        let named = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("gasnetrun-ofi."));
+        if named {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }
 
