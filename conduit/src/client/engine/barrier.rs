@@ -8,6 +8,7 @@ use crate::sync::{Lock, Mode};
 use crate::transport::{Side, Transport};
 use am::barrier::Outcome;
 use am::send::Category;
+use std::collections::VecDeque;
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     fn send_barrier(&self, dest: usize, args: &[u32; 4]) -> Result<(), Error> {
@@ -26,13 +27,36 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         .map(|_| ())
     }
 
+    /// Send the barrier's messages not sent yet, in order. A send that
+    /// waits for a buffer runs handlers; one that panics unwinds out of the
+    /// send before the message is posted, and the message goes back to the
+    /// front of the queue (`Unsent`), so the next barrier call sends it: the
+    /// barrier's state has moved on, and without it the peer would wait for
+    /// ever.
+    fn send_unsent(&self) -> Result<(), Error> {
+        loop {
+            let Some(msg) = self.barrier_unsent.lock().pop_front() else {
+                return Ok(());
+            };
+            let mut u = Unsent {
+                queue: &self.barrier_unsent,
+                msg: Some(msg),
+            };
+            let r = self.send_barrier(msg.dest, &msg.args);
+            if r.is_ok() {
+                u.msg = None;
+            }
+            r?;
+        }
+    }
+
     /// Start a barrier: named with `Some(id)`, anonymous with `None`.
     pub fn barrier_notify(&self, id: Option<u32>) -> Result<(), Error> {
         let send = self.barrier.lock().notify(id)?;
         if let Some(s) = send {
-            self.send_barrier(s.dest, &s.args)?;
+            self.barrier_unsent.lock().push_back(s);
         }
-        Ok(())
+        self.send_unsent()
     }
 
     /// Wait for the notified barrier. Errors progress meets meanwhile that
@@ -71,13 +95,34 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     #[inline]
     fn barrier_step(&self) -> Result<bool, Fault> {
         let (sends, done) = self.barrier.lock().advance().map_err(Error::from)?;
-        for s in sends {
-            self.send_barrier(s.dest, &s.args)?;
+        if !sends.is_empty() {
+            self.barrier_unsent.lock().extend(sends);
         }
+        // Also what an earlier call left unsent.
+        self.send_unsent()?;
+        Self::outcome(done)
+    }
+
+    fn outcome(done: Option<Outcome>) -> Result<bool, Fault> {
         match done {
             None => Ok(false),
             Some(Outcome::Ok) => Ok(true),
             Some(Outcome::Mismatch) => Err(Box::new(Error::BarrierMismatch)),
+        }
+    }
+}
+
+/// A barrier message taken from the queue to be sent: put back at the
+/// front when dropped still holding it (the send failed or unwound).
+struct Unsent<'a, L: Lock<VecDeque<am::barrier::Send>>> {
+    queue: &'a L,
+    msg: Option<am::barrier::Send>,
+}
+
+impl<L: Lock<VecDeque<am::barrier::Send>>> Drop for Unsent<'_, L> {
+    fn drop(&mut self) {
+        if let Some(m) = self.msg.take() {
+            self.queue.lock().push_front(m);
         }
     }
 }

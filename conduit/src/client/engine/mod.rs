@@ -173,6 +173,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub landing: OnceLock<landing::Landing<M, T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
     pub barrier: M::Lock<Barrier>,
+    /// The barrier's messages not sent yet (`barrier::send_unsent`).
+    pub barrier_unsent: M::Lock<VecDeque<am::barrier::Send>>,
     /// Errors met inside operations, for the next poll.
     pub deferred: deferred::Deferred<M>,
     pub exit: ExitCoord<M>,
@@ -394,6 +396,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             landing: OnceLock::new(),
             bounce,
             barrier: M::Lock::new(Barrier::new(rank, size)),
+            barrier_unsent: M::Lock::new(VecDeque::new()),
             deferred: deferred::Deferred::new(),
             exit: ExitCoord {
                 started: AtomicBool::new(false),
