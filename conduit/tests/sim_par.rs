@@ -183,7 +183,7 @@ fn an_endpoint_has_one_owner() {
     );
     assert_eq!(
         zero,
-        "endpoint 0 is already owned by another handle (one thread owns an endpoint at a time)"
+        "endpoint 0 is the client's own, used by any thread through the client itself, and cannot be owned; endpoints 1 to 2 can be owned"
     );
     assert!(
         none.starts_with("endpoint 3 does not exist; this client has 3"),

@@ -189,6 +189,12 @@ pub enum Error {
         /// Endpoints.
         count: usize,
     },
+    /// Endpoint 0, the client's own, which no handle can own.
+    #[error("{}", endpoint_zero(*count))]
+    EndpointZero {
+        /// Endpoints.
+        count: usize,
+    },
     /// An endpoint that another handle owns.
     #[error("endpoint {index} is already owned by another handle (one thread owns an endpoint at a time)")]
     EndpointOwned {
@@ -324,6 +330,18 @@ impl Error {
             cause: Arc::new(e),
         }
     }
+}
+
+/// Why endpoint 0 cannot be owned, and which can.
+fn endpoint_zero(count: usize) -> String {
+    let others = match count {
+        0 | 1 => "this client has no other (Options::endpoints at init)".to_string(),
+        2 => "endpoint 1 can be owned".to_string(),
+        n => format!("endpoints 1 to {} can be owned", n - 1),
+    };
+    format!(
+        "endpoint 0 is the client's own, used by any thread through the client itself, and cannot be owned; {others}"
+    )
 }
 
 /// What to do when a provider's address vector is too small.

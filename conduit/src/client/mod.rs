@@ -289,6 +289,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// Poll once and report whether the notified barrier completed
     /// (`Err(BarrierMismatch)` when named barriers with different ids met).
     pub fn barrier_try(&self) -> Result<bool, Error> {
+        engine::not_in_handler("barrier_try")?;
         self.core.poll_api(0)?;
         self.core.barrier_advance()
     }
@@ -387,7 +388,10 @@ impl<S, T: Transport + Sync> ClientOf<Par, S, T> {
             .sets
             .get(index)
             .ok_or(Error::NoEndpoint { index, count })?;
-        if index == 0 || set.owned.swap(true, Ordering::AcqRel) {
+        if index == 0 {
+            return Err(Error::EndpointZero { count });
+        }
+        if set.owned.swap(true, Ordering::AcqRel) {
             return Err(Error::EndpointOwned { index });
         }
         Ok(Endpoint {

@@ -17,9 +17,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // looks at deferred errors.
             Err(e) if !e.is_fatal() && self.exiting() => {
                 self.deferred.put(*e);
+                self.defer_further();
                 Ok(())
             }
-            r => r,
+            Err(e) => {
+                // This one is returned now, the round's others later.
+                self.defer_further();
+                Err(e)
+            }
+            Ok(()) => Ok(()),
         };
         self.exit_if_requested()?;
         r.map_err(|e| *e)?;

@@ -4,7 +4,8 @@
 //! RMA transfer waiting for its completion, a barrier's message) carries on
 //! to its end, so no message is left half-sent and no barrier step is
 //! skipped; the error waits here and the next `poll` (or `block_until`)
-//! reports it.
+//! reports it, one per call, oldest first (so do the errors a round of
+//! progress meets after the one it returns).
 //!
 //! Fatal errors (the completion queue itself failed, a completion nobody
 //! can account for) are not deferred: the operation cannot finish, so they
@@ -15,44 +16,71 @@ use super::{Core, Progress};
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
 use crate::transport::Transport;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The first deferred error (later ones are logged).
+/// Most errors kept for later polls; beyond them errors are counted (and
+/// the count reported at exit).
+const KEPT: usize = 64;
+
+/// The deferred errors, oldest first: each later poll returns one.
 pub(crate) struct Deferred<M: Mode> {
     any: AtomicBool,
-    first: M::Lock<Option<Error>>,
+    errors: M::Lock<Kept>,
+}
+
+struct Kept {
+    queue: VecDeque<Error>,
+    dropped: u64,
 }
 
 impl<M: Mode> Deferred<M> {
     pub fn new() -> Self {
         Deferred {
             any: AtomicBool::new(false),
-            first: M::Lock::new(None),
+            errors: M::Lock::new(Kept {
+                queue: VecDeque::new(),
+                dropped: 0,
+            }),
         }
     }
 
-    /// Keep `e` for the next poll.
+    /// Keep `e` for a later poll.
     pub fn put(&self, e: Error) {
-        let mut first = self.first.lock();
-        if first.is_none() {
-            tracing::debug!("deferred to the next poll: {}", e.report());
-            *first = Some(e);
+        let mut k = self.errors.lock();
+        if k.queue.len() < KEPT {
+            tracing::debug!("deferred to a later poll: {}", e.report());
+            k.queue.push_back(e);
             self.any.store(true, Ordering::Release);
         } else {
-            tracing::warn!("further error before the next poll: {}", e.report());
+            k.dropped += 1;
+            tracing::warn!(
+                "more than {KEPT} errors wait for a poll; not kept: {}",
+                e.report()
+            );
         }
     }
 
-    /// The deferred error, if any (one atomic load when there is none).
+    /// The oldest deferred error, if any (one atomic load when there is
+    /// none).
     #[inline]
     pub fn take(&self) -> Option<Error> {
         if !self.any.load(Ordering::Acquire) {
             return None;
         }
-        // Flag and value change together under the lock.
-        let mut first = self.first.lock();
-        self.any.store(false, Ordering::Release);
-        first.take()
+        // Flag and queue change together under the lock.
+        let mut k = self.errors.lock();
+        let e = k.queue.pop_front();
+        if k.queue.is_empty() {
+            self.any.store(false, Ordering::Release);
+        }
+        e
+    }
+
+    /// How many errors were not kept (more than [`KEPT`] waited), and
+    /// zero from then on.
+    pub fn take_dropped(&self) -> u64 {
+        std::mem::take(&mut self.errors.lock().dropped)
     }
 }
 
@@ -72,9 +100,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Ok(()) => Ok(()),
             Err(e) if !e.is_fatal() => {
                 self.deferred.put(*e);
+                self.defer_further();
                 Ok(())
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                self.defer_further();
+                Err(e)
+            }
         }
     }
 }

@@ -66,6 +66,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         for set in 0..self.sets.len() {
             if let Err(e) = self.progress(set, Progress::Full) {
                 tracing::warn!("during exit: {}", e.report());
+                self.defer_further();
             }
         }
     }
@@ -262,24 +263,33 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(())
     }
 
-    /// An error deferred to the next poll that the exit overtook (this
-    /// rank's own exit, or a peer's seen first): a
-    /// protocol error (a peer's malformed AM, an AM for an unregistered
-    /// handler) is printed and fails this rank's exit; anything else (a
+    /// The errors deferred to later polls that the exit overtook (this
+    /// rank's own exit, or a peer's seen first): each protocol error (a
+    /// peer's malformed AM, an AM for an unregistered handler) is printed
+    /// and fails this rank's exit, as do errors not kept; anything else (a
     /// send to a peer that is leaving) is what exits bring, and is logged.
     #[cold]
     fn report_before_exit(&self) {
-        match self.deferred.take() {
-            Some(e @ Error::Am(_)) => {
-                gex_env::eprintln_whole!(
-                    "ofi-conduit (rank {}): {} (met before the job's exit; this rank exits with a failure code)",
-                    self.rank,
-                    e.report()
-                );
-                self.exit.failed.store(true, Ordering::Release);
+        while let Some(e) = self.deferred.take() {
+            match e {
+                Error::Am(_) => {
+                    gex_env::eprintln_whole!(
+                        "ofi-conduit (rank {}): {} (met before the job's exit; this rank exits with a failure code)",
+                        self.rank,
+                        e.report()
+                    );
+                    self.exit.failed.store(true, Ordering::Release);
+                }
+                e => tracing::debug!("at exit: {}", e.report()),
             }
-            Some(e) => tracing::debug!("at exit: {}", e.report()),
-            None => {}
+        }
+        let dropped = self.deferred.take_dropped();
+        if dropped > 0 {
+            gex_env::eprintln_whole!(
+                "ofi-conduit (rank {}): {dropped} more error(s) were met while 64 waited for a poll, and not kept (met before the job's exit; this rank exits with a failure code)",
+                self.rank
+            );
+            self.exit.failed.store(true, Ordering::Release);
         }
     }
 }

@@ -48,8 +48,15 @@ fn keep_err(first: &mut Option<Fault>, e: Fault) {
     if first.is_none() {
         *first = Some(e);
     } else {
-        tracing::debug!("further error in the same poll: {e}");
+        // Returned by a later poll: the round that returns `first` moves
+        // it to the deferred errors (`Core::progress`).
+        FURTHER.with(|f| f.borrow_mut().push(e));
     }
+}
+
+thread_local! {
+    /// Errors of this thread's current round of progress after its first.
+    static FURTHER: std::cell::RefCell<Vec<Fault>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 const FI_ECANCELED: i32 = ofi_sys::FI_ECANCELED as i32;
@@ -60,6 +67,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// whose thread is done still completes its sends and answers its
     /// peers. The TX queue is read at most once per round (the transport
     /// skips it while no post of the set owes a completion).
+    ///
+    /// A round that returns an error may have met more: its caller deals
+    /// with the one returned, then calls [`Core::defer_further`] for the
+    /// others (in that order, so later polls return them after it).
     #[inline]
     pub fn progress(&self, set: usize, what: Progress) -> Result<(), Fault> {
         let r = self.progress_set(set, what);
@@ -87,6 +98,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return first.map_or(Ok(()), Err);
         }
         r
+    }
+
+    /// The errors the last round on this thread met after the one it
+    /// returned, kept for later polls (nothing a poll meets is dropped).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn defer_further(&self) {
+        for e in FURTHER.with(|f| std::mem::take(&mut *f.borrow_mut())) {
+            self.deferred.put(*e);
+        }
     }
 
     #[inline(always)]
