@@ -16,8 +16,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // The same round may have met a peer's exit: the exit's report
             // looks at deferred errors.
             Err(e) if !e.is_fatal() && self.exiting() => {
-                self.deferred.put(*e);
-                self.defer_further();
+                self.defer_round(*e);
                 Ok(())
             }
             Err(e) => {

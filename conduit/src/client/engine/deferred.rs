@@ -92,6 +92,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         self.progress_deferring(set, wait).map_err(|e| *e)
     }
 
+    /// Keep a round's returned error `e`, then the others it met, for
+    /// later polls (in that order).
+    #[cold]
+    pub(crate) fn defer_round(&self, e: Error) {
+        self.deferred.put(e);
+        self.defer_further();
+    }
+
     /// `progress_within` for the spinning waits, with the error boxed (see
     /// [`Fault`]).
     #[inline(always)]
@@ -99,8 +107,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         match self.progress(set, wait) {
             Ok(()) => Ok(()),
             Err(e) if !e.is_fatal() => {
-                self.deferred.put(*e);
-                self.defer_further();
+                self.defer_round(*e);
                 Ok(())
             }
             Err(e) => {

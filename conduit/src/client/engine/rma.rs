@@ -193,8 +193,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     fn poll_after_posts(&self, set: usize) {
         self.sets[set].stats.rma_post_polls.add(1);
         if let Err(e) = self.progress(set, Progress::Replies) {
-            self.deferred.put(*e);
-            self.defer_further();
+            self.defer_round(*e);
         }
     }
 
