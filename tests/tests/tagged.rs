@@ -28,8 +28,11 @@ const STEPS: &[&str] = &[
 ];
 
 /// The truncation step's summary: 100 B, 1,000 B, 100,000 B and 4 MiB into 50,
-/// each arriving before and after its receive is posted.
-const TRUNCATION: &str = "cancel, truncation of 100 B to 4 MiB (";
+/// each arriving before and after its receive is posted, then synchronous
+/// sends into a wildcard receive (their senders released), on every
+/// provider that truncates without losing the connection.
+const TRUNCATION: &str =
+    "cancel, truncation of 100 B to 4 MiB, and of synchronous sends into a wildcard receive (";
 
 /// Matched probe's part of the summary where the provider can claim.
 const CLAIMED: &str = "probe/iprobe, matched probe (FI_CLAIM), ssend waited ";
