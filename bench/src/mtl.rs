@@ -8,6 +8,12 @@
 //! `mtl_ofi_verbose 1` makes each rank print the libfabric provider the MTL
 //! chose (`mtl:ofi:prov: tcp;ofi_rxm`); that line is required and its
 //! provider recorded.
+//!
+//! Over shm the ranks preload `bench/c/mtl_shm_caps.c` (built with `cc` at
+//! run time): Open MPI 4.1's MTL asks for FI_LOCAL_COMM | FI_REMOTE_COMM,
+//! which shm does not offer, and the shim takes those two bits out of the
+//! MTL's `fi_getinfo` request (nothing else). The command line in the
+//! report shows the `-x LD_PRELOAD=...` it adds.
 
 use crate::child::Guard;
 use crate::samples::{self, Sample};
@@ -17,6 +23,10 @@ use std::time::{Duration, Instant};
 
 /// The ping-pong's source.
 pub const SOURCE: &str = include_str!("../c/mtl_pingpong.c");
+/// The capability shim's source (preloaded over shm only).
+pub const SHM_SHIM: &str = include_str!("../c/mtl_shm_caps.c");
+/// The shim's file name.
+pub const SHM_SHIM_NAME: &str = "mtl_shm_caps.so";
 /// The packages that bring `mpicc` and `mpirun`.
 pub const PACKAGES: &str = "Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin";
 
@@ -28,11 +38,14 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The built program in a directory of its own, removed when dropped.
+/// The built program (and the shm shim) in a directory of its own,
+/// removed when dropped.
 #[derive(Debug)]
 pub struct Built {
     /// The executable.
     pub program: PathBuf,
+    /// The capability shim for shm ([`SHM_SHIM`]), once built.
+    pub shim: Option<PathBuf>,
     dir: PathBuf,
 }
 
@@ -55,6 +68,7 @@ pub fn build(explicit: Option<&Path>) -> Result<Built, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let built = Built {
         program: dir.join("mtl_pingpong"),
+        shim: None,
         dir,
     };
     let src = built.dir.join("mtl_pingpong.c");
@@ -75,6 +89,37 @@ pub fn build(explicit: Option<&Path>) -> Result<Built, String> {
         ));
     }
     Ok(built)
+}
+
+impl Built {
+    /// Compile [`SHM_SHIM`] with `cc -O2 -shared -fPIC` next to the program
+    /// (for a run over shm).
+    pub fn build_shim(&mut self) -> Result<PathBuf, String> {
+        let cc = find_on_path("cc").ok_or_else(|| {
+            "cc not found on PATH; the Open MPI baseline over shm preloads a shim built with it: install a C compiler (Debian/Ubuntu: apt-get install gcc), or leave the baseline out with --no-mtl".to_string()
+        })?;
+        let src = self.dir.join("mtl_shm_caps.c");
+        std::fs::write(&src, SHM_SHIM)
+            .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+        let so = self.dir.join(SHM_SHIM_NAME);
+        let out = Command::new(&cc)
+            .args(["-O2", "-shared", "-fPIC", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .arg("-ldl")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", cc.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} -O2 -shared -fPIC failed ({}): {}",
+                cc.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        self.shim = Some(so.clone());
+        Ok(so)
+    }
 }
 
 /// `mpirun` (`explicit`, or found on `PATH`) and its version line; an error
@@ -147,6 +192,9 @@ pub struct Mtl {
     pub include: String,
     /// Environment of mpirun and, by `-x`, of both ranks.
     pub env: Vec<(String, String)>,
+    /// A library the ranks preload (`-x LD_PRELOAD=...`; not mpirun):
+    /// the capability shim over shm.
+    pub preload: Option<PathBuf>,
 }
 
 /// Why a run gave no figures.
@@ -180,7 +228,8 @@ pub struct MtlRun {
 impl Mtl {
     /// The run for the conduit's provider (as libfabric names it: `shm`,
     /// `tcp;ofi_rxm`, ...): the same core provider, over the loopback
-    /// interface for the IP ones (as `fi_pingpong`).
+    /// interface for the IP ones (as `fi_pingpong`). Over shm, set
+    /// [`Mtl::preload`] to the shim ([`Built::build_shim`]).
     pub fn for_provider(mpirun: &Path, program: &Path, provider: &str) -> Mtl {
         let base = provider.split(';').next().unwrap_or(provider).to_string();
         let env = match base.as_str() {
@@ -193,6 +242,7 @@ impl Mtl {
             program: program.to_path_buf(),
             include: base,
             env,
+            preload: None,
         }
     }
 
@@ -221,6 +271,9 @@ impl Mtl {
         .to_vec();
         for (k, _) in &self.env {
             a.extend(["-x".to_string(), k.clone()]);
+        }
+        if let Some(p) = &self.preload {
+            a.extend(["-x".to_string(), format!("LD_PRELOAD={}", p.display())]);
         }
         a
     }
@@ -305,7 +358,7 @@ pub fn diagnose(include: &str, stderr: &str, status: &str) -> RunError {
         || stderr.contains("PML cm cannot be selected")
     {
         let why = if include == "shm" {
-            "Open MPI 4.1's OFI MTL asks fi_getinfo for FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV, and libfabric's shm provider does not offer FI_REMOTE_COMM (FI_LOG_LEVEL=info shows \"shm: Unsupported capabilities\"), so the MTL cannot run over shm"
+            "Open MPI 4.1's OFI MTL asks fi_getinfo for FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV, and libfabric's shm provider does not offer FI_REMOTE_COMM (FI_LOG_LEVEL=info shows \"shm: Unsupported capabilities\"); without the preloaded capability shim (mtl_shm_caps.so) the MTL cannot run over shm, and with it this libfabric still offered nothing"
         } else {
             "run it with FI_LOG_LEVEL=info to see why libfabric offered none"
         };
@@ -376,9 +429,31 @@ mod test {
         ] {
             assert!(d.contains(want), "{want:?} not in {d}");
         }
-        assert_eq!(
-            Mtl::for_provider(Path::new("r"), Path::new("p"), "shm").include,
-            "shm"
+        assert!(!d.contains("LD_PRELOAD"), "{d}");
+        let mut shm = Mtl::for_provider(Path::new("r"), Path::new("p"), "shm");
+        assert_eq!(shm.include, "shm");
+        shm.preload = Some(PathBuf::from("/t/mtl_shm_caps.so"));
+        let d = shm.describe(&args);
+        assert!(
+            d.contains("--mca mtl_ofi_provider_include shm --mca mtl_ofi_verbose 1 -x LD_PRELOAD=/t/mtl_shm_caps.so mtl_pingpong -s "),
+            "{d}"
         );
+    }
+
+    /// The shim compiles where the machine has `cc` (as the benchmark
+    /// needs it to over shm) and exports `fi_getinfo`.
+    #[test]
+    fn the_shim_builds() {
+        let dir = std::env::temp_dir().join(format!("gex-bench-shim-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut b = Built {
+            program: dir.join("unused"),
+            shim: None,
+            dir,
+        };
+        let so = b.build_shim().expect("cc builds the shim (install gcc)");
+        assert_eq!(b.shim.as_deref(), Some(so.as_path()));
+        let bytes = std::fs::read(&so).unwrap();
+        assert!(bytes.windows(10).any(|w| w == b"fi_getinfo"));
     }
 }

@@ -130,8 +130,11 @@ impl Tagged {
         };
         if b.rank0() && !b.o.no_mtl {
             let (mpirun, version) = mtl::find_mpirun(b.o.mpirun.as_deref()).map_err(fail)?;
-            let built = mtl::build(b.o.mpicc.as_deref()).map_err(fail)?;
-            let m = Mtl::for_provider(&mpirun, &built.program, provider);
+            let mut built = mtl::build(b.o.mpicc.as_deref()).map_err(fail)?;
+            let mut m = Mtl::for_provider(&mpirun, &built.program, provider);
+            if m.include == "shm" {
+                m.preload = Some(built.build_shim().map_err(fail)?);
+            }
             t.mtl_how = m.describe(&mtl_args(b.o));
             t.mpi_version = Some(version);
             t.mtl = Some(m);
