@@ -113,11 +113,20 @@ fn check_wait_flags(call: &str, flags: c_int) {
     }
 }
 
+/// A handler's barrier call is wrong whatever the barrier's phase: said
+/// before any phase check.
+fn not_in_handler(call: &str) {
+    if conduit::client::in_handler() {
+        failed(call, &Error::InHandler("a barrier call"));
+    }
+}
+
 /// `gasnet_barrier_notify`: start a barrier, named with `id` unless
 /// `flags` says anonymous.
 #[no_mangle]
 pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
     const CALL: &str = "gasnet_barrier_notify";
+    not_in_handler(CALL);
     let a = api(CALL);
     check_notify_flags(CALL, flags);
     if a.legacy.get().is_some() {
@@ -136,6 +145,7 @@ pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
 /// the notify's (GASNet allows that since 1.20): they are checked against
 /// the barrier's outcome ([`outcome`]).
 fn check_phase(call: &str, flags: c_int) {
+    not_in_handler(call);
     let a = api(call);
     check_wait_flags(call, flags);
     if a.legacy.get().is_none() {

@@ -87,6 +87,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("barrier-force-mismatch", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_notify(): flags=0xADDR: GASNET_BARRIERFLAG_MISMATCH (forcing a mismatch) is not supported by this library; accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"),
     ("coll-barrier-in-legacy", 1, "*** FATAL ERROR (proc 0): in gex_Coll_BarrierNB(): a GASNet-1 barrier is in progress (gasnet_barrier_notify without its wait): GASNet-EX collectives over the primordial team must not overlap it"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
+    ("barrier-try-in-handler", 1, "*** FATAL ERROR (proc 1): in gasnet_barrier_try(): a barrier call is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("wrong-nargs", 1, "*** FATAL ERROR (proc 1): in gasnet_AMPoll(): received a short request with 1 argument from rank 0 for handler index 201, which is registered as a short request with 2 arguments"),
 ];
 

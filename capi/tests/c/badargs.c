@@ -14,6 +14,7 @@ static void keep_token(gex_Token_t t) { saved = t; }
 static void nop(gex_Token_t t) { (void)t; }
 static gex_TM_t the_tm;
 static void requests(gex_Token_t t) { (void)t; gex_AM_RequestShort0(the_tm, 0, 201, 0); }
+static void tries_barrier(gex_Token_t t) { (void)t; gasnet_barrier_try(0, GASNET_BARRIERFLAG_ANONYMOUS); }
 
 static void *other_thread(void *arg) { (void)arg; printf("%u\n", (unsigned)gex_System_QueryJobRank()); return NULL; }
 static void report(const char *what, int rc) { printf("badargs: %s returned %s\n", what, gasnet_ErrorName(rc)); fflush(stdout); }
@@ -28,10 +29,11 @@ int main(int argc, char **argv) {
     gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm);
     if (gex_Segment_Attach(&seg, tm, 65536) != GASNET_OK) return 1;
     the_tm = tm;
-    gex_AM_Entry_t ok[3] = {{200, keep_token, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "keep"},
+    gex_AM_Entry_t ok[4] = {{200, keep_token, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "keep"},
                             {201, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 2, NULL, "nop"},
-                            {202, requests, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "requests"}};
-    if (gex_EP_RegisterHandlers(ep, ok, 3) != GASNET_OK) return 1;
+                            {202, requests, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "requests"},
+                            {203, tries_barrier, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "tries_barrier"}};
+    if (gex_EP_RegisterHandlers(ep, ok, 4) != GASNET_OK) return 1;
     gex_Coll_BarrierBlocking(tm, 0);
     void *peer; uintptr_t psize;
     gex_EP_QueryBoundSegmentNB(tm, (me + 1) % n, &peer, NULL, &psize, 0);
@@ -196,6 +198,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(mode, "legacy-msgsource")) {
             gasnet_node_t src;
             gasnet_AMGetMsgSource(NULL, &src);
+        } else if (!strcmp(mode, "barrier-try-in-handler")) {
+            gex_AM_RequestShort0(tm, (me + 1) % n, 203, 0);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else if (!strcmp(mode, "barrier-force-mismatch")) {

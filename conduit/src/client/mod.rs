@@ -93,6 +93,14 @@ use crate::transport::Transport;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::Ordering;
 
+/// Whether the calling thread is running an AM handler now. The calls
+/// that poll, block or send requests (barriers, RMA, requests, polls)
+/// refuse there with [`Error::InHandler`], as GASNet-EX forbids them in
+/// handlers; a layer above (the C API) can ask first to name its own call.
+pub fn in_handler() -> bool {
+    engine::in_handler()
+}
+
 /// A rank's handle on the job, in threading mode `M`, with handler state
 /// `S`, over transport `T`. Use the aliases [`Client`] and [`ParClient`].
 pub struct ClientOf<M: Mode, S, T: Transport> {

@@ -42,6 +42,30 @@ fn a_malformed_am_overtaken_by_a_peers_exit_fails_the_job() {
     }
 }
 
+/// 70 malformed AMs met inside a barrier, then the peer's exit: the 64
+/// errors kept for later polls are printed, then how many were not kept,
+/// and the job fails.
+#[test]
+fn errors_beyond_the_64_kept_are_counted_at_exit() {
+    let _g = serial();
+    let line = "ofi-conduit (rank 1): received a short request with 1 argument from rank 0 for \
+                handler index 211, which is registered as a short request with 2 arguments (met \
+                before the job's exit; this rank exits with a failure code)";
+    for p in PROVIDERS {
+        let r = run(2, &["exit", "malformed-flood", "0"], p, &[], 120);
+        assert_eq!(r.code, Some(1), "{p}: {}\n{}", r.stdout, r.stderr);
+        let kept = r.stderr.lines().filter(|l| *l == line).count();
+        assert_eq!(kept, 64, "{p}: {}", r.stderr);
+        assert!(
+            r.stderr.lines().any(|l| l
+                == "ofi-conduit (rank 1): 6 more error(s) were met while 64 waited for a poll, \
+                    and not kept (met before the job's exit; this rank exits with a failure code)"),
+            "{p}: {}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn bad_input_is_refused_with_clear_errors() {
     let _g = serial();

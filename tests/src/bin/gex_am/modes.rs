@@ -13,17 +13,20 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
     c.register(211, Handler::request_short(2, |_, _| {}))?;
     let me = c.rank();
     c.barrier()?;
-    if how == "malformed" && c.size() > 1 {
+    if (how == "malformed" || how == "malformed-flood") && c.size() > 1 {
         // Rank 0 sends rank 1 a Short with one argument for a handler of
-        // two, which rank 1 meets inside the barrier (the error waits for
-        // rank 1's next poll); rank 0 then exits at once, while rank 1
+        // two (70 of them for `malformed-flood`: more than the 64 errors
+        // kept for later polls), which rank 1 meets inside the barrier
+        // (the errors wait for rank 1's next poll); rank 0 then exits at once, while rank 1
         // waits in a second barrier that rank 0 never joins: the exit
         // always overtakes the deferred error. This relies on rank 1
         // meeting the Short before rank 0's exit message: the providers the
         // test runs this mode on (shm, tcp;ofi_rxm) deliver one sender's
         // messages in order, though the conduit does not ask for it.
         if me == 0 {
-            c.request_short(1, 211, &[7])?;
+            for _ in 0..if how == "malformed" { 1 } else { 70 } {
+                c.request_short(1, 211, &[7])?;
+            }
             c.barrier()?;
             c.exit(code)
         }
@@ -56,7 +59,7 @@ pub(crate) fn exit_mode(c: &Client, how: &str, code: i32) -> Fallible<String> {
             c.barrier()?;
             return Ok("return".into());
         }
-        "rank0" | "rank1" | "handler" | "after-pause" | "malformed" => {}
+        "rank0" | "rank1" | "handler" | "after-pause" | "malformed" | "malformed-flood" => {}
         _ => return Err(fail(format!("unknown exit mode {how}"))),
     }
     // Everyone else waits for the exit to reach them.
