@@ -3,13 +3,15 @@
 //! call or scope (normal return, an error met during a wait, a post
 //! failing part-way through a split transfer, a failure while the scope
 //! finishes, a panic inside the scope, a handler's panic while the scope
-//! finishes) no transfer is left that could still read or write the
-//! caller's buffer.
+//! finishes, an owned buffer's handle dropped) no transfer is left that
+//! could still read or write the caller's buffer.
 
 mod sim;
 
 #[path = "sim_rma/errors.rs"]
 mod errors;
+#[path = "sim_rma/owned.rs"]
+mod owned;
 #[path = "sim_rma/panics.rs"]
 mod panics;
 #[path = "sim_rma/paths.rs"]

@@ -37,6 +37,28 @@ fn every_form_and_size_with_every_put_path() {
     }
 }
 
+/// Owned-buffer NB puts and gets (handles queued, waited, tested or
+/// dropped) over each provider, with the shared-memory path on (the
+/// default on one host: copies) and off (the provider moves the bytes).
+#[test]
+fn owned_buffer_transfers_over_each_provider() {
+    let _g = serial();
+    for p in ["shm", "tcp", "sockets"] {
+        for vars in [&[][..], &[("GASNET_SUPERNODE_MAXSIZE", "1")][..]] {
+            let r = run(4, &["owned"], p, vars, 120);
+            assert_eq!(r.code, Some(0), "{p} {vars:?}: {}\n{}", r.stdout, r.stderr);
+            assert!(
+                r.stdout.contains(
+                    "gex-rma owned: ok: 5 owned puts (2 completed by their drop) and 10 owned gets \
+                     (2 tested to completion) of 8 B..1 MiB+3 checked"
+                ),
+                "{p} {vars:?}: {}",
+                r.stdout
+            );
+        }
+    }
+}
+
 /// sockets passes every RMA step. udp;ofi_rxd is not run here: with
 /// libfabric 1.17 it reports some writes complete before their data is in
 /// place (a get issued after the sync reads old bytes) in about one 4-rank

@@ -161,6 +161,33 @@ macro_rules! communication_api {
                 engine::not_in_handler("rma_scope")?;
                 scope::run(self.core(), self.set(), f)
             }
+
+            /// Non-blocking put of `src` to `offset` of `rank`'s segment,
+            /// outside any scope: the handle owns `src` until the put is
+            /// complete ([`OwnedRma`]: `wait` hands it back, a drop waits).
+            /// Errors as for [`RmaScope::put_nb_deferred`] (nothing is sent
+            /// then).
+            pub fn put_nb_owned(
+                &self,
+                rank: usize,
+                offset: usize,
+                src: Vec<u8>,
+            ) -> Result<OwnedRma<'_, M, S, T>, Error> {
+                OwnedRma::start(self.core(), self.set(), rank, offset, src, false)
+            }
+
+            /// Non-blocking get of `dst.len()` bytes at `offset` of `rank`'s
+            /// segment into `dst`, outside any scope: the handle owns `dst`
+            /// until the get is complete, and `wait` hands it back filled
+            /// ([`OwnedRma`]).
+            pub fn get_nb_owned(
+                &self,
+                rank: usize,
+                offset: usize,
+                dst: Vec<u8>,
+            ) -> Result<OwnedRma<'_, M, S, T>, Error> {
+                OwnedRma::start(self.core(), self.set(), rank, offset, dst, true)
+            }
         }
     };
 }

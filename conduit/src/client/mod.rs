@@ -54,6 +54,7 @@ mod handlers;
 mod init;
 mod memory;
 mod neighbourhood;
+mod owned;
 mod payload;
 mod raw;
 mod scope;
@@ -70,6 +71,7 @@ pub use atomic::{AtomicDomain, AtomicImpl, AtomicOp, AtomicType, AtomicValue, Op
 pub use error::{Error, RmaError};
 pub use init::{Options, MAX_ENDPOINT_SETS};
 pub use memory::MemoryUse;
+pub use owned::OwnedRma;
 pub use payload::Payload;
 pub use raw::{RawLocal, RawOp};
 pub use rma::plan::SegmentInfo;

@@ -12,6 +12,8 @@
 //! * `bad`: out-of-segment, overflowing and negative (wrapped) offsets are
 //!   refused and nothing is written (remote ranges, and a get's destination
 //!   in the own segment).
+//! * `owned`: non-blocking puts and gets with owned buffers, their handles
+//!   queued across calls; waited, tested or dropped; data checked.
 //! * `attach <bytes>`: attach a segment of that size and report.
 //! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
 //!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
@@ -31,6 +33,8 @@ mod all;
 mod bad;
 #[path = "gex_rma/memory.rs"]
 mod memory;
+#[path = "gex_rma/owned.rs"]
+mod owned;
 #[path = "gex_rma/steps.rs"]
 mod steps;
 #[path = "gex_rma/storm.rs"]
@@ -38,6 +42,7 @@ mod storm;
 use all::all;
 use bad::bad;
 use memory::memory;
+use owned::owned;
 
 const SEG: usize = 16 << 20;
 /// Each step writes into the peer's segment at an odd offset below this.
@@ -71,6 +76,10 @@ fn main() {
         "all" => all(&c),
         "bad" => bad(&c),
         "memory" => memory(&c),
+        "owned" => c
+            .attach_segment(SEG)
+            .map_err(Into::into)
+            .and_then(|()| owned(&c)),
         "attach" | "attach-hang" => {
             let r = tests::program::count_arg(&args, 2, 1 << 20).and_then(|bytes| {
                 c.attach_segment(bytes)
