@@ -71,24 +71,53 @@ pub fn build(explicit: Option<&Path>) -> Result<Built, String> {
         shim: None,
         dir,
     };
-    let src = built.dir.join("mtl_pingpong.c");
-    std::fs::write(&src, SOURCE).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
-    let out = Command::new(&mpicc)
-        .arg("-O2")
+    compile(
+        &mpicc,
+        &built.dir,
+        "mtl_pingpong.c",
+        SOURCE,
+        &["-O2"],
+        &built.program,
+        &[],
+        PACKAGES,
+    )?;
+    Ok(built)
+}
+
+/// Write `source` as `dir/name` and compile it with `cc FLAGS -o out SRC
+/// LIBS`; errors name the compiler, its status and its messages (`install`
+/// says what brings the compiler).
+#[allow(clippy::too_many_arguments)]
+fn compile(
+    cc: &Path,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    out: &Path,
+    libs: &[&str],
+    install: &str,
+) -> Result<(), String> {
+    let src = dir.join(name);
+    std::fs::write(&src, source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    let run = Command::new(cc)
+        .args(flags)
         .arg("-o")
-        .arg(&built.program)
+        .arg(out)
         .arg(&src)
+        .args(libs)
         .output()
-        .map_err(|e| format!("cannot run {}: {e} ({PACKAGES})", mpicc.display()))?;
-    if !out.status.success() {
+        .map_err(|e| format!("cannot run {}: {e} ({install})", cc.display()))?;
+    if !run.status.success() {
         return Err(format!(
-            "{} -O2 failed ({}): {}",
-            mpicc.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            "{} {} failed ({}): {}",
+            cc.display(),
+            flags.join(" "),
+            run.status,
+            String::from_utf8_lossy(&run.stderr).trim()
         ));
     }
-    Ok(built)
+    Ok(())
 }
 
 impl Built {
@@ -98,25 +127,17 @@ impl Built {
         let cc = find_on_path("cc").ok_or_else(|| {
             "cc not found on PATH; the Open MPI baseline over shm preloads a shim built with it: install a C compiler (Debian/Ubuntu: apt-get install gcc), or leave the baseline out with --no-mtl".to_string()
         })?;
-        let src = self.dir.join("mtl_shm_caps.c");
-        std::fs::write(&src, SHM_SHIM)
-            .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
         let so = self.dir.join(SHM_SHIM_NAME);
-        let out = Command::new(&cc)
-            .args(["-O2", "-shared", "-fPIC", "-o"])
-            .arg(&so)
-            .arg(&src)
-            .arg("-ldl")
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", cc.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{} -O2 -shared -fPIC failed ({}): {}",
-                cc.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+        compile(
+            &cc,
+            &self.dir,
+            "mtl_shm_caps.c",
+            SHM_SHIM,
+            &["-O2", "-shared", "-fPIC"],
+            &so,
+            &["-ldl"],
+            "Debian/Ubuntu: apt-get install gcc",
+        )?;
         self.shim = Some(so.clone());
         Ok(so)
     }
