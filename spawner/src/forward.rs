@@ -4,7 +4,9 @@
 //!
 //! A piece ends at a newline, or at a carriage return (a progress line
 //! redrawn in place reaches the user as it is drawn, not when the rank
-//! ends), or after [`MAX_PIECE`] bytes of a longer line (the launcher's
+//! ends; a carriage return followed by its newline in the same read, as
+//! ssh ends its messages, stays one piece, so no other line lands between
+//! the two), or after [`MAX_PIECE`] bytes of a longer line (the launcher's
 //! memory stays bounded when a rank writes without newlines). Each piece
 //! starts with the rank's tag (`[rank] ` under `-v`) when there is one. At
 //! the end a last line without a newline gets one, so it cannot run into
@@ -40,7 +42,10 @@ impl Splitter {
             let room = (self.tag.len() + MAX_PIECE).saturating_sub(self.piece.len());
             let look = &data[..data.len().min(room)];
             match look.iter().position(|&b| b == b'\n' || b == b'\r') {
-                Some(i) => {
+                Some(mut i) => {
+                    if look[i] == b'\r' && data.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
                     self.piece.extend_from_slice(&data[..=i]);
                     data = &data[i + 1..];
                     self.emit(out);
@@ -114,6 +119,23 @@ mod tests {
         assert_eq!(
             pieces("", &[b"10%\r20%\r", b"30%"], false),
             vec![b"10%\r".to_vec(), b"20%\r".to_vec()]
+        );
+    }
+
+    /// ssh ends its own messages with "\r\n": one piece, or the
+    /// launcher's line written between the two would run into ssh's.
+    #[test]
+    fn a_carriage_return_and_its_newline_are_one_piece() {
+        assert_eq!(
+            pieces(
+                "",
+                &[b"Connection timed out during banner exchange\r\nConnection to h timed out\r\n"],
+                false
+            ),
+            vec![
+                b"Connection timed out during banner exchange\r\n".to_vec(),
+                b"Connection to h timed out\r\n".to_vec()
+            ]
         );
     }
 
