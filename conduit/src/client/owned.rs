@@ -53,7 +53,7 @@ pub struct OwnedRma<'c, M: Mode, S, T: Transport> {
     /// `None` once complete and retired (or for zero bytes, or a transfer
     /// done at once through shared memory).
     op: Option<OpId>,
-    what: &'static str,
+    get: bool,
     rank: usize,
     /// `Some` until [`OwnedRma::wait`] hands it back.
     buf: Option<Vec<u8>>,
@@ -62,7 +62,7 @@ pub struct OwnedRma<'c, M: Mode, S, T: Transport> {
 impl<M: Mode, S, T: Transport> std::fmt::Debug for OwnedRma<'_, M, S, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedRma")
-            .field("what", &self.what)
+            .field("get", &self.get)
             .field("rank", &self.rank)
             .field("len", &self.buf.as_ref().map_or(0, Vec::len))
             .field("in_flight", &self.op.is_some())
@@ -104,7 +104,7 @@ impl<'c, M: Mode, S, T: Transport> OwnedRma<'c, M, S, T> {
             core,
             set,
             op,
-            what: if get { "get" } else { "put" },
+            get,
             rank,
             buf: Some(buf),
         })
@@ -132,17 +132,15 @@ impl<'c, M: Mode, S, T: Transport> OwnedRma<'c, M, S, T> {
     pub fn wait(mut self) -> Result<Vec<u8>, Error> {
         super::engine::not_in_handler("OwnedRma::wait")?;
         if let Some(op) = self.op.take() {
-            let dir = if self.what == "get" { "from" } else { "to" };
+            let (what, dir) = if self.get {
+                ("get", "from")
+            } else {
+                ("put", "to")
+            };
             // Returns only once the operation is over (aborting if it can
             // no longer complete), so the buffer is free afterwards.
-            self.core.wait_op(
-                self.set,
-                Some(op),
-                Progress::Full,
-                self.what,
-                dir,
-                self.rank,
-            )?;
+            self.core
+                .wait_op(self.set, Some(op), Progress::Full, what, dir, self.rank)?;
         }
         self.core.exit_if_requested()?;
         Ok(self.buf.take().expect("the buffer is handed back once"))
@@ -155,7 +153,6 @@ impl<M: Mode, S, T: Transport> Drop for OwnedRma<'_, M, S, T> {
     fn drop(&mut self) {
         if let Some(op) = self.op.take() {
             self.core.drain(self.set, op);
-            self.core.sets[self.set].ops.lock().retire(op);
         }
     }
 }

@@ -102,7 +102,6 @@ impl<M: Mode, S, T: Transport> Drop for RmaScope<'_, '_, M, S, T> {
     fn drop(&mut self) {
         for t in std::mem::take(&mut self.started) {
             self.core.drain(self.set, t.op);
-            self.core.sets[self.set].ops.lock().retire(t.op);
         }
     }
 }

@@ -102,7 +102,6 @@ impl<M: Mode, T: Transport, S> Drop for InFlight<'_, M, T, S> {
             .cancel_transfers(self.op, self.unposted, why);
         self.core.give_bbufs(rel.bbufs);
         self.core.drain(self.set, self.op);
-        self.core.sets[self.set].ops.lock().retire(self.op);
     }
 }
 
@@ -293,15 +292,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
-    /// Progress until `op`'s transfers are all over; errors from progress
-    /// wait for the next poll (the caller reports its own), a fatal one
-    /// aborts.
+    /// Progress until `op`'s transfers are all over, then free its slot
+    /// without reporting its outcome (what a drop does: a guard, a scope,
+    /// an owned handle); errors from progress wait for the next poll, a
+    /// fatal one aborts.
     pub fn drain(&self, set: usize, op: OpId) {
         while self.sets[set].ops.lock().running(op) {
             if let Err(e) = self.progress_deferring(set, Progress::Full) {
                 abort_in_flight(self.rank, &e);
             }
         }
+        self.sets[set].ops.lock().retire(op);
     }
 
     /// Wait for `op` (if any) and free its slot. Returns the operation's
