@@ -294,5 +294,66 @@ void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes) {
 #define gasnet_memset_nb(node, dest, val, nbytes) (gasnet_memset(node, dest, val, nbytes), GASNET_INVALID_HANDLE)
 #define gasnet_memset_nbi(node, dest, val, nbytes) gasnet_memset(node, dest, val, nbytes)
 
+/* ---- GASNet-1's VIS: vector, indexed and strided transfers ----------------
+ * GASNet-1 declares these in gasnet_vis.h; here they are with the rest of
+ * GASNet-1 (gasnet_vis.h includes gasnetex.h only), over the gex_VIS_*
+ * calls on the primordial team, as GASNet-EX's legacy layer does. Every
+ * form completes before it returns (gex_VIS_* in this library do), so an
+ * _nb_bulk handle is GASNET_INVALID_HANDLE and an _nbi_bulk leaves
+ * nothing for gasnet_wait_syncnbi_*. Errors name the gex_VIS_* call. */
+typedef struct {
+    void *addr;
+    size_t len;
+} gasnet_memvec_t; /* the layout of gex_Memvec_t */
+
+#define GASNETC_MEMVEC(l) ((const gex_Memvec_t *)(const void *)(l))
+#define gasnet_putv_bulk(node, dstcount, dstlist, srccount, srclist) \
+    ((void)gex_VIS_VectorPutBlocking(GASNETC_TM1, node, dstcount, GASNETC_MEMVEC(dstlist), srccount, GASNETC_MEMVEC(srclist), 0))
+#define gasnet_putv_nb_bulk(node, dstcount, dstlist, srccount, srclist) \
+    gex_VIS_VectorPutNB(GASNETC_TM1, node, dstcount, GASNETC_MEMVEC(dstlist), srccount, GASNETC_MEMVEC(srclist), 0)
+#define gasnet_putv_nbi_bulk(node, dstcount, dstlist, srccount, srclist) \
+    ((void)gex_VIS_VectorPutNBI(GASNETC_TM1, node, dstcount, GASNETC_MEMVEC(dstlist), srccount, GASNETC_MEMVEC(srclist), 0))
+#define gasnet_getv_bulk(dstcount, dstlist, node, srccount, srclist) \
+    ((void)gex_VIS_VectorGetBlocking(GASNETC_TM1, dstcount, GASNETC_MEMVEC(dstlist), node, srccount, GASNETC_MEMVEC(srclist), 0))
+#define gasnet_getv_nb_bulk(dstcount, dstlist, node, srccount, srclist) \
+    gex_VIS_VectorGetNB(GASNETC_TM1, dstcount, GASNETC_MEMVEC(dstlist), node, srccount, GASNETC_MEMVEC(srclist), 0)
+#define gasnet_getv_nbi_bulk(dstcount, dstlist, node, srccount, srclist) \
+    ((void)gex_VIS_VectorGetNBI(GASNETC_TM1, dstcount, GASNETC_MEMVEC(dstlist), node, srccount, GASNETC_MEMVEC(srclist), 0))
+
+#define gasnet_puti_bulk(node, dstcount, dstlist, dstlen, srccount, srclist, srclen) \
+    ((void)gex_VIS_IndexedPutBlocking(GASNETC_TM1, node, dstcount, dstlist, dstlen, srccount, srclist, srclen, 0))
+#define gasnet_puti_nb_bulk(node, dstcount, dstlist, dstlen, srccount, srclist, srclen) \
+    gex_VIS_IndexedPutNB(GASNETC_TM1, node, dstcount, dstlist, dstlen, srccount, srclist, srclen, 0)
+#define gasnet_puti_nbi_bulk(node, dstcount, dstlist, dstlen, srccount, srclist, srclen) \
+    ((void)gex_VIS_IndexedPutNBI(GASNETC_TM1, node, dstcount, dstlist, dstlen, srccount, srclist, srclen, 0))
+#define gasnet_geti_bulk(dstcount, dstlist, dstlen, node, srccount, srclist, srclen) \
+    ((void)gex_VIS_IndexedGetBlocking(GASNETC_TM1, dstcount, dstlist, dstlen, node, srccount, srclist, srclen, 0))
+#define gasnet_geti_nb_bulk(dstcount, dstlist, dstlen, node, srccount, srclist, srclen) \
+    gex_VIS_IndexedGetNB(GASNETC_TM1, dstcount, dstlist, dstlen, node, srccount, srclist, srclen, 0)
+#define gasnet_geti_nbi_bulk(dstcount, dstlist, dstlen, node, srccount, srclist, srclen) \
+    ((void)gex_VIS_IndexedGetNBI(GASNETC_TM1, dstcount, dstlist, dstlen, node, srccount, srclist, srclen, 0))
+
+/* Strided: GASNet-1's count[0] is the contiguous chunk in bytes and
+ * count[1..stridelevels] the chunks per level; GASNet-EX moves count[0]
+ * to elemsz and the rest down (its specification's conversion), which
+ * gasnetc_VIS_Strided1 does before the gex_VIS_Strided* transfer. put: 1
+ * or 0; form: 0 NB, 1 NBI, 2 Blocking (errors name the GASNet-1 call). */
+extern gasnet_handle_t gasnetc_VIS_Strided1(int put, int form, gasnet_node_t node, void *dstaddr,
+                                            const size_t dststrides[], void *srcaddr,
+                                            const size_t srcstrides[], const size_t count[],
+                                            size_t stridelevels);
+#define gasnet_puts_bulk(node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels) \
+    ((void)gasnetc_VIS_Strided1(1, 2, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels))
+#define gasnet_puts_nb_bulk(node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels) \
+    gasnetc_VIS_Strided1(1, 0, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels)
+#define gasnet_puts_nbi_bulk(node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels) \
+    ((void)gasnetc_VIS_Strided1(1, 1, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels))
+#define gasnet_gets_bulk(dstaddr, dststrides, node, srcaddr, srcstrides, count, stridelevels) \
+    ((void)gasnetc_VIS_Strided1(0, 2, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels))
+#define gasnet_gets_nb_bulk(dstaddr, dststrides, node, srcaddr, srcstrides, count, stridelevels) \
+    gasnetc_VIS_Strided1(0, 0, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels)
+#define gasnet_gets_nbi_bulk(dstaddr, dststrides, node, srcaddr, srcstrides, count, stridelevels) \
+    ((void)gasnetc_VIS_Strided1(0, 1, node, dstaddr, dststrides, srcaddr, srcstrides, count, stridelevels))
+
 GASNETT_END_EXTERNC
 #endif

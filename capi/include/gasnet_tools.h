@@ -128,6 +128,32 @@ extern gasnett_sighandlerfn_t gasnett_reghandler(int sigtocatch, gasnett_sighand
 extern int gasnett_verboseenv(void);
 extern const char *gasnett_performance_warning_str(void);
 
+/* ---- VIS metadata as text (GASNet's formatting tools) ---------------------------
+ * Each writes at most its _bufsz bytes (NUL included) into buf; list is a
+ * gasnet_memvec_t or gex_Memvec_t array; count[] of a strided transfer has
+ * stridelevels+1 entries (GASNet-1's, the first in bytes). pstats is not
+ * written (pass NULL). */
+typedef struct {
+    size_t minsz, maxsz;
+    uintptr_t totalsz;
+    void *minaddr, *maxaddr;
+} gasnett_memveclist_stats_t;
+typedef struct {
+    void *minaddr, *maxaddr;
+} gasnett_addrlist_stats_t;
+extern size_t gasnett_format_memveclist_bufsz(size_t count);
+extern gasnett_memveclist_stats_t gasnett_format_memveclist(char *buf, size_t count, const void *list);
+extern size_t gasnett_format_addrlist_bufsz(size_t count);
+extern gasnett_addrlist_stats_t gasnett_format_addrlist(char *buf, size_t count, void *const *list,
+                                                        size_t len);
+extern size_t gasnett_format_strides_bufsz(size_t count);
+extern void gasnett_format_strides(char *buf, size_t count, const size_t *list);
+extern size_t gasnett_format_putsgets_bufsz(size_t stridelevels);
+extern size_t gasnett_format_putsgets(char *buf, void *pstats, uint32_t node, void *dstaddr,
+                                      const size_t dststrides[], void *srcaddr,
+                                      const size_t srcstrides[], const size_t count[],
+                                      size_t stridelevels);
+
 GASNETT_END_EXTERNC
 
 #endif /* GASNET_TOOLS_H */

@@ -295,3 +295,75 @@ forms!(gex_VIS_StridedGetNB, gex_VIS_StridedGetNBI, gex_VIS_StridedGetBlocking, 
      srcaddr: *mut c_void, srcstrides: *const isize, elemsz: usize, count: *const usize,
      stridelevels: usize),
     false, (tm, srcrank, dstaddr, dststrides, srcaddr, srcstrides, elemsz, count, stridelevels));
+
+/// GASNet-1's strided calls (`gasnet_{put,get}s_{bulk,nb_bulk,nbi_bulk}`,
+/// macros in gasnet.h): `count` has `stridelevels + 1` entries, the first
+/// the contiguous chunk in bytes. GASNet-EX's conversion: `count[0]`
+/// becomes `elemsz` and the rest slide down. `put` 1 or 0; `form` 0 NB,
+/// 1 NBI, 2 Blocking. Completes before it returns (`GEX_EVENT_INVALID`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn gasnetc_VIS_Strided1(
+    put: c_int,
+    form: c_int,
+    node: gex_Rank_t,
+    dstaddr: *mut c_void,
+    dststrides: *const usize,
+    srcaddr: *mut c_void,
+    srcstrides: *const usize,
+    count: *const usize,
+    stridelevels: usize,
+) -> Handle {
+    let put = put != 0;
+    let call = match (put, form) {
+        (true, 0) => "gasnet_puts_nb_bulk",
+        (true, 1) => "gasnet_puts_nbi_bulk",
+        (true, _) => "gasnet_puts_bulk",
+        (false, 0) => "gasnet_gets_nb_bulk",
+        (false, 1) => "gasnet_gets_nbi_bulk",
+        (false, _) => "gasnet_gets_bulk",
+    };
+    let Some(levels1) = stridelevels.checked_add(1) else {
+        fatal(
+            call,
+            &format!("stridelevels={stridelevels} is more than any array"),
+        )
+    };
+    let c = list(call, "count", count, levels1);
+    let tm = crate::legacy::gasnetc_legacy_tm();
+    // GASNet-1's strides are size_t, GASNet-EX's ptrdiff_t: the same
+    // bits, and a stride beyond isize::MAX reads as negative (a region
+    // the checks then find outside the segment or the address space).
+    let (ds, ss) = (dststrides.cast::<isize>(), srcstrides.cast::<isize>());
+    let rest = c[1..].as_ptr();
+    if put {
+        strided(
+            call,
+            true,
+            tm,
+            node,
+            srcaddr,
+            ss,
+            dstaddr,
+            ds,
+            c[0],
+            rest,
+            stridelevels,
+        );
+    } else {
+        strided(
+            call,
+            false,
+            tm,
+            node,
+            dstaddr,
+            ds,
+            srcaddr,
+            ss,
+            c[0],
+            rest,
+            stridelevels,
+        );
+    }
+    std::ptr::null_mut()
+}

@@ -114,6 +114,29 @@ fn vis_vector_indexed_and_strided() {
     );
 }
 
+/// GASNet-1's VIS (gasnet_putv_*, _puti_*, _puts_* and the gets, in
+/// their _bulk, _nb_bulk and _nbi_bulk forms), GASNet-1's strided
+/// convention (count[0] in bytes) included.
+#[test]
+fn gasnet1_vis_vector_indexed_and_strided() {
+    program(
+        "vis1.c",
+        "GASNet-1 vector, indexed and strided transfers checked",
+    );
+}
+
+/// GASNet-1's collectives prototype as provided: gasnet_coll_init, the
+/// team queries, and broadcasts from every root with every sync flag
+/// combination under LOCAL and SINGLE addressing, blocking and _nb;
+/// IN_ALLSYNC and OUT_ALLSYNC checked by what they promise.
+#[test]
+fn gasnet1_broadcast_with_every_sync() {
+    program(
+        "coll1.c",
+        "GASNet-1 broadcasts checked, IN_ALLSYNC and OUT_ALLSYNC kept",
+    );
+}
+
 /// coll.c's atomic domains with the provider's atomics forced (shm with
 /// the shared-memory path off, sockets) and by Active Message (shm,
 /// tcp;ofi_rxm): every operation on every type, the exact fetch-and-add

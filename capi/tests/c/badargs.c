@@ -3,6 +3,7 @@
  * the argument, or a fatal error that ends the job, never undefined
  * behaviour. Rank 0 makes the bad call; the test suite checks the text. */
 #include <gasnet.h>
+#include <gasnet_coll.h>
 #include <gasnetex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ int main(int argc, char **argv) {
     char buf[64] = {0};
     gex_AD_t ad = GEX_AD_INVALID;
     if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result") || !strcmp(mode, "ad-misaligned")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
+    if (!strcmp(mode, "coll1-flags")) gasnet_coll_init(NULL, 0, NULL, 0, 0);
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -200,6 +202,13 @@ int main(int argc, char **argv) {
             gasnet_AMGetMsgSource(NULL, &src);
         } else if (!strcmp(mode, "barrier-try-in-handler")) {
             gex_AM_RequestShort0(tm, (me + 1) % n, 203, 0);
+        } else if (!strcmp(mode, "coll1-no-init")) {
+            gasnet_coll_broadcast(GASNET_TEAM_ALL, buf, 0, buf, 8, GASNET_COLL_LOCAL | GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC);
+        } else if (!strcmp(mode, "coll1-flags")) {
+            gasnet_coll_broadcast_nb(GASNET_TEAM_ALL, buf, 0, buf, 8, GASNET_COLL_IN_ALLSYNC | GASNET_COLL_OUT_ALLSYNC);
+        } else if (!strcmp(mode, "vis1-count-null")) {
+            size_t strides[2] = {8, 16};
+            gasnet_puts_bulk((me + 1) % n, peer, strides, buf, strides, NULL, 2);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
         } else if (!strcmp(mode, "barrier-force-mismatch")) {
