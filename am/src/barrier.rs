@@ -147,12 +147,26 @@ impl Barrier {
 
     /// Start a barrier (named with `Some(id)`). Returns the first message.
     pub fn notify(&mut self, id: Option<u32>) -> Result<Option<Send>, Error> {
+        self.notify_value(Value::new(id))
+    }
+
+    /// Start a barrier that ends in [`Outcome::Mismatch`] on every rank
+    /// whatever the others notify (GASNet's `GASNET_BARRIERFLAG_MISMATCH`):
+    /// this rank's contribution carries the sticky mismatch bit and no id.
+    pub fn notify_mismatch(&mut self) -> Result<Option<Send>, Error> {
+        self.notify_value(Value {
+            mismatch: true,
+            ..Value::new(None)
+        })
+    }
+
+    fn notify_value(&mut self, v: Value) -> Result<Option<Send>, Error> {
         if self.in_progress {
             return Err(Error::BarrierNotifiedTwice);
         }
         self.in_progress = true;
         self.round = 0;
-        self.value = Value::new(id);
+        self.value = v;
         Ok((self.rounds > 0).then(|| self.send_for_round(0)))
     }
 
@@ -212,6 +226,9 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
+    /// An id that makes the simulated rank force a mismatch instead.
+    const FORCE: u32 = u32::MAX;
+
     /// Run barriers among `n` simulated ranks with messages delivered in a
     /// scrambled order; returns each rank's outcome per barrier.
     fn simulate(n: usize, ids: &[Vec<Option<u32>>]) -> Vec<Vec<Outcome>> {
@@ -225,7 +242,12 @@ mod tests {
                 if !bs[r].in_progress() && next_barrier[r] < ids.len() {
                     let id = ids[next_barrier[r]][r];
                     next_barrier[r] += 1;
-                    if let Some(s) = bs[r].notify(id).unwrap() {
+                    let first = if id == Some(FORCE) {
+                        bs[r].notify_mismatch()
+                    } else {
+                        bs[r].notify(id)
+                    };
+                    if let Some(s) = first.unwrap() {
                         queue.push_back((s.dest, r as u32, s.args));
                     }
                 }
@@ -276,6 +298,31 @@ mod tests {
                     &vec![Outcome::Ok, Outcome::Mismatch, Outcome::Ok, Outcome::Ok],
                     "n={n}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_forced_mismatch_is_seen_by_all_and_does_not_last() {
+        for n in 1..=9 {
+            for forcer in [0, n / 2, n - 1] {
+                let mut forced = vec![Some(4); n];
+                forced[forcer] = Some(FORCE);
+                let mut anon = vec![None; n];
+                anon[forcer] = Some(FORCE);
+                let ids = vec![forced, vec![Some(4); n], anon, vec![None; n]];
+                for o in &simulate(n, &ids) {
+                    assert_eq!(
+                        o,
+                        &vec![
+                            Outcome::Mismatch,
+                            Outcome::Ok,
+                            Outcome::Mismatch,
+                            Outcome::Ok
+                        ],
+                        "n={n}, rank {forcer} forcing"
+                    );
+                }
             }
         }
     }

@@ -77,23 +77,15 @@ fn named(flags: c_int, id: c_int) -> Option<u32> {
     }
 }
 
-/// The flags of a notify: GASNET_BARRIERFLAG_MISMATCH (a rank forcing a
-/// mismatch on every rank) is GASNet's, but the conduit's barrier carries
-/// no such bit, so it is refused rather than ignored.
+/// The flags of a notify: 0 (named), GASNET_BARRIERFLAG_ANONYMOUS or
+/// GASNET_BARRIERFLAG_UNNAMED, optionally with GASNET_BARRIERFLAG_MISMATCH
+/// (this rank forces a mismatch on every rank).
 fn check_notify_flags(call: &str, flags: c_int) {
-    if flags & BARRIERFLAG_MISMATCH != 0 {
+    if flags & !(BARRIERFLAG_ANONYMOUS | BARRIERFLAG_UNNAMED | BARRIERFLAG_MISMATCH) != 0 {
         fatal(
             call,
             &format!(
-                "flags=0x{flags:x}: GASNET_BARRIERFLAG_MISMATCH (forcing a mismatch) is not supported by this library; accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"
-            ),
-        )
-    }
-    if flags & !(BARRIERFLAG_ANONYMOUS | BARRIERFLAG_UNNAMED) != 0 {
-        fatal(
-            call,
-            &format!(
-                "flags=0x{flags:x}: accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"
+                "flags=0x{flags:x}: accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED, each optionally with GASNET_BARRIERFLAG_MISMATCH"
             ),
         )
     }
@@ -122,7 +114,8 @@ fn not_in_handler(call: &str) {
 }
 
 /// `gasnet_barrier_notify`: start a barrier, named with `id` unless
-/// `flags` says anonymous.
+/// `flags` says anonymous; with GASNET_BARRIERFLAG_MISMATCH every rank's
+/// wait or try reports GASNET_ERR_BARRIER_MISMATCH.
 #[no_mangle]
 pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
     const CALL: &str = "gasnet_barrier_notify";
@@ -135,7 +128,12 @@ pub extern "C" fn gasnet_barrier_notify(id: c_int, flags: c_int) {
             "a barrier is already in progress (gasnet_barrier_notify without its wait)",
         )
     }
-    if let Err(e) = a.client.barrier_notify(named(flags, id)) {
+    let r = if flags & BARRIERFLAG_MISMATCH != 0 {
+        a.client.barrier_notify_mismatch()
+    } else {
+        a.client.barrier_notify(named(flags, id))
+    };
+    if let Err(e) = r {
         failed(CALL, &e)
     }
     a.legacy.set(Some((id, flags)));

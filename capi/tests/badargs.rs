@@ -87,7 +87,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("coll1-flags", 1, "*** FATAL ERROR (proc 0): in gasnet_coll_broadcast_nb(): flags=0xADDR must hold exactly one of GASNET_COLL_SINGLE, GASNET_COLL_LOCAL"),
     ("vis1-count-null", 1, "*** FATAL ERROR (proc 0): in gasnet_puts_bulk(): count is NULL with 3 entries"),
     ("barrier-wait", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_wait(): no barrier was notified (call gasnet_barrier_notify first)"),
-    ("barrier-force-mismatch", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_notify(): flags=0xADDR: GASNET_BARRIERFLAG_MISMATCH (forcing a mismatch) is not supported by this library; accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED"),
+    ("barrier-notify-flags", 1, "*** FATAL ERROR (proc 0): in gasnet_barrier_notify(): flags=0xADDR: accepted are 0 (named), GASNET_BARRIERFLAG_ANONYMOUS and GASNET_BARRIERFLAG_UNNAMED, each optionally with GASNET_BARRIERFLAG_MISMATCH"),
     ("coll-barrier-in-legacy", 1, "*** FATAL ERROR (proc 0): in gex_Coll_BarrierNB(): a GASNet-1 barrier is in progress (gasnet_barrier_notify without its wait): GASNet-EX collectives over the primordial team must not overlap it"),
     ("request-in-handler", 1, "*** FATAL ERROR (proc 1): in gex_AM_RequestShort(): sending a request is not allowed inside an AM handler (handlers may not poll, block or send requests)"),
     ("barrier-try-in-handler", 1, "*** FATAL ERROR (proc 1): in gasnet_barrier_try(): a barrier call is not allowed inside an AM handler (handlers may not poll, block or send requests)"),

@@ -70,7 +70,7 @@ fn rma_every_form() {
 fn barriers_named_anonymous_and_mismatched() {
     program(
         "barrier.c",
-        "notify/wait id and flag rules); mismatch reported as GASNET_ERR_BARRIER_MISMATCH",
+        "notify/wait id and flag rules, forced mismatches); mismatch reported as GASNET_ERR_BARRIER_MISMATCH",
     );
 }
 

@@ -211,8 +211,8 @@ int main(int argc, char **argv) {
             gasnet_puts_bulk((me + 1) % n, peer, strides, buf, strides, NULL, 2);
         } else if (!strcmp(mode, "barrier-wait")) {
             gasnet_barrier_wait(0, 0);
-        } else if (!strcmp(mode, "barrier-force-mismatch")) {
-            gasnet_barrier_notify(0, GASNET_BARRIERFLAG_MISMATCH);
+        } else if (!strcmp(mode, "barrier-notify-flags")) {
+            gasnet_barrier_notify(0, GASNET_BARRIERFLAG_MISMATCH | 0x100);
         } else if (!strcmp(mode, "coll-barrier-in-legacy")) {
             gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
             gex_Coll_BarrierNB(tm, 0);

@@ -139,10 +139,23 @@ int main(int argc, char **argv) {
     /* The barrier is usable afterwards. */
     expect(gasnet_barrier(3, 0), GASNET_OK, "named barrier after a mismatch");
     rounds += 2;
+    /* One rank forces a mismatch (GASNET_BARRIERFLAG_MISMATCH, anonymous or
+     * named), the others notify the same name: every rank's wait or try
+     * reports it, and the next barrier is clean. */
+    for (int r = 0; r < 2; r++) {
+        int flags = me == n - 1 ? GASNET_BARRIERFLAG_MISMATCH | (r ? 0 : GASNET_BARRIERFLAG_ANONYMOUS) : 0;
+        gasnet_barrier_notify(9, flags);
+        int rc;
+        if (r) while ((rc = gasnet_barrier_try(9, flags)) == GASNET_ERR_NOT_READY) gasnet_AMPoll();
+        else rc = gasnet_barrier_wait(9, flags);
+        expect(rc, GASNET_ERR_BARRIER_MISMATCH, r ? "forced mismatch (try)" : "forced mismatch (wait)");
+        expect(gasnet_barrier(9, 0), GASNET_OK, "named barrier after a forced mismatch");
+        rounds += 2;
+    }
     /* A wait's id and flags against its notify's, with wait and with try. */
     for (int r = 0; r < 3; r++) rounds += notify_wait_rules(r % 2);
     if (errors == 0)
-        printf("barrier.c: rank %u of %u: ok: %d barriers (legacy before and after attach, named, anonymous, mixed, try, result, gex NB and blocking, notify/wait id and flag rules); mismatch reported as %s\n",
+        printf("barrier.c: rank %u of %u: ok: %d barriers (legacy before and after attach, named, anonymous, mixed, try, result, gex NB and blocking, notify/wait id and flag rules, forced mismatches); mismatch reported as %s\n",
                (unsigned)me, (unsigned)n, rounds, gasnet_ErrorName(mm));
     fflush(stdout);
     int bad = errors;

@@ -102,7 +102,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         make_domain(core, ops, all_shared, None, |id| {
             // Every rank must have made the same domain: a named barrier
             // whose id is the domain's description tells.
-            core.barrier_notify(Some(id))?;
+            core.barrier_notify(Some(id), false)?;
             match core.barrier_wait() {
                 Err(Error::BarrierMismatch) => Err(Error::AtomicDomainMismatch),
                 r => r,

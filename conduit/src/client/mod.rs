@@ -293,7 +293,15 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// Start a barrier: named with `Some(id)`, anonymous with `None`.
     pub fn barrier_notify(&self, id: Option<u32>) -> Result<(), Error> {
         engine::not_in_handler("barrier_notify")?;
-        self.core.barrier_notify(id)
+        self.core.barrier_notify(id, false)
+    }
+
+    /// Start a barrier that ends in `Err(BarrierMismatch)` on every rank,
+    /// whatever the others notify (GASNet's `GASNET_BARRIERFLAG_MISMATCH`);
+    /// the barrier after it is unaffected.
+    pub fn barrier_notify_mismatch(&self) -> Result<(), Error> {
+        engine::not_in_handler("barrier_notify")?;
+        self.core.barrier_notify(None, true)
     }
 
     /// Poll once and report whether the notified barrier completed

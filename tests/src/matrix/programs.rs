@@ -87,8 +87,8 @@ pub const PROGRAMS: &[Program] = &[
         ranks: 4,
         args: &["barrier"],
         exit_code: 0,
-        want: "gex-am barrier: ok: 52 barriers, mismatch detected",
-        what: "named and anonymous barriers; a name mismatch is detected",
+        want: "gex-am barrier: ok: 54 barriers, mismatch detected, forced mismatch seen",
+        what: "named and anonymous barriers; a name mismatch is detected, and a mismatch one rank forces",
     },
     Program {
         id: "am-flood",

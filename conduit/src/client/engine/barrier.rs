@@ -50,9 +50,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
-    /// Start a barrier: named with `Some(id)`, anonymous with `None`.
-    pub fn barrier_notify(&self, id: Option<u32>) -> Result<(), Error> {
-        let send = self.barrier.lock().notify(id)?;
+    /// Start a barrier: named with `Some(id)`, anonymous with `None`;
+    /// with `force_mismatch` this rank makes it end in a mismatch on every
+    /// rank (`id` is then not used).
+    pub fn barrier_notify(&self, id: Option<u32>, force_mismatch: bool) -> Result<(), Error> {
+        let send = if force_mismatch {
+            self.barrier.lock().notify_mismatch()?
+        } else {
+            self.barrier.lock().notify(id)?
+        };
         if let Some(s) = send {
             self.barrier_unsent.lock().push_back(s);
         }

@@ -145,6 +145,18 @@ pub(crate) fn barrier(c: &Client) -> Fallible<String> {
     if c.size() > 1 && !mismatch {
         return Err(fail("mismatched named barrier was not reported"));
     }
+    // One rank forces a mismatch: every rank sees it, whatever it notified;
+    // the next barrier is clean.
+    if c.rank() == c.size() - 1 {
+        c.barrier_notify_mismatch()?;
+    } else {
+        c.barrier_notify(Some(3))?;
+    }
+    if !matches!(c.barrier_wait(), Err(Error::BarrierMismatch)) {
+        return Err(fail("a forced mismatch was not reported"));
+    }
+    c.barrier_notify(Some(3))?;
+    c.barrier_wait()?;
     // Split phase: work between notify and wait, try until done.
     c.barrier_notify(None)?;
     let mut tries = 0u64;
@@ -152,6 +164,6 @@ pub(crate) fn barrier(c: &Client) -> Fallible<String> {
         tries += 1;
     }
     Ok(format!(
-        "ok: 52 barriers, mismatch detected, split-phase completed after {tries} tries"
+        "ok: 54 barriers, mismatch detected, forced mismatch seen, split-phase completed after {tries} tries"
     ))
 }
