@@ -111,7 +111,7 @@ fn client_programs_under(
 }
 
 /// The client itself (AMs, RMA, barriers, collective exit) under mpirun,
-/// bootstrapped over PMIx: `gex-am core` and `flood`, `gex-rma all` and the
+/// bootstrapped over PMIx: `gex-am core` and `flood`, `gex-rma all` and `owned`, the
 /// examples, 4 ranks, with each spawner: on the provider the conduit picks
 /// for ranks of one host (shm), and over tcp;ofi_rxm (named in full: with
 /// libfabric 2.x `FI_PROVIDER=tcp` is the native tcp provider) on the

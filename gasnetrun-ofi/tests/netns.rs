@@ -59,7 +59,7 @@ fn six_ranks_on_three_namespace_hosts_over_ssh_with_the_tcp_provider() {
 }
 
 /// The client itself across the three hosts: `gex-am core` and `flood`,
-/// `gex-rma all`, the examples (am_ring, gups, stencil, long_gather) and the extended
+/// `gex-rma all` and `owned`, the examples (am_ring, gups, stencil, long_gather) and the extended
 /// API's programs (`gex-coll`, `gex-atomics`, `gex-vis`), 6 ranks, over
 /// tcp;ofi_rxm (named in full: with libfabric 2.x `FI_PROVIDER=tcp` is the
 /// native tcp provider) on the veth links. One lab for all of them.
@@ -110,7 +110,7 @@ fn client_programs_on_three_namespace_hosts_over_ssh_with_tcp_rxm() {
 /// (`am_paired_endpoints`), so requests leave from the reply endpoint and
 /// replies from the request endpoint between real network namespaces;
 /// before 1.18 `tcp` resolves to tcp;ofi_rxm, which the test then checks
-/// it ran on. `gex-am core`, `longs` and `gex-rma all` once, `flood` three
+/// it ran on. `gex-am core`, `longs`, `gex-rma all` and `owned` once, `flood` three
 /// times, 6 ranks, the shared-memory path off.
 #[test]
 fn am_and_rma_programs_on_three_namespace_hosts_over_the_tcp_provider() {
@@ -121,7 +121,12 @@ fn am_and_rma_programs_on_three_namespace_hosts_over_the_tcp_provider() {
     } else {
         "tcp;ofi_rxm provider (veth0)"
     };
-    over_the_provider(&lab, &["core", "flood", "longs", "all"], "tcp", named);
+    over_the_provider(
+        &lab,
+        &["core", "flood", "longs", "all", "owned"],
+        "tcp",
+        named,
+    );
 }
 
 /// Active Messages over udp;ofi_rxd across the three hosts with its

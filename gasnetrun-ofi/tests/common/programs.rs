@@ -118,6 +118,15 @@ pub fn client_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
             ),
         ),
         rma,
+        // Owned-buffer NB puts and gets (handles queued, waited, tested
+        // or dropped) to every rank.
+        run(
+            "gex-rma",
+            &["owned"],
+            "gex-rma owned: ok: 5 owned puts (2 completed by their drop) and 10 owned gets \
+             (2 tested to completion) of 8 B..1 MiB+3 checked"
+                .into(),
+        ),
         run(
             "example-am_ring",
             &["50"],
