@@ -25,7 +25,7 @@ fi
 src=$(CDPATH='' cd -- "$1" >/dev/null && pwd)
 [ -f "$src/tests/test.h" ] || { echo "gasnet1-tests: $src/tests/test.h is missing (give a GASNet source tree)" >&2; exit 2; }
 exits=$(for i in 1 2 3 5 6 7 8 9 10 11 12 13; do printf ',testexit:%s=%s' "$i" "$i"; done)
-tests=${2:-testhello,testenv,testalign,testcore1,testcore3,testam,testsmall,testlarge,testnbr:10,testhsl:0,testrand:65536,testval,testqueue:10:64:65536,testmemset,testbarrierlate,testlogGP:100:10:8:1024,testvis,testslice,testbarrier,testbarrierconf$exits}
+tests=${2:-testhello,testenv,testalign,testcore1,testcore3,testam,testsmall,testlarge,testnbr:10,testhsl:0,testrand:65536,testval,testqueue:10:64:65536,testmemset,testbarrierlate,testlogGP:100:10:8:1024,testvis,testslice,testbarrier,testbarrierconf,testmisc,testcore2$exits}
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=$root/target/gasnet1-prefix
 out=$root/target/gasnet1-tests

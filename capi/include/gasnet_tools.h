@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The GASNet tools specification version followed (GASNet-EX.txt's). */
 #define GASNETT_SPEC_VERSION_MAJOR 1
@@ -39,6 +40,10 @@
 #define GASNETT_TRACE_PRINTF(...) ((void)0)
 #define GASNETT_TRACE_SETSOURCELINE(file, line) ((void)0)
 #define GASNET_BEGIN_FUNCTION() ((void)0)
+/* GASNet-1's thread information: the SEQ library keeps none. */
+typedef void *gasnet_threadinfo_t;
+#define GASNET_GET_THREADINFO() ((gasnet_threadinfo_t)0)
+#define GASNET_POST_THREADINFO(info) ((void)(info))
 #define GASNETT_CURRENT_FUNCTION __func__
 
 #define _STRINGIFY_HELPER(x) #x
@@ -106,6 +111,192 @@ typedef uint32_t gasnett_atomic_val_t;
 #define gasnett_atomic_increment(p, flags) ((void)__atomic_add_fetch(&(p)->gasnett_ctr, 1, __ATOMIC_SEQ_CST))
 #define gasnett_atomic_decrement(p, flags) ((void)__atomic_sub_fetch(&(p)->gasnett_ctr, 1, __ATOMIC_SEQ_CST))
 #define gasnett_atomic_add(p, v, flags) (__atomic_add_fetch(&(p)->gasnett_ctr, (v), __ATOMIC_SEQ_CST))
+typedef int32_t gasnett_atomic_sval_t;
+#define gasnett_atomic_signed(v) ((gasnett_atomic_sval_t)(v))
+#define GASNETT_HAVE_ATOMIC_ADD_SUB 1
+#define GASNETT_HAVE_ATOMIC_CAS 1
+#define gasnett_atomic_subtract(p, v, flags) (__atomic_sub_fetch(&(p)->gasnett_ctr, (v), __ATOMIC_SEQ_CST))
+#define gasnett_atomic_swap(p, v, flags) (__atomic_exchange_n(&(p)->gasnett_ctr, (v), __ATOMIC_SEQ_CST))
+#define gasnett_atomic_decrement_and_test(p, flags) (__atomic_sub_fetch(&(p)->gasnett_ctr, 1, __ATOMIC_SEQ_CST) == 0)
+GASNETT_INLINE(gasnett_atomic_compare_and_swap)
+int gasnett_atomic_compare_and_swap(gasnett_atomic_t *p, gasnett_atomic_val_t oldval,
+                                    gasnett_atomic_val_t newval, int flags) {
+    (void)flags;
+    return __atomic_compare_exchange_n(&p->gasnett_ctr, &oldval, newval, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
+/* The fence flags, accepted by every atomic operation: each operation is
+ * sequentially consistent, so every fence they ask for is already there. */
+#define GASNETT_ATOMIC_RMB_PRE 0x01
+#define GASNETT_ATOMIC_WMB_PRE 0x02
+#define GASNETT_ATOMIC_MB_PRE 0x03
+#define GASNETT_ATOMIC_RMB_POST 0x04
+#define GASNETT_ATOMIC_WMB_POST 0x08
+#define GASNETT_ATOMIC_MB_POST 0x0C
+#define GASNETT_ATOMIC_RMB_POST_IF_TRUE 0x10
+#define GASNETT_ATOMIC_RMB_POST_IF_FALSE 0x20
+#define GASNETT_ATOMIC_REL GASNETT_ATOMIC_WMB_PRE
+#define GASNETT_ATOMIC_ACQ GASNETT_ATOMIC_RMB_POST
+#define GASNETT_ATOMIC_ACQ_IF_TRUE GASNETT_ATOMIC_RMB_POST_IF_TRUE
+#define GASNETT_ATOMIC_ACQ_IF_FALSE GASNETT_ATOMIC_RMB_POST_IF_FALSE
+
+/* Fixed-width atomics: exactly the storage (size and alignment) of
+ * uint32_t and uint64_t, so an (int32_t *) or (double *) may be cast to
+ * them, as GASNet allows. */
+#define GASNETT_FIXED_ATOMIC(W)                                                                    \
+    typedef struct {                                                                               \
+        volatile uint##W##_t gasnett_ctr;                                                          \
+    } gasnett_atomic##W##_t;                                                                       \
+    GASNETT_INLINE(gasnett_atomic##W##_read)                                                       \
+    uint##W##_t gasnett_atomic##W##_read(gasnett_atomic##W##_t *p, int flags) {                    \
+        (void)flags;                                                                               \
+        return __atomic_load_n(&p->gasnett_ctr, __ATOMIC_SEQ_CST);                                 \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_set)                                                        \
+    void gasnett_atomic##W##_set(gasnett_atomic##W##_t *p, uint##W##_t v, int flags) {             \
+        (void)flags;                                                                               \
+        __atomic_store_n(&p->gasnett_ctr, v, __ATOMIC_SEQ_CST);                                    \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_compare_and_swap)                                           \
+    int gasnett_atomic##W##_compare_and_swap(gasnett_atomic##W##_t *p, uint##W##_t oldval,         \
+                                             uint##W##_t newval, int flags) {                      \
+        (void)flags;                                                                               \
+        return __atomic_compare_exchange_n(&p->gasnett_ctr, &oldval, newval, 0, __ATOMIC_SEQ_CST,  \
+                                           __ATOMIC_SEQ_CST);                                      \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_swap)                                                       \
+    uint##W##_t gasnett_atomic##W##_swap(gasnett_atomic##W##_t *p, uint##W##_t v, int flags) {     \
+        (void)flags;                                                                               \
+        return __atomic_exchange_n(&p->gasnett_ctr, v, __ATOMIC_SEQ_CST);                          \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_add)                                                        \
+    uint##W##_t gasnett_atomic##W##_add(gasnett_atomic##W##_t *p, uint##W##_t v, int flags) {      \
+        (void)flags;                                                                               \
+        return __atomic_add_fetch(&p->gasnett_ctr, v, __ATOMIC_SEQ_CST);                           \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_subtract)                                                   \
+    uint##W##_t gasnett_atomic##W##_subtract(gasnett_atomic##W##_t *p, uint##W##_t v, int flags) { \
+        (void)flags;                                                                               \
+        return __atomic_sub_fetch(&p->gasnett_ctr, v, __ATOMIC_SEQ_CST);                           \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_increment)                                                  \
+    void gasnett_atomic##W##_increment(gasnett_atomic##W##_t *p, int flags) {                      \
+        (void)flags;                                                                               \
+        __atomic_add_fetch(&p->gasnett_ctr, 1, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_decrement)                                                  \
+    void gasnett_atomic##W##_decrement(gasnett_atomic##W##_t *p, int flags) {                      \
+        (void)flags;                                                                               \
+        __atomic_sub_fetch(&p->gasnett_ctr, 1, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                              \
+    GASNETT_INLINE(gasnett_atomic##W##_decrement_and_test)                                         \
+    int gasnett_atomic##W##_decrement_and_test(gasnett_atomic##W##_t *p, int flags) {              \
+        (void)flags;                                                                               \
+        return __atomic_sub_fetch(&p->gasnett_ctr, 1, __ATOMIC_SEQ_CST) == 0;                      \
+    }
+GASNETT_FIXED_ATOMIC(32)
+GASNETT_FIXED_ATOMIC(64)
+#undef GASNETT_FIXED_ATOMIC
+#define gasnett_atomic32_init(v) { (v) }
+#define gasnett_atomic64_init(v) { (v) }
+
+/* ---- mutexes, condition variables, reader/writer locks --------------------------
+ * As GASNet's tools: with GASNETT_THREAD_SAFE or GASNETT_USE_TRUE_MUTEXES
+ * defined before this header, pthread's mutexes and condition variables
+ * (pthread.h is included then); otherwise, for a single-threaded program
+ * (the SEQ library's), they do nothing: a lock always succeeds. */
+#if defined(GASNETT_THREAD_SAFE) || defined(GASNETT_USE_TRUE_MUTEXES)
+GASNETT_END_EXTERNC
+#include <pthread.h>
+GASNETT_BEGIN_EXTERNC
+typedef pthread_mutex_t gasnett_mutex_t;
+#define GASNETT_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#define gasnett_mutex_init(pl) ((void)pthread_mutex_init((pl), NULL))
+#define gasnett_mutex_destroy(pl) ((void)pthread_mutex_destroy(pl))
+#define gasnett_mutex_destroy_ignoreerr(pl) pthread_mutex_destroy(pl)
+#define gasnett_mutex_lock(pl) ((void)pthread_mutex_lock(pl))
+#define gasnett_mutex_unlock(pl) ((void)pthread_mutex_unlock(pl))
+/* 0 when taken, EBUSY when held elsewhere (pthread's). */
+#define gasnett_mutex_trylock(pl) pthread_mutex_trylock(pl)
+typedef pthread_cond_t gasnett_cond_t;
+#define GASNETT_COND_INITIALIZER PTHREAD_COND_INITIALIZER
+#define gasnett_cond_init(pc) ((void)pthread_cond_init((pc), NULL))
+#define gasnett_cond_destroy(pc) ((void)pthread_cond_destroy(pc))
+#define gasnett_cond_signal(pc) ((void)pthread_cond_signal(pc))
+#define gasnett_cond_broadcast(pc) ((void)pthread_cond_broadcast(pc))
+#define gasnett_cond_wait(pc, pl) ((void)pthread_cond_wait((pc), (pl)))
+#else
+typedef struct {
+    char gasnett_unused;
+} gasnett_mutex_t;
+#define GASNETT_MUTEX_INITIALIZER { 0 }
+#define gasnett_mutex_init(pl) ((void)(pl))
+#define gasnett_mutex_destroy(pl) ((void)(pl))
+#define gasnett_mutex_destroy_ignoreerr(pl) ((void)(pl), 0)
+#define gasnett_mutex_lock(pl) ((void)(pl))
+#define gasnett_mutex_unlock(pl) ((void)(pl))
+#define gasnett_mutex_trylock(pl) ((void)(pl), 0)
+typedef struct {
+    char gasnett_unused;
+} gasnett_cond_t;
+#define GASNETT_COND_INITIALIZER { 0 }
+#define gasnett_cond_init(pc) ((void)(pc))
+#define gasnett_cond_destroy(pc) ((void)(pc))
+#define gasnett_cond_signal(pc) ((void)(pc))
+#define gasnett_cond_broadcast(pc) ((void)(pc))
+#define gasnett_cond_wait(pc, pl) ((void)(pc), (void)(pl))
+#endif
+#define gasnett_mutex_assertlocked(pl) ((void)(pl))
+#define gasnett_mutex_assertunlocked(pl) ((void)(pl))
+/* Reader/writer locks as the mutexes above (full mutual exclusion, which
+ * GASNet allows: pthread_rwlock_t is not declared in strict ISO C modes
+ * such as -std=c99). */
+typedef gasnett_mutex_t gasnett_rwlock_t;
+#define GASNETT_RWLOCK_INITIALIZER GASNETT_MUTEX_INITIALIZER
+#define gasnett_rwlock_init(pl) gasnett_mutex_init(pl)
+#define gasnett_rwlock_destroy(pl) gasnett_mutex_destroy(pl)
+#define gasnett_rwlock_rdlock(pl) gasnett_mutex_lock(pl)
+#define gasnett_rwlock_wrlock(pl) gasnett_mutex_lock(pl)
+#define gasnett_rwlock_unlock(pl) gasnett_mutex_unlock(pl)
+#define gasnett_rwlock_tryrdlock(pl) gasnett_mutex_trylock(pl)
+#define gasnett_rwlock_trywrlock(pl) gasnett_mutex_trylock(pl)
+#define gasnett_rwlock_assertrdlocked(pl) ((void)(pl))
+#define gasnett_rwlock_assertwrlocked(pl) ((void)(pl))
+#define gasnett_rwlock_assertlocked(pl) ((void)(pl))
+#define gasnett_rwlock_assertunlocked(pl) ((void)(pl))
+
+/* ---- thread-specific data: one void * per thread (__thread; a variable at
+ * namespace scope has the same symbol in C and C++) ------------------------------ */
+#define GASNETT_THREADKEY_DECLARE(key) extern __thread void *gasnett_threadkey_##key
+#define GASNETT_THREADKEY_DEFINE(key) __thread void *gasnett_threadkey_##key
+#define gasnett_threadkey_init(key) ((void)0)
+#define gasnett_threadkey_get(key) (gasnett_threadkey_##key)
+#define gasnett_threadkey_set(key, val) ((void)(gasnett_threadkey_##key = (val)))
+#define gasnett_threadkey_get_noinit(key) gasnett_threadkey_get(key)
+#define gasnett_threadkey_set_noinit(key, val) gasnett_threadkey_set(key, val)
+
+/* ---- zero bytes: in a buffer, in a copy of one, in a word ------------------------ */
+GASNETT_INLINE(gasnett_count0s)
+size_t gasnett_count0s(const void *src, size_t len) {
+    const unsigned char *s = (const unsigned char *)src;
+    size_t zeros = 0;
+    for (size_t i = 0; i < len; i++) zeros += s[i] == 0;
+    return zeros;
+}
+GASNETT_INLINE(gasnett_count0s_copy)
+size_t gasnett_count0s_copy(void *dst, const void *src, size_t len) {
+    memcpy(dst, src, len);
+    return gasnett_count0s(src, len);
+}
+GASNETT_INLINE(gasnett_count0s_uint32_t)
+int gasnett_count0s_uint32_t(uint32_t x) {
+    return (int)gasnett_count0s(&x, sizeof x);
+}
+GASNETT_INLINE(gasnett_count0s_uint64_t)
+int gasnett_count0s_uint64_t(uint64_t x) {
+    return (int)gasnett_count0s(&x, sizeof x);
+}
 
 /* ---- utilities ------------------------------------------------------------------ */
 extern uint64_t gasnett_checksum(const void *p, int numbytes);

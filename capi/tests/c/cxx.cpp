@@ -10,6 +10,11 @@
 #include <numeric>
 #include <vector>
 
+// A thread key declared (as a header would) and defined here, with C
+// linkage in C++ as in C.
+GASNETT_THREADKEY_DECLARE(cxx_key);
+GASNETT_THREADKEY_DEFINE(cxx_key);
+
 namespace {
 
 gex_TM_t tm;
@@ -28,6 +33,9 @@ void on_ring(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t hop) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    gasnett_threadkey_set(cxx_key, &hops);
+    gasnett_atomic64_t a64 = gasnett_atomic64_init(1);
+    if (gasnett_threadkey_get(cxx_key) != &hops || gasnett_atomic64_add(&a64, 2, 0) != 3) return 1;
     gex_Client_t client;
     gex_EP_t ep;
     gex_Segment_t segment;
