@@ -277,9 +277,16 @@ pub fn prepare(
         tracing::info!("{n}");
     }
     if lead && cfg.general.verbose_env {
+        let computed = computed_defaults(cfg, job.size, am_inject_limit, rma_inject_limit, caps);
         for r in env.reads() {
-            gex_env::eprintln_whole!("{r}");
-            printed.push(r.to_string());
+            let line = match computed.iter().find(|c| c.0 == r.name) {
+                Some((name, value, how)) if r.defaulted && r.value.is_empty() => {
+                    format!("ENV parameter: {name} = {value}   (default: {how})")
+                }
+                _ => r.to_string(),
+            };
+            gex_env::eprintln_whole!("{line}");
+            printed.push(line);
         }
         for n in &notes {
             gex_env::eprintln_whole!("NOTE: {n}");
@@ -294,6 +301,54 @@ pub fn prepare(
         notes,
         printed,
     })
+}
+
+/// The values the conduit chose for variables whose default is computed
+/// (from the job or the provider), as `GASNET_VERBOSEENV` shows them in
+/// place of `*empty*`: (variable, value, how it was chosen).
+fn computed_defaults(
+    cfg: &Config,
+    size: usize,
+    am_inject_limit: usize,
+    rma_inject_limit: usize,
+    caps: &Capabilities,
+) -> Vec<(&'static str, String, String)> {
+    let t = &cfg.exit_timeout;
+    let provider_inject = |what: &str| {
+        format!(
+            "{what}, from {}'s inject_size {}",
+            caps.provider, caps.inject_size
+        )
+    };
+    vec![
+        (
+            "GASNET_EXITTIMEOUT",
+            format!("{:.1}", t.for_job(size).as_secs_f64()),
+            format!(
+                "min(GASNET_EXITTIMEOUT_MAX {}, GASNET_EXITTIMEOUT_MIN {} + {size} ranks x GASNET_EXITTIMEOUT_FACTOR {})",
+                t.max, t.min, t.factor
+            ),
+        ),
+        (
+            "GASNET_OFI_AM_INJECT_LIMIT",
+            am_inject_limit.to_string(),
+            if am_inject_limit == 0 {
+                format!("{}'s profile sends AMs with fi_send", caps.provider)
+            } else {
+                provider_inject("AM payloads injected up to this size")
+            },
+        ),
+        (
+            "GASNET_OFI_RMA_INJECT_LIMIT",
+            rma_inject_limit.to_string(),
+            provider_inject("puts injected up to this size"),
+        ),
+        (
+            "GASNET_OFI_DEVICE",
+            caps.domain.clone(),
+            format!("the domain selected ({}, fabric {})", caps.provider, caps.fabric),
+        ),
+    ]
 }
 
 #[cfg(test)]

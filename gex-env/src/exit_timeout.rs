@@ -46,12 +46,20 @@ impl ExitTimeout {
     /// Read the four variables. `GASNET_EXITTIMEOUT_MIN` may not exceed
     /// `GASNET_EXITTIMEOUT_MAX`.
     pub fn from_env(env: &EnvReader<'_>) -> Result<Self, EnvError> {
+        Self::read(env, None)
+    }
+
+    /// As [`from_env`](Self::from_env), for a job of `nranks` processes:
+    /// an unset `GASNET_EXITTIMEOUT` is recorded (and shown by
+    /// `GASNET_VERBOSEENV`) as the timeout computed for the job.
+    pub fn from_env_for_job(env: &EnvReader<'_>, nranks: usize) -> Result<Self, EnvError> {
+        Self::read(env, Some(nranks))
+    }
+
+    fn read(env: &EnvReader<'_>, nranks: Option<usize>) -> Result<Self, EnvError> {
         let explicit = match env.peek("GASNET_EXITTIMEOUT") {
             Some(_) => Some(env.float("GASNET_EXITTIMEOUT", 0.0, 0.001, LIMIT)?),
-            None => {
-                env.record("GASNET_EXITTIMEOUT", "", true);
-                None
-            }
+            None => None,
         };
         let max = env.float(
             "GASNET_EXITTIMEOUT_MAX",
@@ -102,12 +110,19 @@ impl ExitTimeout {
                 ),
             });
         }
-        Ok(ExitTimeout {
+        let t = ExitTimeout {
             explicit,
             max,
             min,
             factor,
-        })
+        };
+        if explicit.is_none() {
+            let shown = nranks.map_or(String::new(), |n| {
+                format!("{:.1}", t.for_job(n).as_secs_f64())
+            });
+            env.record("GASNET_EXITTIMEOUT", &shown, true);
+        }
+        Ok(t)
     }
 
     /// The timeout for a job of `nranks` processes.
@@ -131,6 +146,27 @@ mod tests {
         let t = ExitTimeout::from_env(&EnvReader::quiet(&env)).unwrap();
         assert_eq!(t.for_job(4), Duration::from_secs(11));
         assert_eq!(t.for_job(100_000), Duration::from_secs(480));
+    }
+
+    #[test]
+    fn the_computed_timeout_is_what_verboseenv_shows() {
+        let shown = |env: &MapEnv, n: Option<usize>| {
+            let r = EnvReader::quiet(env);
+            match n {
+                Some(n) => ExitTimeout::from_env_for_job(&r, n).unwrap(),
+                None => ExitTimeout::from_env(&r).unwrap(),
+            };
+            let read = r
+                .reads()
+                .into_iter()
+                .find(|x| x.name == "GASNET_EXITTIMEOUT");
+            read.map(|x| (x.value, x.defaulted)).unwrap()
+        };
+        let unset = MapEnv::new();
+        assert_eq!(shown(&unset, Some(6)), ("11.5".to_string(), true));
+        assert_eq!(shown(&unset, None), (String::new(), true));
+        let set = MapEnv::from([("GASNET_EXITTIMEOUT", "2.5")]);
+        assert_eq!(shown(&set, Some(6)), ("2.5".to_string(), false));
     }
 
     #[test]

@@ -175,6 +175,33 @@ fn verboseenv_prints_every_variable_read() {
             "{v} not printed:\n{err}"
         );
     }
+    // Defaults computed from the job and the provider are shown as the
+    // value chosen, with how, not as *empty*.
+    for (v, how) in [
+        (
+            "GASNET_EXITTIMEOUT = 10.",
+            "(default: min(GASNET_EXITTIMEOUT_MAX 480, GASNET_EXITTIMEOUT_MIN 10 + 1 ranks x GASNET_EXITTIMEOUT_FACTOR 0.25))",
+        ),
+        (
+            "GASNET_OFI_AM_INJECT_LIMIT = ",
+            "(default: AM payloads injected up to this size, from shm's inject_size ",
+        ),
+        (
+            "GASNET_OFI_RMA_INJECT_LIMIT = ",
+            "(default: puts injected up to this size, from shm's inject_size ",
+        ),
+        (
+            "GASNET_OFI_DEVICE = shm",
+            "(default: the domain selected (shm, fabric shm))",
+        ),
+    ] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("ENV parameter: {v}")))
+            .unwrap_or_else(|| panic!("no line for {v}:\n{err}"));
+        assert!(line.contains(how), "{line}");
+        assert!(!line.contains("*empty*"), "{line}");
+    }
 }
 
 #[test]

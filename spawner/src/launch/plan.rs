@@ -211,7 +211,7 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
     let kind = choose_spawner(spec, env)?;
     let verbose =
         spec.verbose || spec.test_only || spec.keep || env.bool("GASNET_SPAWN_VERBOSE", false)?;
-    let timeout = ExitTimeout::from_env(env)?.for_job(n);
+    let timeout = ExitTimeout::from_env_for_job(env, n)?.for_job(n);
     let radix = env.uint(ENV_BOOTSTRAP_RADIX, 8, 2, 1024)? as usize;
     let bind_host = env.opt_string(ENV_BOOTSTRAP_HOST);
     let (hosts, host_of, ssh, bind_ip) = match kind {
