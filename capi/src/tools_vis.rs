@@ -8,7 +8,6 @@
 
 use crate::types::gex_Memvec_t;
 use std::ffi::{c_char, c_void};
-use std::fmt::Write;
 
 /// `gasnett_memveclist_stats_t`: what a vector list spans.
 #[repr(C)]
@@ -63,6 +62,20 @@ fn emit(buf: *mut c_char, cap: usize, text: &str) {
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().cast(), buf, bytes.len()) };
 }
 
+/// `head`, then "list=[" with `items` separated by ", ", a new line every
+/// `per_line` of them, and "]".
+fn listing(head: String, items: impl Iterator<Item = String>, per_line: usize) -> String {
+    let mut s = head + "\nlist=[";
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            s.push_str(if i % per_line == 0 { ",\n      " } else { ", " });
+        }
+        s.push_str(&item);
+    }
+    s.push(']');
+    s
+}
+
 /// `gasnett_format_memveclist_bufsz`.
 #[no_mangle]
 pub extern "C" fn gasnett_format_memveclist_bufsz(count: usize) -> usize {
@@ -89,18 +102,16 @@ pub extern "C" fn gasnett_format_memveclist(
         minaddr: live().map(|&(a, _)| a).min().unwrap_or(0) as *mut c_void,
         maxaddr: live().map(|&(a, l)| a + l - 1).max().unwrap_or(0) as *mut c_void,
     };
-    let mut s = format!(
-        "{} entries, totalsz={}, bounds=[{:p}...{:p}]\nlist=[",
+    let head = format!(
+        "{} entries, totalsz={}, bounds=[{:p}...{:p}]",
         count, stats.totalsz, stats.minaddr, stats.maxaddr
     );
-    for (i, &(a, l)) in list.iter().enumerate() {
-        if i > 0 {
-            s.push_str(if i % 4 == 0 { ",\n      " } else { ", " });
-        }
-        let _ = write!(s, "{{0x{a:x},{l:5}}}");
-    }
-    s.push(']');
-    emit(buf, gasnett_format_memveclist_bufsz(count), &s);
+    let items = list.iter().map(|&(a, l)| format!("{{0x{a:x},{l:5}}}"));
+    emit(
+        buf,
+        gasnett_format_memveclist_bufsz(count),
+        &listing(head, items, 4),
+    );
     stats
 }
 
@@ -126,22 +137,20 @@ pub extern "C" fn gasnett_format_addrlist(
         minaddr: lo as *mut c_void,
         maxaddr: (hi + len.saturating_sub(1)) as *mut c_void,
     };
-    let mut s = format!(
-        "{} entries, totalsz={}, len={}, bounds=[{:p}...{:p}]\nlist=[",
+    let head = format!(
+        "{} entries, totalsz={}, len={}, bounds=[{:p}...{:p}]",
         count,
         count.saturating_mul(len),
         len,
         stats.minaddr,
         stats.maxaddr
     );
-    for (i, &p) in list.iter().enumerate() {
-        if i > 0 {
-            s.push_str(if i % 8 == 0 { ",\n      " } else { ", " });
-        }
-        let _ = write!(s, "{p:p}");
-    }
-    s.push(']');
-    emit(buf, gasnett_format_addrlist_bufsz(count), &s);
+    let items = list.iter().map(|&p| format!("{p:p}"));
+    emit(
+        buf,
+        gasnett_format_addrlist_bufsz(count),
+        &listing(head, items, 8),
+    );
     stats
 }
 
