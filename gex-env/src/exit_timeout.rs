@@ -59,7 +59,19 @@ impl ExitTimeout {
     fn read(env: &EnvReader<'_>, nranks: Option<usize>) -> Result<Self, EnvError> {
         let explicit = match env.peek("GASNET_EXITTIMEOUT") {
             Some(_) => Some(env.float("GASNET_EXITTIMEOUT", 0.0, 0.001, LIMIT)?),
-            None => None,
+            None => {
+                // Recorded first, in the variables' order: the job's
+                // timeout from the other three, read here by a reader that
+                // records nothing (their errors are reported below).
+                let shown = nranks
+                    .and_then(|n| {
+                        let t = Self::read(&EnvReader::quiet(env.source()), None).ok()?;
+                        Some(format!("{:.1}", t.for_job(n).as_secs_f64()))
+                    })
+                    .unwrap_or_default();
+                env.record("GASNET_EXITTIMEOUT", &shown, true);
+                None
+            }
         };
         let max = env.float(
             "GASNET_EXITTIMEOUT_MAX",
@@ -110,19 +122,12 @@ impl ExitTimeout {
                 ),
             });
         }
-        let t = ExitTimeout {
+        Ok(ExitTimeout {
             explicit,
             max,
             min,
             factor,
-        };
-        if explicit.is_none() {
-            let shown = nranks.map_or(String::new(), |n| {
-                format!("{:.1}", t.for_job(n).as_secs_f64())
-            });
-            env.record("GASNET_EXITTIMEOUT", &shown, true);
-        }
-        Ok(t)
+        })
     }
 
     /// The timeout for a job of `nranks` processes.
