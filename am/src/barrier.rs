@@ -34,6 +34,16 @@ impl Value {
         }
     }
 
+    /// A contribution that makes the barrier end in [`Outcome::Mismatch`]
+    /// on every rank whatever the others notify (GASNet's
+    /// `GASNET_BARRIERFLAG_MISMATCH`): the sticky mismatch bit, no id.
+    pub fn forced_mismatch() -> Value {
+        Value {
+            mismatch: true,
+            ..Value::new(None)
+        }
+    }
+
     /// Combine two values.
     pub fn combine(self, other: Value) -> Value {
         let mismatch = self.mismatch
@@ -147,20 +157,12 @@ impl Barrier {
 
     /// Start a barrier (named with `Some(id)`). Returns the first message.
     pub fn notify(&mut self, id: Option<u32>) -> Result<Option<Send>, Error> {
-        self.notify_value(Value::new(id))
+        self.notify_with(Value::new(id))
     }
 
-    /// Start a barrier that ends in [`Outcome::Mismatch`] on every rank
-    /// whatever the others notify (GASNet's `GASNET_BARRIERFLAG_MISMATCH`):
-    /// this rank's contribution carries the sticky mismatch bit and no id.
-    pub fn notify_mismatch(&mut self) -> Result<Option<Send>, Error> {
-        self.notify_value(Value {
-            mismatch: true,
-            ..Value::new(None)
-        })
-    }
-
-    fn notify_value(&mut self, v: Value) -> Result<Option<Send>, Error> {
+    /// Start a barrier with this rank's contribution `v` ([`Value::new`], or
+    /// [`Value::forced_mismatch`]). Returns the first message.
+    pub fn notify_with(&mut self, v: Value) -> Result<Option<Send>, Error> {
         if self.in_progress {
             return Err(Error::BarrierNotifiedTwice);
         }
@@ -243,7 +245,7 @@ mod tests {
                     let id = ids[next_barrier[r]][r];
                     next_barrier[r] += 1;
                     let first = if id == Some(FORCE) {
-                        bs[r].notify_mismatch()
+                        bs[r].notify_with(Value::forced_mismatch())
                     } else {
                         bs[r].notify(id)
                     };

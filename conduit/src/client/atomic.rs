@@ -24,6 +24,7 @@ use super::{ClientOf, Error};
 use crate::config::AtomicsMode;
 use crate::sync::Mode;
 use crate::transport::Transport;
+use am::barrier::Value;
 pub use rma::atomic::{AtomicOp, AtomicType, AtomicValue, OpSet};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
@@ -102,7 +103,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         make_domain(core, ops, all_shared, None, |id| {
             // Every rank must have made the same domain: a named barrier
             // whose id is the domain's description tells.
-            core.barrier_notify(Some(id), false)?;
+            core.barrier_notify(Value::new(Some(id)))?;
             match core.barrier_wait() {
                 Err(Error::BarrierMismatch) => Err(Error::AtomicDomainMismatch),
                 r => r,

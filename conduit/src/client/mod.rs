@@ -92,6 +92,7 @@ use crate::profile::Capabilities;
 use crate::sync::Lock;
 use crate::transport::ofi::{OfiTransport, Synced, Unsynced};
 use crate::transport::Transport;
+use am::barrier::Value;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::Ordering;
 
@@ -293,7 +294,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// Start a barrier: named with `Some(id)`, anonymous with `None`.
     pub fn barrier_notify(&self, id: Option<u32>) -> Result<(), Error> {
         engine::not_in_handler("barrier_notify")?;
-        self.core.barrier_notify(id, false)
+        self.core.barrier_notify(Value::new(id))
     }
 
     /// Start a barrier that ends in `Err(BarrierMismatch)` on every rank,
@@ -301,7 +302,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// the barrier after it is unaffected.
     pub fn barrier_notify_mismatch(&self) -> Result<(), Error> {
         engine::not_in_handler("barrier_notify")?;
-        self.core.barrier_notify(None, true)
+        self.core.barrier_notify(Value::forced_mismatch())
     }
 
     /// Poll once and report whether the notified barrier completed

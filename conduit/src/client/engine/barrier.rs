@@ -6,7 +6,7 @@ use super::{Core, Progress, H_BARRIER};
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
 use crate::transport::{Side, Transport};
-use am::barrier::Outcome;
+use am::barrier::{Outcome, Value};
 use am::send::Category;
 use std::collections::VecDeque;
 
@@ -50,15 +50,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
-    /// Start a barrier: named with `Some(id)`, anonymous with `None`;
-    /// with `force_mismatch` this rank makes it end in a mismatch on every
-    /// rank (`id` is then not used).
-    pub fn barrier_notify(&self, id: Option<u32>, force_mismatch: bool) -> Result<(), Error> {
-        let send = if force_mismatch {
-            self.barrier.lock().notify_mismatch()?
-        } else {
-            self.barrier.lock().notify(id)?
-        };
+    /// Start a barrier with this rank's contribution: named or anonymous
+    /// ([`Value::new`]) or forcing a mismatch ([`Value::forced_mismatch`]).
+    pub fn barrier_notify(&self, v: Value) -> Result<(), Error> {
+        let send = self.barrier.lock().notify_with(v)?;
         if let Some(s) = send {
             self.barrier_unsent.lock().push_back(s);
         }
