@@ -41,7 +41,8 @@ int main(int argc, char **argv) {
     char buf[64] = {0};
     gex_AD_t ad = GEX_AD_INVALID;
     if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result") || !strcmp(mode, "ad-misaligned")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
-    if (!strcmp(mode, "coll1-flags")) gasnet_coll_init(NULL, 0, NULL, 0, 0);
+    if (!strcmp(mode, "coll1-flags") || !strcmp(mode, "coll1-unknown-flag") || !strcmp(mode, "coll1-nbytes") || !strcmp(mode, "coll1-srcimage") || !strcmp(mode, "coll1-init-twice"))
+        gasnet_coll_init(NULL, 0, NULL, 0, 0);
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -206,6 +207,22 @@ int main(int argc, char **argv) {
             gasnet_coll_broadcast(GASNET_TEAM_ALL, buf, 0, buf, 8, GASNET_COLL_LOCAL | GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC);
         } else if (!strcmp(mode, "coll1-flags")) {
             gasnet_coll_broadcast_nb(GASNET_TEAM_ALL, buf, 0, buf, 8, GASNET_COLL_IN_ALLSYNC | GASNET_COLL_OUT_ALLSYNC);
+        } else if (!strcmp(mode, "coll1-unknown-flag")) {
+            gasnet_coll_broadcast(GASNET_TEAM_ALL, buf, 0, buf, 8, GASNET_COLL_LOCAL | GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC | (1 << 20));
+        } else if (!strcmp(mode, "coll1-nbytes")) {
+            gasnet_coll_broadcast(GASNET_TEAM_ALL, buf, 0, buf, 0, GASNET_COLL_LOCAL | GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC);
+        } else if (!strcmp(mode, "coll1-srcimage")) {
+            gasnet_coll_broadcast(GASNET_TEAM_ALL, buf, n, buf, 8, GASNET_COLL_LOCAL | GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC);
+        } else if (!strcmp(mode, "coll1-init-twice")) {
+            gasnet_coll_init(NULL, 0, NULL, 0, 0);
+        } else if (!strcmp(mode, "coll1-init-images")) {
+            gasnet_image_t images[2] = {1, 1};
+            gasnet_coll_init(images, 0, NULL, 0, 0);
+        } else if (!strcmp(mode, "coll1-init-flags")) {
+            gasnet_coll_init(NULL, 0, NULL, 0, 4);
+        } else if (!strcmp(mode, "vis1-levels")) {
+            size_t c[1] = {8};
+            gasnet_puts_bulk((me + 1) % n, peer, NULL, buf, NULL, c, (size_t)-1);
         } else if (!strcmp(mode, "vis1-count-null")) {
             size_t strides[2] = {8, 16};
             gasnet_puts_bulk((me + 1) % n, peer, strides, buf, strides, NULL, 2);
