@@ -9,7 +9,7 @@
 
 pub mod boot;
 pub mod client;
-pub mod config;
+pub use gex_config as config;
 pub mod mem;
 pub mod ofi;
 pub mod profile;

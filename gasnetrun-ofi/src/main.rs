@@ -124,6 +124,14 @@ fn one_line(e: &clap::Error) -> String {
     parts.join(" ")
 }
 
+/// Read the conduit's configuration from the job's environment (which every
+/// rank inherits) as a rank would, quietly (the ranks print
+/// `GASNET_VERBOSEENV`'s listing): a bad value stops the launch here, with
+/// one line, before any rank starts; otherwise every rank would print it.
+fn check_conduit_env() -> Result<(), gex_config::ConfigError> {
+    gex_config::Config::from_env(&EnvReader::quiet(&ProcessEnv)).map(|_| ())
+}
+
 /// An exit status that is never 0 unless the job's code is 0.
 fn status(code: i32) -> i32 {
     match code & 0xff {
@@ -205,6 +213,10 @@ fn main() {
         program,
         args: command.collect(),
     };
+    if let Err(e) = check_conduit_env() {
+        gex_env::eprintln_whole!("gasnetrun-ofi: {e}");
+        std::process::exit(2);
+    }
     let env = EnvReader::new(&ProcessEnv);
     let code = match spawner::run_job(&spec, &env) {
         Ok(c) => c,

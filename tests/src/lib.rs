@@ -143,6 +143,24 @@ pub struct JobResult {
     pub stderr: String,
 }
 
+impl JobResult {
+    /// Assert that the launcher refused the job's environment before it
+    /// started any rank: exit code 2, and standard error is the single
+    /// line `gasnetrun-ofi: ...` containing `msg` (a rank that had started
+    /// would have printed its own line).
+    #[track_caller]
+    pub fn assert_refused_by_launcher(&self, msg: &str) {
+        assert_eq!(self.code, Some(2), "{}\n{}", self.stdout, self.stderr);
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert!(
+            lines.len() == 1 && lines[0].starts_with("gasnetrun-ofi: ") && lines[0].contains(msg),
+            "expected one line from the launcher containing {msg:?}, got:\n{}",
+            self.stderr
+        );
+        assert!(self.stdout.is_empty(), "{}", self.stdout);
+    }
+}
+
 /// Remove every inherited `GASNET_*` and `FI_*` variable from `cmd`'s
 /// environment: a job sees only what its caller sets.
 pub fn clear_fabric_env(cmd: &mut Command) {

@@ -224,13 +224,8 @@ fn too_few_bounce_buffers_is_a_configuration_error() {
         &[("GASNET_OFI_NUM_BBUFS", "2")],
         60,
     );
-    assert_eq!(r.code, Some(1));
-    assert!(
-        r.stderr.contains(
-            "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected a whole number of at least 4 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)"
-        ),
-        "{}",
-        r.stderr
+    r.assert_refused_by_launcher(
+        "GASNET_OFI_NUM_BBUFS=\"2\" is not accepted: expected a whole number of at least 4 (GASNET_OFI_BBUF_THRESHOLD / GASNET_OFI_BBUF_SIZE = 16384 / 4096)",
     );
 }
 

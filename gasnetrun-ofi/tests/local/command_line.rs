@@ -22,6 +22,38 @@ fn dash_t_runs_nothing() {
     );
 }
 
+/// A bad value of a variable the ranks read stops the launch before any
+/// rank starts (the launcher reads the conduit's configuration as a rank
+/// would), and with `-t` too.
+#[test]
+fn a_bad_conduit_variable_starts_no_rank() {
+    let _g = serial();
+    let t = token("badvar");
+    let f = std::env::temp_dir().join(format!("{t}.touched"));
+    let fs = f.to_string_lossy().into_owned();
+    for dash_t in [false, true] {
+        // A rank would create the file (the token, which names the job's
+        // processes, is the shell's $1 and not touched).
+        let mut args = vec!["-n", "2", "/bin/sh", "-c", "touch \"$0\"", &fs, &t];
+        if dash_t {
+            args.insert(0, "-t");
+        }
+        let d = Job::start(&t, &args, &[("GASNET_OFI_MAX_MEDIUM", "100")]).wait(DEADLINE);
+        assert_eq!(d.code, Some(2), "{args:?}: {:?}", d.err);
+        assert_eq!(
+            d.err,
+            vec![
+                "gasnetrun-ofi: GASNET_OFI_MAX_MEDIUM=\"100\" is not accepted: expected a size \
+                 from 512 bytes to 1G (a number with an optional K, M, G or T suffix)"
+                    .to_string()
+            ],
+            "{args:?}"
+        );
+        assert!(d.out.is_empty(), "{args:?}: {:?}", d.out);
+        assert!(!f.exists(), "{args:?}: a rank ran");
+    }
+}
+
 #[test]
 fn bad_n_is_refused_with_exit_2_and_one_line() {
     let _g = serial();
@@ -173,7 +205,7 @@ fn refusals_name_the_argument_or_variable_at_fault() {
     let t = token("refuse");
     let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
                     --version; put -- before a program whose name starts with -)";
-    let cases: [Refusal; 8] = [
+    let cases: [Refusal; 10] = [
         (
             &["--bogus", "-n", "2", "true"],
             &[],
@@ -219,6 +251,25 @@ fn refusals_name_the_argument_or_variable_at_fault() {
             "gasnetrun-ofi: GASNET_SSH_SERVERS=\"127.0.0.1 -oProxyCommand=x\": host \
              \"-oProxyCommand=x\" starts with '-', which ssh would take as an option; name \
              hosts by name or address"
+                .into(),
+        ),
+        // The conduit's own variables, checked before any rank starts.
+        (
+            &["-n", "2", "true"],
+            &[("GASNET_OFI_ATOMICS", "bogus")],
+            "gasnetrun-ofi: GASNET_OFI_ATOMICS=\"bogus\" is not accepted: expected one of auto, \
+             native, am"
+                .into(),
+        ),
+        (
+            &["-n", "2", "true"],
+            &[
+                ("GASNET_OFI_PROVIDER_INCLUDE", "shm"),
+                ("GASNET_OFI_PROVIDER_EXCLUDE", "tcp"),
+            ],
+            "gasnetrun-ofi: GASNET_OFI_PROVIDER_EXCLUDE=\"tcp\" is not accepted: expected no \
+             value while GASNET_OFI_PROVIDER_INCLUDE=\"shm\" is set (the two lists are mutually \
+             exclusive: set one or the other)"
                 .into(),
         ),
         (

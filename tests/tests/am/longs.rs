@@ -105,12 +105,7 @@ fn long_writedata_auto_follows_the_profile() {
         &[("GASNET_OFI_LONG_AM_WRITEDATA", "sometimes")],
         60,
     );
-    assert_ne!(r.code, Some(0));
-    assert!(
-        r.stderr.contains(
-            "GASNET_OFI_LONG_AM_WRITEDATA=\"sometimes\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)"
-        ),
-        "{}",
-        r.stderr
+    r.assert_refused_by_launcher(
+        "GASNET_OFI_LONG_AM_WRITEDATA=\"sometimes\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)",
     );
 }

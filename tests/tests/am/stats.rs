@@ -93,11 +93,7 @@ fn wait_mode_spin_never_yields_and_yield_does() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     let r = run(2, &["core"], "shm", &[("GASNET_WAIT_MODE", "block")], 60);
-    assert_ne!(r.code, Some(0));
-    assert!(
-        r.stderr
-            .contains("GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto"),
-        "{}",
-        r.stderr
+    r.assert_refused_by_launcher(
+        "GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto",
     );
 }

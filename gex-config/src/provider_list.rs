@@ -3,7 +3,7 @@
 //!
 //! Each is a comma-separated list of provider names; at most one of the two
 //! may be set (Open MPI refuses both at once too). They narrow provider
-//! selection together with `FI_PROVIDER` (see [`crate::select`]).
+//! selection together with `FI_PROVIDER` (see the conduit's `select` module).
 //!
 //! An entry matches a provider the way Open MPI's `is_in_list` does
 //! (`strncasecmp(prov_name, entry, strlen(entry))`): the provider's name

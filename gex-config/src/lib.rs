@@ -12,10 +12,16 @@
 //!   applied afterwards by pure functions: [`resolve_inject_limit`] and
 //!   [`Config::check_receive_buff`].
 //!
+//! The crate has no libfabric in it (the conduit re-exports it as
+//! `conduit::config`), so `gasnetrun-ofi` reads the same [`Config`] from
+//! the job's environment before it starts a rank: a bad value is reported
+//! once, by the launcher, instead of once by every rank.
+//!
 //! Spawner and launcher variables (`GASNET_SSH_*`, `GASNET_OFI_SPAWNER`,
 //! `MPIRUN_CMD`, ...) are not read here. `docs/environment.md` documents every
 //! variable; `conduit/tests/env_doc.rs` keeps it in step with the code.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod am;

@@ -233,7 +233,7 @@ fn long_am_rma_thresh() {
 
 #[test]
 fn long_writedata_good_and_bad() {
-    use crate::config::am::LongWritedata;
+    use crate::am::LongWritedata;
     assert_eq!(
         read(&MapEnv::new()).unwrap().long_writedata,
         LongWritedata::Auto

@@ -117,24 +117,21 @@ pub(crate) fn parse_size_usize(text: &str) -> Option<usize> {
 
 /// The host's page size (`sysconf(_SC_PAGESIZE)`), 4096 if unknown.
 pub fn host_page_size() -> usize {
-    // SAFETY: sysconf has no preconditions; it returns -1 on error.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
+    use nix::unistd::{sysconf, SysconfVar};
+    match sysconf(SysconfVar::PAGE_SIZE) {
+        Ok(Some(n)) if n > 0 => n as usize,
+        _ => 4096,
     }
 }
 
 /// The host's physical memory in bytes (`_SC_PHYS_PAGES` x page size), when
 /// the system reports it.
 pub fn host_physical_memory() -> Option<u64> {
-    // SAFETY: sysconf has no preconditions; it returns -1 on error.
-    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-    if pages <= 0 {
-        return None;
+    use nix::unistd::{sysconf, SysconfVar};
+    match sysconf(SysconfVar::_PHYS_PAGES) {
+        Ok(Some(pages)) if pages > 0 => (pages as u64).checked_mul(host_page_size() as u64),
+        _ => None,
     }
-    (pages as u64).checked_mul(host_page_size() as u64)
 }
 
 #[cfg(test)]
