@@ -385,6 +385,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Blocking get.
     pub fn get(&self, set: usize, rank: usize, offset: usize, dst: &mut [u8]) -> Result<(), Error> {
+        // The shared-memory copy first, inline, as `put` does (through
+        // `start_transfer` it costs a call of eight arguments).
+        if let Some(r) =
+            self.copy_shared(set, rank, offset, Local::Read(dst.as_mut_ptr()), dst.len())
+        {
+            return r;
+        }
         let op = self.start_transfer(
             set,
             rank,
