@@ -61,8 +61,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             immediate,
             Progress::Full,
         );
-        self.exit_if_requested()?;
-        r
+        // Taken apart rather than moved whole: a move of the 128-byte
+        // result copies it with wide loads from the narrow stores
+        // `send_am` wrote it with, a store-forwarding stall on every
+        // request (perf: most of this function's samples).
+        match r {
+            Ok(sent) => {
+                self.exit_if_requested()?;
+                Ok(sent)
+            }
+            Err(e) => {
+                self.exit_if_requested()?;
+                Err(e)
+            }
+        }
     }
 }
 
