@@ -124,12 +124,33 @@ fn one_line(e: &clap::Error) -> String {
     parts.join(" ")
 }
 
+/// Page sizes a rank's host may have (x86-64 and most others: 4K; arm64
+/// and ppc64 kernels: 16K or 64K).
+const RANK_PAGE_SIZES: [usize; 3] = [4096, 16384, 65536];
+
 /// Read the conduit's configuration from the job's environment (which every
 /// rank inherits) as a rank would, quietly (the ranks print
 /// `GASNET_VERBOSEENV`'s listing): a bad value stops the launch here, with
 /// one line, before any rank starts; otherwise every rank would print it.
+///
+/// The page size is the one fact of its host the configuration reads (the
+/// bounce buffers' rules). Ranks on other hosts may have another, so a
+/// value refused with this host's page size but accepted with some rank's
+/// possible page size is left to the ranks: the launcher never refuses a
+/// job its ranks could accept.
 fn check_conduit_env() -> Result<(), gex_config::ConfigError> {
-    gex_config::Config::from_env(&EnvReader::quiet(&ProcessEnv)).map(|_| ())
+    let env = EnvReader::quiet(&ProcessEnv);
+    match gex_config::Config::from_env(&env) {
+        Ok(_) => Ok(()),
+        Err(_)
+            if RANK_PAGE_SIZES
+                .iter()
+                .any(|&p| gex_config::Config::from_env_with_page_size(&env, p).is_ok()) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// An exit status that is never 0 unless the job's code is 0.

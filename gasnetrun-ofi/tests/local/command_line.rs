@@ -54,6 +54,24 @@ fn a_bad_conduit_variable_starts_no_rank() {
     }
 }
 
+/// A value only this host's page size refuses is left to the ranks: with
+/// 4K pages, GASNET_OFI_BBUF_THRESHOLD=1M needs 256 bounce buffers per put
+/// (at most 32), with 64K pages 16, so a rank on an arm64 host with 64K
+/// pages accepts it. The launcher starts the job (here a shell, which
+/// never reads the variable).
+#[test]
+fn a_value_another_page_size_accepts_is_left_to_the_ranks() {
+    let _g = serial();
+    let t = token("pagedep");
+    let f = std::env::temp_dir().join(format!("{t}.touched"));
+    let fs = f.to_string_lossy().into_owned();
+    let args = ["-n", "1", "/bin/sh", "-c", "touch \"$0\"", &fs, &t];
+    let d = Job::start(&t, &args, &[("GASNET_OFI_BBUF_THRESHOLD", "1M")]).wait(DEADLINE);
+    assert_eq!(d.code, Some(0), "{:?}", d.err);
+    assert!(f.exists(), "the launcher refused the job: {:?}", d.err);
+    let _ = std::fs::remove_file(&f);
+}
+
 #[test]
 fn bad_n_is_refused_with_exit_2_and_one_line() {
     let _g = serial();
