@@ -5,12 +5,19 @@
 use super::common::{serial, token, Job};
 use super::{bc, DEADLINE};
 
+/// A file a rank of job `t` would create (not there yet): its path, and
+/// the path as an argument.
+fn touched(t: &str) -> (std::path::PathBuf, String) {
+    let f = std::env::temp_dir().join(format!("{t}.touched"));
+    let fs = f.to_string_lossy().into_owned();
+    (f, fs)
+}
+
 #[test]
 fn dash_t_runs_nothing() {
     let _g = serial();
     let t = token("dasht");
-    let f = std::env::temp_dir().join(format!("{t}.touched"));
-    let fs = f.to_string_lossy().into_owned();
+    let (f, fs) = touched(&t);
     let d = Job::start(&t, &["-t", "-n", "2", "/usr/bin/touch", &fs, &t], &[]).wait(DEADLINE);
     assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
     assert!(!f.exists(), "-t ran the program");
@@ -29,8 +36,7 @@ fn dash_t_runs_nothing() {
 fn a_bad_conduit_variable_starts_no_rank() {
     let _g = serial();
     let t = token("badvar");
-    let f = std::env::temp_dir().join(format!("{t}.touched"));
-    let fs = f.to_string_lossy().into_owned();
+    let (f, fs) = touched(&t);
     for dash_t in [false, true] {
         // A rank would create the file (the token, which names the job's
         // processes, is the shell's $1 and not touched).
@@ -63,8 +69,7 @@ fn a_bad_conduit_variable_starts_no_rank() {
 fn a_value_another_page_size_accepts_is_left_to_the_ranks() {
     let _g = serial();
     let t = token("pagedep");
-    let f = std::env::temp_dir().join(format!("{t}.touched"));
-    let fs = f.to_string_lossy().into_owned();
+    let (f, fs) = touched(&t);
     let args = ["-n", "1", "/bin/sh", "-c", "touch \"$0\"", &fs, &t];
     let d = Job::start(&t, &args, &[("GASNET_OFI_BBUF_THRESHOLD", "1M")]).wait(DEADLINE);
     assert_eq!(d.code, Some(0), "{:?}", d.err);

@@ -235,6 +235,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(r) = self.copy_shared(set, rank, offset, local, len) {
             return r.map(|()| None);
         }
+        self.start_provider_transfer(set, rank, offset, local, len, implicit, inject, wait)
+    }
+
+    /// [`Core::start_transfer`] after [`Core::copy_shared`] found that the
+    /// shared-memory path does not reach `rank` (blocking puts and gets and
+    /// `put_now` try the copy first themselves).
+    #[allow(clippy::too_many_arguments)]
+    fn start_provider_transfer(
+        &self,
+        set: usize,
+        rank: usize,
+        offset: usize,
+        local: Local,
+        len: usize,
+        implicit: Implicit,
+        inject: bool,
+        wait: Progress,
+    ) -> Result<Option<OpId>, Error> {
         let remote = self.remote(set, rank, offset, len)?;
         let plan = chunks(len, self.max_rma);
         let n = plan.len();
@@ -253,31 +271,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             g.unposted -= 1;
         }
         Ok(Some(g.disarm()))
-    }
-
-    /// `start_transfer` of a write.
-    #[allow(clippy::too_many_arguments)]
-    pub fn start_write(
-        &self,
-        set: usize,
-        rank: usize,
-        offset: usize,
-        src: &[u8],
-        implicit: Implicit,
-        inject: bool,
-        wait: Progress,
-        _what: &'static str,
-    ) -> Result<Option<OpId>, Error> {
-        self.start_transfer(
-            set,
-            rank,
-            offset,
-            Local::Write(src.as_ptr()),
-            src.len(),
-            implicit,
-            inject,
-            wait,
-        )
     }
 
     /// Return bounce buffers to the pool (one the pool does not know is
@@ -370,15 +363,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let path = self.put_limits.choose_blocking(src.len());
         self.count_put(set, path);
-        let op = self.start_write(
+        let op = self.start_provider_transfer(
             set,
             rank,
             offset,
-            src,
+            Local::Write(src.as_ptr()),
+            src.len(),
             Implicit::No,
             path == PutPath::Inject,
             Progress::Full,
-            "put",
         )?;
         self.wait_op(set, op, Progress::Full, "put", "to", rank)
     }
@@ -392,7 +385,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         {
             return r;
         }
-        let op = self.start_transfer(
+        let op = self.start_provider_transfer(
             set,
             rank,
             offset,
@@ -448,15 +441,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
         }
         self.count_put(set, path);
-        let op = self.start_write(
+        let op = self.start_provider_transfer(
             set,
             rank,
             offset,
-            src,
+            local,
+            src.len(),
             implicit,
             path == PutPath::Inject,
             Progress::Full,
-            "put",
         )?;
         if path == PutPath::Block {
             self.wait_op(set, op, Progress::Full, "put", "to", rank)?;

@@ -228,15 +228,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         payload: &[u8],
         wait: Progress,
     ) -> Result<(), Error> {
-        let op = self.start_write(
+        // `start_transfer` tries the shared-memory copy first.
+        let op = self.start_transfer(
             set,
             dest,
             offset,
-            payload,
+            super::Local::Write(payload.as_ptr()),
+            payload.len(),
             Implicit::No,
             false,
             wait,
-            "AM Long payload write",
         )?;
         self.wait_op(set, op, wait, "AM Long payload write", "to", dest)
     }
