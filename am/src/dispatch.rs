@@ -137,9 +137,78 @@ pub fn classify<'a, F>(
     }))
 }
 
+/// A Short message for a client handler registered with exactly the
+/// message's signature: the common message, checked in one pass over its
+/// header word by [`classify_short`].
+#[derive(Debug)]
+pub struct ShortMessage<'a, F> {
+    /// The registered handler.
+    pub handler: &'a F,
+    /// The handler index the message named.
+    pub index: u8,
+    /// The sender's rank.
+    pub src: u32,
+    /// The arguments' wire bytes (4 per argument).
+    args: &'a [u8],
+}
+
+impl<F> ShortMessage<'_, F> {
+    /// Copy the arguments into `out`; returns how many there are.
+    #[inline(always)]
+    pub fn args_into(&self, out: &mut [u32; MAX_ARGS]) -> usize {
+        let n = self.args.len() / 4;
+        for (w, b) in out.iter_mut().zip(self.args.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        n
+    }
+}
+
+/// The one-pass path for the common message: `Some` exactly when `bytes`
+/// hold a well-formed Short whose side is the endpoint's, for a client
+/// handler registered with exactly its signature (no widening), and then
+/// the same handler and arguments [`classify`] gives. Everything else
+/// (`None`) is for `classify`, which reports what is wrong with it.
+///
+/// On every received message's path: the header is read as one word and
+/// the message is not built as a general [`Message`].
+#[inline(always)]
+pub fn classify_short<'a, F>(
+    table: &'a HandlerTable<F>,
+    bytes: &'a [u8],
+    on_request_endpoint: bool,
+) -> Option<ShortMessage<'a, F>> {
+    let head: [u8; wire::HEADER_LEN] = bytes.get(..wire::HEADER_LEN)?.try_into().ok()?;
+    let w = u64::from_le_bytes(head);
+    let b0 = w as u8;
+    // Kind bits 0 (Short), the direction bit the endpoint's.
+    if b0 & 3 != 0 || (b0 & 0x80 != 0) != on_request_endpoint {
+        return None;
+    }
+    let nargs = (b0 >> 2) & 0x1f;
+    let index = (w >> 8) as u8;
+    let n = nargs as usize;
+    if index < CLIENT_BASE || n > MAX_ARGS || bytes.len() != wire::message_len(Kind::Short, n, 0) {
+        return None;
+    }
+    let sig = Signature {
+        category: Category::Short,
+        is_request: on_request_endpoint,
+        nargs,
+    };
+    let handler = table.exact(index, sig)?;
+    Some(ShortMessage {
+        handler,
+        index,
+        src: (w >> 32) as u32,
+        args: &bytes[wire::HEADER_LEN..wire::HEADER_LEN + 4 * n],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handlers::Widen;
     use crate::wire::{encode, Header};
 
     fn msg(
@@ -215,5 +284,126 @@ mod tests {
             "malformed AM from rank 3 for handler 130: Long payload of 97 bytes at offset 4000 falls outside this rank's 4096-byte segment"
         );
         assert!(classify(&t, &ok, true, None).is_err());
+    }
+
+    /// A table with Short handlers on both sides, widened ones, other
+    /// categories and free indices; each entry is its own index.
+    fn short_table() -> HandlerTable<u8> {
+        let t = HandlerTable::new();
+        let sig = |category, is_request, nargs| Signature {
+            category,
+            is_request,
+            nargs,
+        };
+        t.register(200, sig(Category::Short, true, 2), 200).unwrap();
+        t.register(201, sig(Category::Short, false, 0), 201)
+            .unwrap();
+        t.register(202, sig(Category::Short, true, 16), 202)
+            .unwrap();
+        t.register(203, sig(Category::Medium, true, 2), 203)
+            .unwrap();
+        let reqrep = Widen {
+            either_side: true,
+            ..Widen::default()
+        };
+        t.register_widened(204, sig(Category::Short, true, 1), reqrep, 204)
+            .unwrap();
+        let untyped = Widen {
+            untyped: true,
+            ..Widen::default()
+        };
+        t.register_widened(205, sig(Category::Short, true, 3), untyped, 205)
+            .unwrap();
+        t.register_internal(3, sig(Category::Short, true, 8), 3)
+            .unwrap();
+        t
+    }
+
+    /// What `classify_short` must agree with: the general path's handler,
+    /// source and arguments, for a Short whose signature is exactly the
+    /// registered one.
+    fn check_short_agrees(t: &HandlerTable<u8>, b: &[u8], on_request: bool) {
+        let fast = classify_short(t, b, on_request);
+        let general = classify(t, b, on_request, Some(1 << 20));
+        let exact = match &general {
+            Ok(Delivery::Client(c)) => {
+                c.msg.header.kind == Kind::Short
+                    && t.signature(c.msg.header.handler) == Some(c.signature)
+            }
+            _ => false,
+        };
+        match (fast, general) {
+            (Some(m), Ok(Delivery::Client(c))) => {
+                assert!(exact, "{b:?}");
+                assert!(std::ptr::eq(m.handler, c.handler));
+                assert_eq!(m.index, c.msg.header.handler);
+                assert_eq!(m.src, c.msg.header.src);
+                let (mut x, mut y) = ([0u32; MAX_ARGS], [0u32; MAX_ARGS]);
+                assert_eq!(m.args_into(&mut x), c.msg.args_into(&mut y));
+                assert_eq!(x, y);
+            }
+            (Some(_), other) => panic!("fast path took {b:?}, classify gave {other:?}"),
+            (None, _) => assert!(!exact, "fast path left an exact Short: {b:?}"),
+        }
+    }
+
+    #[test]
+    fn short_fast_path_agrees_with_classify_on_well_formed_messages() {
+        let t = short_table();
+        for handler in [3u8, 127, 128, 200, 201, 202, 203, 204, 205, 206, 255] {
+            for nargs in 0..=17u8 {
+                for is_request in [true, false] {
+                    for kind in [Kind::Short, Kind::Medium] {
+                        let n = nargs.min(16);
+                        let plen = if kind == Kind::Short { 0 } else { 8 };
+                        let mut b = msg(kind, is_request, handler, n, None, plen);
+                        if nargs == 17 {
+                            // nargs over the limit in the header.
+                            b[0] = (b[0] & !0x7c) | (17 << 2);
+                        }
+                        for on_request in [true, false] {
+                            check_short_agrees(&t, &b, on_request);
+                            // Truncated and padded copies.
+                            check_short_agrees(&t, &b[..b.len() - 4], on_request);
+                            let mut longer = b.clone();
+                            longer.extend_from_slice(&[0; 8]);
+                            check_short_agrees(&t, &longer, on_request);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8192))]
+        /// Any header over any bytes (handlers around the registered ones,
+        /// every kind and count): the fast path takes only what classify
+        /// delivers to the same handler with the same arguments.
+        #[test]
+        fn short_fast_path_agrees_with_classify_on_any_bytes(
+            kind in 0u8..4,
+            nargs in 0u8..20,
+            is_request in proptest::bool::ANY,
+            handler in proptest::sample::select(vec![3u8, 127, 128, 199, 200, 201, 202, 203, 204, 205, 206, 255]),
+            reserved in 0u16..3,
+            src in proptest::num::u32::ANY,
+            rest in proptest::collection::vec(proptest::num::u8::ANY, 0..80),
+            on_request in proptest::bool::ANY,
+        ) {
+            let t = short_table();
+            let b0 = kind | (nargs.min(31) << 2) | (u8::from(is_request) << 7);
+            let head = u64::from(b0)
+                | u64::from(handler) << 8
+                | u64::from(reserved) << 16
+                | u64::from(src) << 32;
+            let mut b = head.to_le_bytes().to_vec();
+            b.extend_from_slice(&rest);
+            check_short_agrees(&t, &b, on_request);
+            // The same header over a body of the length a Short of its
+            // count takes.
+            b.resize(wire::message_len(Kind::Short, usize::from(nargs.min(16)), 0), 0);
+            check_short_agrees(&t, &b, on_request);
+        }
     }
 }

@@ -185,6 +185,17 @@ impl<F> HandlerTable<F> {
         }
     }
 
+    /// The handler at `index` if it was registered with exactly `sig`
+    /// (widening aside): what [`HandlerTable::dispatch`] returns for such a
+    /// message, in one compare; `None` leaves the message to `dispatch`.
+    #[inline(always)]
+    pub fn exact(&self, index: u8, sig: Signature) -> Option<&F> {
+        match self.entries[index as usize].get() {
+            Some((want, _, f)) if *want == sig => Some(f),
+            _ => None,
+        }
+    }
+
     /// What is registered at `index`.
     pub fn signature(&self, index: u8) -> Option<Signature> {
         self.entries[index as usize].get().map(|(s, _, _)| *s)

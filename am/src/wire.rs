@@ -163,8 +163,51 @@ pub fn encode(
 /// On every send's path: stores of fixed size (the header as one word, the
 /// arguments four bytes each, the padding as one word) rather than a
 /// bounds-checked copy and a `memset` per field.
-#[inline]
+#[inline(always)]
 pub fn encode_into(
+    out: &mut [u8],
+    header: &Header,
+    args: &[u32],
+    dest_offset: Option<u64>,
+    payload_len: usize,
+    payload: &[u8],
+) -> usize {
+    if header.kind == Kind::Short {
+        encode_short(out, header, args)
+    } else {
+        encode_other(out, header, args, dest_offset, payload_len, payload)
+    }
+}
+
+/// The header as the word it is on the wire.
+#[inline(always)]
+fn header_word(header: &Header) -> u64 {
+    let b0 = header.kind.bits() | (header.nargs << 2) | ((header.is_request as u8) << 7);
+    u64::from(b0) | (u64::from(header.handler) << 8) | (u64::from(header.src) << 32)
+}
+
+/// `encode_into` for a Short: the header word, the arguments, and a zero
+/// word of padding after an odd count (inlined where messages are sent).
+#[inline(always)]
+fn encode_short(out: &mut [u8], header: &Header, args: &[u32]) -> usize {
+    debug_assert_eq!(args.len(), header.nargs as usize);
+    debug_assert!(args.len() <= MAX_ARGS);
+    let n = args.len();
+    let len = message_len(Kind::Short, n, 0);
+    let out = &mut out[..len];
+    out[..HEADER_LEN].copy_from_slice(&header_word(header).to_le_bytes());
+    for (w, a) in out[HEADER_LEN..].chunks_exact_mut(4).zip(args) {
+        w.copy_from_slice(&a.to_le_bytes());
+    }
+    if n % 2 == 1 {
+        out[len - 4..].copy_from_slice(&[0u8; 4]);
+    }
+    len
+}
+
+/// `encode_into` for every kind but Short.
+#[inline(never)]
+fn encode_other(
     out: &mut [u8],
     header: &Header,
     args: &[u32],
@@ -179,9 +222,7 @@ pub fn encode_into(
     // The tail padding (under 8 bytes, after an inline payload) is zeroed
     // first; the fields below overwrite what they cover. len >= 8.
     out[len - ALIGN..].copy_from_slice(&[0u8; ALIGN]);
-    let b0 = header.kind.bits() | (header.nargs << 2) | ((header.is_request as u8) << 7);
-    let word = u64::from(b0) | (u64::from(header.handler) << 8) | (u64::from(header.src) << 32);
-    out[..HEADER_LEN].copy_from_slice(&word.to_le_bytes());
+    out[..HEADER_LEN].copy_from_slice(&header_word(header).to_le_bytes());
     let mut at = HEADER_LEN;
     if header.kind != Kind::Short {
         out[at..at + 4].copy_from_slice(&(payload_len as u32).to_le_bytes());

@@ -14,9 +14,12 @@
 //!   internal deliveries have an index below 128; a client delivery carries
 //!   the registered handler and signature, arrived on the endpoint of its
 //!   direction, has the message's arguments, and a Long's payload lies
-//!   inside the segment.
+//!   inside the segment;
+//! * `classify_short`, the conduit's one-pass path for the common Short,
+//!   takes exactly the Shorts `classify` delivers to a handler registered
+//!   with their exact signature, with the same handler and arguments.
 
-use am::dispatch::{classify, Delivery};
+use am::dispatch::{classify, classify_short, Delivery};
 use am::handlers::{Category, HandlerTable, Signature, CLIENT_BASE};
 use am::wire::{self, Header, Kind, Message, ALIGN};
 use am::MAX_ARGS;
@@ -69,6 +72,42 @@ pub fn run(data: &[u8]) {
             let got = classify(table, data, on_request_endpoint, segment);
             check_classified(table, &decoded, got, on_request_endpoint, segment);
         }
+        check_short_path(table, data, on_request_endpoint);
+    }
+}
+
+/// `classify_short` (the one-pass path the conduit tries first) takes a
+/// message exactly when `classify` delivers a Short to a client handler
+/// registered with exactly its signature, and then gives the same handler,
+/// source and arguments.
+fn check_short_path(table: &HandlerTable<u8>, data: &[u8], on_request_endpoint: bool) {
+    let fast = classify_short(table, data, on_request_endpoint);
+    let general = classify(table, data, on_request_endpoint, None);
+    let exact = match &general {
+        Ok(Delivery::Client(c)) => {
+            c.msg.header.kind == Kind::Short
+                && table.signature(c.msg.header.handler) == Some(c.signature)
+        }
+        _ => false,
+    };
+    match (fast, general) {
+        (Some(f), Ok(Delivery::Client(c))) => {
+            assert!(
+                exact,
+                "the short path took a message classify delivers otherwise"
+            );
+            assert!(
+                std::ptr::eq(f.handler, c.handler),
+                "short path: wrong handler"
+            );
+            assert_eq!(f.index, c.msg.header.handler);
+            assert_eq!(f.src, c.msg.header.src);
+            let (mut a, mut b) = ([0u32; MAX_ARGS], [0u32; MAX_ARGS]);
+            assert_eq!(f.args_into(&mut a), c.msg.args_into(&mut b));
+            assert_eq!(a, b, "short path: different arguments");
+        }
+        (Some(_), _) => panic!("the short path took a message classify refuses"),
+        (None, _) => assert!(!exact, "the short path left a Short it should take"),
     }
 }
 

@@ -52,7 +52,64 @@ impl<M: Mode, T: Transport, S> Replier for ReplyPath<'_, M, T, S> {
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Decode and run one message that arrived on `side` of set `set`.
+    #[inline(always)]
     pub(super) fn dispatch(&self, set: usize, side: Side, bytes: &[u8]) -> Result<(), Error> {
+        let is_request = side == Side::Request;
+        if let Some(m) = am::dispatch::classify_short(&self.handlers, bytes, is_request) {
+            if let HandlerFn::Short(f) = m.handler {
+                if !self.exiting() {
+                    self.run_short(set, is_request, &m, f);
+                }
+                return Ok(());
+            }
+        }
+        self.dispatch_general(set, side, bytes)
+    }
+
+    /// The common message, a Short for a client handler registered with
+    /// exactly its signature, checked in one pass (`classify_short`): its
+    /// handler runs with no general message built.
+    #[inline(always)]
+    fn run_short(
+        &self,
+        set: usize,
+        is_request: bool,
+        m: &am::dispatch::ShortMessage<'_, HandlerFn<S>>,
+        f: &(dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + '_),
+    ) {
+        let s = &self.sets[set];
+        let received = if is_request {
+            &s.stats.requests_received
+        } else {
+            &s.stats.replies_received
+        };
+        received[kind_index(Kind::Short)].add(1);
+        let replier = ReplyPath { core: self, set };
+        let mut tok = Token {
+            src: m.src as usize,
+            handler: m.index,
+            endpoint: set,
+            long_offset: None,
+            state: &self.state,
+            replier: is_request.then_some(&replier as &dyn Replier),
+            replied: false,
+            exit_code: None,
+        };
+        {
+            let _in = HandlerScope::enter();
+            let mut words = [0u32; am::MAX_ARGS];
+            let n = m.args_into(&mut words);
+            f(&mut tok, &words[..n]);
+        }
+        if let Some(code) = tok.exit_code {
+            self.request_exit(code);
+        }
+    }
+
+    /// Decode and run any message (`dispatch` takes the common Short
+    /// itself).
+    #[inline(never)]
+    fn dispatch_general(&self, set: usize, side: Side, bytes: &[u8]) -> Result<(), Error> {
         let seg = self.segment.get();
         let delivery = am::dispatch::classify(
             &self.handlers,
