@@ -107,6 +107,23 @@ fn bench_ab_refuses_a_bad_copy_count() {
 }
 
 #[test]
+fn bench_ab_refuses_a_bad_split() {
+    for bad in ["fast", "-1", "0.4.5", "1e3"] {
+        let mut cmd = Command::new("bash");
+        cmd.arg(script("bench-ab.sh"))
+            .args(["old", "new", "rtt"])
+            .env("SPLIT", bad);
+        let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "SPLIT={bad}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("bench-ab: SPLIT must be a figure in us such as 0.45, not '{bad}'")
+        );
+    }
+}
+
+#[test]
 fn bench_ab_refuses_a_directory_without_the_binaries() {
     let (code, err) = run(
         "bench-ab.sh",
