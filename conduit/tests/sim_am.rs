@@ -16,6 +16,8 @@ mod faults;
 mod multi_receive;
 #[path = "sim_am/polling.rs"]
 mod polling;
+#[path = "sim_am/short_path.rs"]
+mod short_path;
 
 use conduit::client::Client;
 use conduit::transport::sim::SimTransport;
