@@ -11,6 +11,7 @@ use crate::pshm::Shared;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::{Side, Transport};
 use am::send::{Category, LongPath, Plan, Request};
+use am::wire::Header;
 use am::wire::{self, Kind};
 use std::cell::Cell;
 
@@ -126,6 +127,33 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         immediate: bool,
         wait: Progress,
     ) -> Result<bool, Error> {
+        if category == Category::Short && args.len() <= am::MAX_ARGS {
+            // The common message: its header and length need no plan
+            // (`plan_shared_small` would decide the same: the peer is
+            // another rank of the job, and the count is within bounds).
+            let header = Header {
+                kind: Kind::Short,
+                nargs: args.len() as u8,
+                is_request: side == Side::Request,
+                handler,
+                src: self.rank as u32,
+            };
+            let len = wire::message_len(Kind::Short, args.len(), 0);
+            return self.push_shared(
+                sh,
+                index,
+                set,
+                side,
+                len,
+                immediate,
+                wait,
+                |buf| {
+                    wire::encode_into(buf, &header, args, None, 0, &[]);
+                },
+                Kind::Short,
+                false,
+            );
+        }
         let plan = match self.limits.plan_shared_small(
             dest,
             category,
@@ -157,9 +185,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let inline: &[u8] = if plan.payload_inline { payload } else { &[] };
         let off =
             matches!(plan.header.kind, Kind::Long | Kind::LongInline).then_some(dest_offset as u64);
-        let s = &self.sets[set];
-        loop {
-            let pushed = sh.push(set, side, index, plan.len, |buf| {
+        self.push_shared(
+            sh,
+            index,
+            set,
+            side,
+            plan.len,
+            immediate,
+            wait,
+            |buf| {
                 if let Some(dst) = long_dst {
                     // SAFETY: `dst..dst+len` lies in `dest`'s segment as
                     // mapped here (segment_range checked it); the payload
@@ -167,9 +201,45 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     unsafe { std::ptr::copy(payload.as_ptr(), dst, payload.len()) };
                 }
                 wire::encode_into(buf, &plan.header, args, off, payload.len(), inline);
-            });
-            if pushed {
-                Self::count_shared(s, side, &plan);
+            },
+            plan.header.kind,
+            plan.long.is_some(),
+        )
+    }
+
+    /// Push a message of `len` bytes, written by `fill` (called once, when
+    /// there is room), into peer `index`'s ring, waiting with `wait`
+    /// progress while the ring is full (unless `immediate`); counts it as
+    /// a message of `kind` (`long`: its payload was copied into the
+    /// peer's segment).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn push_shared(
+        &self,
+        sh: &Shared<M>,
+        index: usize,
+        set: usize,
+        side: Side,
+        len: usize,
+        immediate: bool,
+        wait: Progress,
+        mut fill: impl FnMut(&mut [u8]),
+        kind: Kind,
+        long: bool,
+    ) -> Result<bool, Error> {
+        loop {
+            if sh.push(set, side, index, len, &mut fill) {
+                let s = &self.sets[set];
+                let sent = if side == Side::Request {
+                    &s.stats.requests_sent
+                } else {
+                    &s.stats.replies_sent
+                };
+                sent[kind_index(kind)].add(1);
+                s.stats.shared_sent.add(1);
+                if long {
+                    s.stats.shared_rma.add(1);
+                }
                 return Ok(true);
             }
             if immediate {
@@ -180,20 +250,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // A peer's exit: nobody may receive this any more.
                 self.exit_if_requested()?;
             }
-        }
-    }
-
-    #[inline]
-    fn count_shared(s: &super::EpSet<M>, side: Side, plan: &Plan) {
-        let sent = if side == Side::Request {
-            &s.stats.requests_sent
-        } else {
-            &s.stats.replies_sent
-        };
-        sent[kind_index(plan.header.kind)].add(1);
-        s.stats.shared_sent.add(1);
-        if plan.long.is_some() {
-            s.stats.shared_rma.add(1);
         }
     }
 
