@@ -108,8 +108,9 @@ impl Drop for Release<'_> {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// Send an AM to `dest`, member `index` of this supernode, through its
-    /// ring. Same contract as `send_am`.
+    /// Send an AM to `dest`, member `index` of this supernode and another
+    /// rank than this one (the caller looked it up), through its ring.
+    /// Same contract as `send_am`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(super) fn send_shared(
@@ -127,6 +128,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         immediate: bool,
         wait: Progress,
     ) -> Result<bool, Error> {
+        debug_assert!(dest < self.limits.size && dest != self.rank);
         if category == Category::Short && args.len() <= am::MAX_ARGS {
             // The common message: its header and length need no plan
             // (`plan_shared_small` would decide the same: the peer is
