@@ -156,11 +156,7 @@ impl<F> ShortMessage<'_, F> {
     /// Copy the arguments into `out`; returns how many there are.
     #[inline(always)]
     pub fn args_into(&self, out: &mut [u32; MAX_ARGS]) -> usize {
-        let n = self.args.len() / 4;
-        for (w, b) in out.iter_mut().zip(self.args.chunks_exact(4)) {
-            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
-        n
+        wire::words_into(self.args, out)
     }
 }
 

@@ -99,12 +99,7 @@ impl Message<'_> {
     /// Copy the arguments into `out`; returns how many there are.
     #[inline]
     pub fn args_into(&self, out: &mut [u32; crate::MAX_ARGS]) -> usize {
-        let mut n = 0;
-        for (w, b) in out.iter_mut().zip(self.args.chunks_exact(4)) {
-            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            n += 1;
-        }
-        n
+        words_into(self.args, out)
     }
 
     /// All arguments.
@@ -113,6 +108,18 @@ impl Message<'_> {
             .map(|i| self.arg(i))
             .collect()
     }
+}
+
+/// Decode the little-endian argument words in `args` (4 bytes each, at
+/// most [`MAX_ARGS`] of them) into `out`; returns how many there are.
+#[inline(always)]
+pub fn words_into(args: &[u8], out: &mut [u32; MAX_ARGS]) -> usize {
+    let mut n = 0;
+    for (w, b) in out.iter_mut().zip(args.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        n += 1;
+    }
+    n
 }
 
 /// Round up to [`ALIGN`].

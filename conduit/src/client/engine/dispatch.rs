@@ -77,19 +77,51 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         m: &am::dispatch::ShortMessage<'_, HandlerFn<S>>,
         f: &(dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + '_),
     ) {
+        self.count_received(set, is_request, Kind::Short);
+        self.call_handler(
+            set,
+            is_request,
+            m.src,
+            m.index,
+            None,
+            |words| m.args_into(words),
+            |tok, args| f(tok, args),
+        );
+    }
+
+    /// Count a client message received.
+    #[inline(always)]
+    fn count_received(&self, set: usize, is_request: bool, kind: Kind) {
         let s = &self.sets[set];
         let received = if is_request {
             &s.stats.requests_received
         } else {
             &s.stats.replies_received
         };
-        received[kind_index(Kind::Short)].add(1);
+        received[kind_index(kind)].add(1);
+    }
+
+    /// Run a client handler: its token (a reply path for a request only),
+    /// its arguments (`fill` writes them where the handler reads them), the
+    /// handler scope around `call`, and the exit the handler asked for.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn call_handler(
+        &self,
+        set: usize,
+        is_request: bool,
+        src: u32,
+        index: u8,
+        long_offset: Option<usize>,
+        fill: impl FnOnce(&mut [u32; am::MAX_ARGS]) -> usize,
+        call: impl FnOnce(&mut Token<'_, S>, &[u32]),
+    ) {
         let replier = ReplyPath { core: self, set };
         let mut tok = Token {
-            src: m.src as usize,
-            handler: m.index,
+            src: src as usize,
+            handler: index,
             endpoint: set,
-            long_offset: None,
+            long_offset,
             state: &self.state,
             replier: is_request.then_some(&replier as &dyn Replier),
             replied: false,
@@ -97,9 +129,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         {
             let _in = HandlerScope::enter();
+            // The words are filled where the handler reads them: an
+            // `am::dispatch::Args` built and then moved was copied with
+            // 16-byte loads right after the narrower stores that filled
+            // it, a store-forwarding stall on every received message
+            // (perf: a quarter of this function's samples).
             let mut words = [0u32; am::MAX_ARGS];
-            let n = m.args_into(&mut words);
-            f(&mut tok, &words[..n]);
+            let n = fill(&mut words);
+            call(&mut tok, &words[..n]);
         }
         if let Some(code) = tok.exit_code {
             self.request_exit(code);
@@ -126,13 +163,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(());
         }
         let h = cm.msg.header;
-        let s = &self.sets[set];
-        let received = if h.is_request {
-            &s.stats.requests_received
-        } else {
-            &s.stats.replies_received
-        };
-        received[kind_index(h.kind)].add(1);
+        self.count_received(set, h.is_request, h.kind);
         // A Long's payload where it landed (a LongInline's copied there
         // first), or a Medium's in its receive buffer.
         let payload = match (h.kind, cm.long, seg) {
@@ -154,45 +185,26 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             _ => Payload::private(&[]),
         };
-        let replier = ReplyPath { core: self, set };
-        let mut tok = Token {
-            src: h.src as usize,
-            handler: h.handler,
-            endpoint: set,
-            long_offset: cm.long.map(|(o, _)| o),
-            state: &self.state,
-            replier: (side == Side::Request).then_some(&replier as &dyn Replier),
-            replied: false,
-            exit_code: None,
-        };
-        {
-            let _in = HandlerScope::enter();
-            // The words are filled where the handler reads them: an
-            // `am::dispatch::Args` built and then moved was copied with
-            // 16-byte loads right after the narrower stores that filled
-            // it, a store-forwarding stall on every received message
-            // (perf: a quarter of this function's samples).
-            let mut words = [0u32; am::MAX_ARGS];
-            let n = cm.msg.args_into(&mut words);
-            let args = &words[..n];
-            match cm.handler {
-                HandlerFn::Short(f) => f(&mut tok, args),
-                HandlerFn::Long(f) => f(&mut tok, args, payload),
+        self.call_handler(
+            set,
+            side == Side::Request,
+            h.src,
+            h.handler,
+            cm.long.map(|(o, _)| o),
+            |words| cm.msg.args_into(words),
+            |tok, args| match cm.handler {
+                HandlerFn::Short(f) => f(tok, args),
+                HandlerFn::Long(f) => f(tok, args, payload),
                 HandlerFn::Medium(f) => match payload.as_slice() {
-                    Some(bytes) => f(&mut tok, args, bytes),
+                    Some(bytes) => f(tok, args, bytes),
                     // A Medium handler widened to Longs: a private copy,
                     // since a slice of the segment could be written by
                     // others while the handler reads it.
-                    None => f(&mut tok, args, &payload.to_vec()),
+                    None => f(tok, args, &payload.to_vec()),
                 },
-                HandlerFn::Untyped(f) => {
-                    f(&mut tok, args, (h.kind != Kind::Short).then_some(payload))
-                }
-            }
-        }
-        if let Some(code) = tok.exit_code {
-            self.request_exit(code);
-        }
+                HandlerFn::Untyped(f) => f(tok, args, (h.kind != Kind::Short).then_some(payload)),
+            },
+        );
         Ok(())
     }
 
