@@ -67,6 +67,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 );
             }
         }
+        if category == Category::Short
+            && args.len() <= am::MAX_ARGS
+            && dest < self.limits.size
+            && dest != self.rank
+        {
+            if let Some(sent) = self.inject_short(set, side, dest, handler, args) {
+                return sent;
+            }
+        }
         let quick = self.limits.plan_injected(
             dest,
             category,
@@ -105,6 +114,55 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(false);
         }
         self.send_waiting(set, side, dest, &plan, args, payload, dest_offset, wait)
+    }
+
+    /// The common message over the provider: a Short to another rank of
+    /// the job, injected with no plan (`plan_injected` would decide the
+    /// same: its header and length follow from the count alone). `None`
+    /// when it does not fit the provider's inject limit or the provider
+    /// takes no more now: the caller goes the general way (which plans,
+    /// retries and waits).
+    #[inline(always)]
+    fn inject_short(
+        &self,
+        set: usize,
+        side: Side,
+        dest: usize,
+        handler: u8,
+        args: &[u32],
+    ) -> Option<Result<bool, Error>> {
+        const MAX_SHORT: usize = wire::message_len(wire::Kind::Short, am::MAX_ARGS, 0);
+        let len = wire::message_len(wire::Kind::Short, args.len(), 0);
+        if len > self.limits.inject_limit {
+            return None;
+        }
+        let header = wire::Header {
+            kind: wire::Kind::Short,
+            nargs: args.len() as u8,
+            is_request: side == Side::Request,
+            handler,
+            src: self.rank as u32,
+        };
+        let mut b = [0u8; MAX_SHORT];
+        wire::encode_into(&mut b, &header, args, None, 0, &[]);
+        let s = &self.sets[set];
+        match self.tp.inject(s.index, side.ep(), &b[..len], dest) {
+            Ok(()) => {
+                s.stats.injected.add(1);
+                let sent = if side == Side::Request {
+                    &s.stats.requests_sent
+                } else {
+                    &s.stats.replies_sent
+                };
+                sent[kind_index(wire::Kind::Short)].add(1);
+                Some(Ok(true))
+            }
+            Err(PostError::Again) | Err(PostError::NoMemory) => {
+                s.stats.eagain_retries.add(1);
+                None
+            }
+            Err(PostError::Failed(e)) => Some(Err(e.into())),
+        }
     }
 
     /// The plan of what `plan_injected` leaves (Longs, messages to self,
