@@ -103,6 +103,10 @@ pub struct Prepared {
     /// The AM flow control the provider's profile imposes where the user
     /// did not choose (`am_send_window`).
     pub am_window: Option<AmWindow>,
+    /// The provider's profile receives AMs one per buffer, posted without
+    /// `FI_MULTI_RECV` (`am_recv_mode_before`), and the user did not set
+    /// `GASNET_OFI_RECEIVE_BUFF_SIZE`.
+    pub am_recv_mode: bool,
     /// Notes worth a log line (profile differences, clamps, env actions).
     pub notes: Vec<String>,
     /// Lines printed to stdout (device listing) and stderr (warnings), kept
@@ -264,6 +268,16 @@ pub fn prepare(
         ));
         win
     });
+    let am_recv_mode = match chosen.am_recv_mode_before {
+        Some(v) if libfabric < v && env.peek(crate::config::am::RECEIVE_BUFF_SIZE).is_none() => {
+            notes.push(format!(
+                "{}: AMs are received one per buffer, posted without FI_MULTI_RECV (profile default before libfabric {v}; set GASNET_OFI_RECEIVE_BUFF_SIZE to override)",
+                caps.provider
+            ));
+            true
+        }
+        _ => false,
+    };
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
     warnings.extend(n);
     for w in &warnings {
@@ -278,12 +292,22 @@ pub fn prepare(
     }
     if lead && cfg.general.verbose_env {
         let computed = computed_defaults(cfg, job.size, am_inject_limit, rma_inject_limit, caps);
+        // Variables whose recorded default the profile replaced.
+        let replaced = if am_recv_mode {
+            recv_mode_defaults(&caps.provider, env)
+        } else {
+            Vec::new()
+        };
         for r in env.reads() {
-            let line = match computed.iter().find(|c| c.0 == r.name) {
-                Some((name, value, how)) if r.defaulted && r.value.is_empty() => {
+            let shown = computed
+                .iter()
+                .find(|c| c.0 == r.name && r.defaulted && r.value.is_empty())
+                .or_else(|| replaced.iter().find(|c| c.0 == r.name && r.defaulted));
+            let line = match shown {
+                Some((name, value, how)) => {
                     format!("ENV parameter: {name} = {value}   (default: {how})")
                 }
-                _ => r.to_string(),
+                None => r.to_string(),
             };
             gex_env::eprintln_whole!("{line}");
             printed.push(line);
@@ -298,9 +322,29 @@ pub fn prepare(
         am_inject_limit,
         rma_inject_limit,
         am_window,
+        am_recv_mode,
         notes,
         printed,
     })
+}
+
+/// What `GASNET_VERBOSEENV` shows for the receive variables the profile's
+/// `recv` mode replaced (those the user left unset).
+fn recv_mode_defaults(provider: &str, env: &EnvReader<'_>) -> Vec<(&'static str, String, String)> {
+    use crate::config::am::{RecvBuffSize, NUM_RECEIVE_BUFFS, RECEIVE_BUFF_SIZE};
+    let mut out = vec![(
+        RECEIVE_BUFF_SIZE,
+        RecvBuffSize::Recv.to_string(),
+        format!("{provider}'s profile receives one AM per buffer with this libfabric"),
+    )];
+    if env.peek(NUM_RECEIVE_BUFFS).is_none() {
+        out.push((
+            NUM_RECEIVE_BUFFS,
+            RecvBuffSize::Recv.default_num_buffs().to_string(),
+            "one-AM buffers".to_string(),
+        ));
+    }
+    out
 }
 
 /// The values the conduit chose for variables whose default is computed
@@ -371,6 +415,13 @@ mod tests {
         assert_eq!((am.max_request_buffs, am.num_initial_request_buffs), (2, 2));
         assert_eq!((am.max_reply_buffs, am.num_initial_reply_buffs), (8, 8));
         assert_eq!(profile::lookup("sockets").am_send_window, Some(2));
+    }
+
+    #[test]
+    fn shm_receives_one_am_per_buffer_before_libfabric_2() {
+        let v = profile::lookup("shm").am_recv_mode_before;
+        assert_eq!(v, Some(Version::parse("2.0").unwrap()));
+        assert_eq!(profile::lookup("tcp;ofi_rxm").am_recv_mode_before, None);
     }
 
     #[test]

@@ -293,6 +293,19 @@ impl AmConfig {
         })
     }
 
+    /// Receive as the provider's profile says where the user did not
+    /// choose: `mode` replaces the default receive buffers (the caller
+    /// checked that `GASNET_OFI_RECEIVE_BUFF_SIZE` is unset), and the
+    /// buffer count becomes `mode`'s default unless
+    /// `GASNET_OFI_NUM_RECEIVE_BUFFS` was set (`count_set`).
+    pub fn use_profile_receive(&mut self, mode: RecvBuffSize, count_set: bool) {
+        debug_assert!(self.receive_buff_size_text.is_none());
+        self.receive_buff_size = mode;
+        if !count_set {
+            self.num_receive_buffs = mode.default_num_buffs();
+        }
+    }
+
     /// Check the receive buffer size against the largest possible AM (header,
     /// arguments and a `max_medium` payload, as the AM layer computes it). A
     /// size below it is an error naming `GASNET_OFI_RECEIVE_BUFF_SIZE` and the

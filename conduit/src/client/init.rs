@@ -145,6 +145,11 @@ fn open_ofi<M: Mode, L: DomainLock, S>(
     if let Some(w) = prepared.am_window {
         w.apply(&mut cfg.am);
     }
+    if prepared.am_recv_mode {
+        let count_set = reader.peek(crate::config::am::NUM_RECEIVE_BUFFS).is_some();
+        cfg.am
+            .use_profile_receive(crate::config::am::RecvBuffSize::Recv, count_set);
+    }
     if let Some(f) = &cfg.general.stats_file {
         super::statsfile::prepare(f, boot.hosts().local_index() == 0);
     }

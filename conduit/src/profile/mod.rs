@@ -154,6 +154,11 @@ pub struct Profile {
     /// connection of a connection-oriented provider; absent: each AM leaves
     /// from its own side's endpoint.
     pub am_paired_endpoints: Option<bool>,
+    /// With a libfabric older than this version, AMs are received one per
+    /// buffer, posted without `FI_MULTI_RECV` (`GASNET_OFI_RECEIVE_BUFF_SIZE`
+    /// = `recv`, with that mode's buffer count), unless the user set
+    /// `GASNET_OFI_RECEIVE_BUFF_SIZE`; absent: multi-receive buffers.
+    pub am_recv_mode_before: Option<Version>,
     /// Known problems and advice.
     #[serde(default)]
     pub notes: String,

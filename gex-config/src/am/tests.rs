@@ -312,3 +312,15 @@ fn buffer_counts_have_an_upper_limit() {
     let e = err(&[(MAX_REPLY_BUFFS, "2000000")]);
     assert!(e.contains(MAX_REPLY_BUFFS) && e.contains("1048576"), "{e}");
 }
+
+#[test]
+fn profile_receive_mode_keeps_a_set_count() {
+    let mut a = read(&MapEnv::new()).unwrap();
+    a.use_profile_receive(RecvBuffSize::Recv, false);
+    assert_eq!(a.receive_buff_size, RecvBuffSize::Recv);
+    assert_eq!(a.num_receive_buffs, NUM_RECEIVE_BUFFS_SINGLE_DEFAULT);
+    let mut a = read(&MapEnv::from([(NUM_RECEIVE_BUFFS, "16")])).unwrap();
+    a.use_profile_receive(RecvBuffSize::Recv, true);
+    assert_eq!(a.receive_buff_size, RecvBuffSize::Recv);
+    assert_eq!(a.num_receive_buffs, 16);
+}

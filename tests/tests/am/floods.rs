@@ -1,5 +1,6 @@
 //! Floods of AMs to one rank: within udp's and sockets' windows, and with
-//! default, smallest, single and one-message receive buffers.
+//! default (each profile's), 1 MiB multi-receive, smallest, single and
+//! one-message receive buffers.
 
 use super::{ok, run, PROVIDERS};
 use tests::serial;
@@ -58,6 +59,11 @@ fn flood_default_buffers() {
     let _g = serial();
     for p in PROVIDERS {
         flood(p, &[]);
+    }
+    // Before libfabric 2.0 shm's default is one AM per buffer (its
+    // profile): its 1 MiB multi-receive buffers, named.
+    if conduit::ofi::runtime_version().0 < 2 {
+        flood("shm", &[("GASNET_OFI_RECEIVE_BUFF_SIZE", "1M")]);
     }
 }
 

@@ -97,3 +97,57 @@ fn wait_mode_spin_never_yields_and_yield_does() {
         "GASNET_WAIT_MODE=\"block\" is not accepted: expected spin, yield or auto",
     );
 }
+
+/// The shm profile receives AMs one per buffer, posted without
+/// FI_MULTI_RECV, with libfabric before 2.0 (`am_recv_mode_before`): each
+/// message's buffer is posted again (RECV_REPOSTS), and
+/// `GASNET_VERBOSEENV=1` shows the mode in effect. A size set by the user
+/// keeps multi-receive buffers, which are reposted only when full; with
+/// libfabric 2.x the default is multi-receive as well.
+#[test]
+fn shm_profile_receive_mode() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("gex-recvmode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one_per_buffer = conduit::ofi::runtime_version().0 < 2;
+    for (name, size, want_recv) in [("default", None, one_per_buffer), ("1M", Some("1M"), false)] {
+        let pattern = dir.join(format!("{name}.%")).display().to_string();
+        let mut vars = vec![
+            ("GASNET_STATSFILE", pattern.as_str()),
+            ("GASNET_VERBOSEENV", "1"),
+        ];
+        if let Some(s) = size {
+            vars.push(("GASNET_OFI_RECEIVE_BUFF_SIZE", s));
+        }
+        let r = run(2, &["flood", "1000", "100"], "shm", &vars, 120);
+        ok(&r, name);
+        let s0 = std::fs::read_to_string(dir.join(format!("{name}.0"))).expect("statistics");
+        let received = counter(&s0, "AM_REQUEST_SHORT_RECEIVED");
+        let reposts = counter(&s0, "RECV_REPOSTS");
+        if want_recv {
+            assert!(
+                reposts >= received / 2,
+                "{name}: {reposts} reposts for {received} Shorts received\n{s0}"
+            );
+            assert!(
+                r.stderr
+                    .contains("GASNET_OFI_RECEIVE_BUFF_SIZE = recv   (default: shm's profile")
+                    && r.stderr
+                        .contains("NOTE: shm: AMs are received one per buffer"),
+                "{name}: {}",
+                r.stderr
+            );
+        } else {
+            assert!(
+                reposts < 20,
+                "{name}: {reposts} reposts for {received} Shorts received\n{s0}"
+            );
+            assert!(
+                !r.stderr.contains("GASNET_OFI_RECEIVE_BUFF_SIZE = recv"),
+                "{name}: {}",
+                r.stderr
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
