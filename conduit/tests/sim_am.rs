@@ -18,6 +18,8 @@ mod multi_receive;
 mod polling;
 #[path = "sim_am/short_path.rs"]
 mod short_path;
+#[path = "sim_am/short_send.rs"]
+mod short_send;
 
 use conduit::client::Client;
 use conduit::transport::sim::SimTransport;
