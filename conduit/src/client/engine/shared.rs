@@ -5,7 +5,6 @@
 use super::progress::{keep, Fault};
 use super::{Core, Local, Progress};
 use crate::client::error::Error;
-use crate::client::stats::kind_index;
 use crate::pshm::ring::{Record, Ring};
 use crate::pshm::Shared;
 use crate::sync::{Counter, Lock, Mode};
@@ -232,12 +231,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             if sh.push(set, side, index, len, &mut fill) {
                 let s = &self.sets[set];
-                let sent = if side == Side::Request {
-                    &s.stats.requests_sent
-                } else {
-                    &s.stats.replies_sent
-                };
-                sent[kind_index(kind)].add(1);
+                Self::count_sent(s, side, kind);
                 s.stats.shared_sent.add(1);
                 if long {
                     s.stats.shared_rma.add(1);
