@@ -313,6 +313,34 @@ pub fn fail(why: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> 
     why.into().into()
 }
 
+/// The shm provider's objects in /dev/shm (`<pid>:<uid>:<n>`), sorted.
+pub fn shm_objects() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    let p: Vec<&str> = n.split(':').collect();
+                    p.len() == 3 && p.iter().all(|x| x.parse::<u32>().is_ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The shm provider's objects in /dev/shm now that were not in `before`:
+/// what a job left. Objects of `before` may be gone (a dead process's
+/// leftover is unlinked by a later process that got the same pid and so
+/// the same names), which is not the job's doing.
+pub fn shm_objects_added(before: &[String]) -> Vec<String> {
+    shm_objects()
+        .into_iter()
+        .filter(|o| !before.contains(o))
+        .collect()
+}
+
 #[cfg(test)]
 mod deadline_tests {
     use super::*;

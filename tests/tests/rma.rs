@@ -240,22 +240,7 @@ fn segment_files() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The shm provider's endpoint objects in /dev/shm (`<pid>:<uid>:<n>`).
-fn shm_objects() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| {
-                    let parts: Vec<&str> = n.split(':').collect();
-                    parts.len() == 3 && parts.iter().all(|p| p.parse::<u32>().is_ok())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+use tests::{shm_objects, shm_objects_added};
 
 #[test]
 fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
@@ -268,22 +253,22 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     // The ranks end in the collective exit (_exit, endpoints not closed):
     // the shm provider's objects must still be removed.
     assert_eq!(
-        shm_objects(),
-        objects,
+        shm_objects_added(&objects),
+        Vec::<String>::new(),
         "a normal run left shm endpoint objects"
     );
     let r = run(2, &["no-such-mode"], "shm", &[], 60);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(
-        shm_objects(),
-        objects,
+        shm_objects_added(&objects),
+        Vec::<String>::new(),
         "ranks that ended with an error exit left shm endpoint objects"
     );
     let r = run(2, &["std-exit"], "shm", &[], 60);
     assert_eq!(r.code, Some(3), "{}", r.stderr);
     assert_eq!(
-        shm_objects(),
-        objects,
+        shm_objects_added(&objects),
+        Vec::<String>::new(),
         "ranks that ended with std::process::exit left shm endpoint objects"
     );
 
@@ -316,10 +301,7 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     assert_eq!(segment_files(), before, "a killed job left segment files");
     // Nothing runs in a rank killed with SIGKILL: the launcher removed its
     // shm provider's objects when it ended (before reaping it).
-    let left: Vec<String> = shm_objects()
-        .into_iter()
-        .filter(|o| !objects.contains(o))
-        .collect();
+    let left: Vec<String> = shm_objects_added(&objects);
     for o in &left {
         let _ = std::fs::remove_file(format!("/dev/shm/{o}"));
     }
@@ -340,10 +322,7 @@ fn no_segment_file_is_left_after_a_normal_run_or_a_kill() {
     tests::assert_no_survivors(RMA);
     let end = std::time::Instant::now() + Duration::from_secs(15);
     let left = loop {
-        let left: Vec<String> = shm_objects()
-            .into_iter()
-            .filter(|o| !objects.contains(o))
-            .collect();
+        let left: Vec<String> = shm_objects_added(&objects);
         if left.is_empty() || std::time::Instant::now() > end {
             break left;
         }

@@ -129,19 +129,5 @@ pub fn assert_no_survivors(token: &str) {
     }
 }
 
-/// The shm provider's objects in /dev/shm (`<pid>:<uid>:<n>`), sorted.
-pub fn shm_objects() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| {
-                    let p: Vec<&str> = n.split(':').collect();
-                    p.len() == 3 && p.iter().all(|x| x.parse::<u32>().is_ok())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+#[allow(unused_imports)]
+pub use tests::{shm_objects, shm_objects_added};
