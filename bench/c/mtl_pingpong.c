@@ -23,10 +23,13 @@
  *
  *   lat <bytes> <one-way usec> <round trips>
  *   bw <bytes> <MB/s> <messages> <window>
+ *   bw1 <bytes> <MB/s> <messages> <window>
  *
  * one-way = elapsed / round trips / 2 (as fi_pingpong's usec/xfer);
  * MB/s = 10^6 bytes per second, bytes = size x messages, elapsed from the
- * first MPI_Isend to the receiver's acknowledgement of the last window.
+ * first MPI_Isend to the receiver's acknowledgement of the last window;
+ * `bw`: a window's receives into disjoint buffers, `bw1`: all into one
+ * buffer (the shape of OSU's osu_bw and fabtests' fi_rdm_tagged_bw).
  * Lines starting with `#` are comments. A warm-up of a tenth of the count
  * (at least 2, at most 1000) precedes every measurement.
  */
@@ -102,12 +105,12 @@ static double pingpong(int rank, char *buf, long size, long n)
 /*
  * `windows` windows of `window` messages of `size` bytes: rank 0 posts
  * `window` MPI_Isend from one buffer and waits for them; rank 1 has posted
- * `window` MPI_Irecv into disjoint parts of `rbuf`, waits for them and
- * sends a 4-byte acknowledgement, which rank 0 receives before the next
- * window. Returns the elapsed seconds on rank 0.
+ * `window` MPI_Irecv into disjoint parts of `rbuf` (all into its start if
+ * `one`), waits for them and sends a 4-byte acknowledgement, which rank 0
+ * receives before the next window. Returns the elapsed seconds on rank 0.
  */
 static double windowed(int rank, char *sbuf, char *rbuf, long size, long window,
-		       long windows, MPI_Request *reqs)
+		       long windows, MPI_Request *reqs, int one)
 {
 	int ack = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -122,7 +125,7 @@ static double windowed(int rank, char *sbuf, char *rbuf, long size, long window,
 				 MPI_STATUS_IGNORE);
 		} else if (rank == 1) {
 			for (long j = 0; j < window; j++)
-				MPI_Irecv(rbuf + j * size, (int)size, MPI_CHAR, 0,
+				MPI_Irecv(rbuf + (one ? 0 : j * size), (int)size, MPI_CHAR, 0,
 					  TAG_BW, MPI_COMM_WORLD, &reqs[j]);
 			MPI_Waitall((int)window, reqs, MPI_STATUSES_IGNORE);
 			MPI_Send(&ack, 1, MPI_INT, 0, TAG_ACK, MPI_COMM_WORLD);
@@ -229,17 +232,19 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	for (int i = 0; i < nsizes; i++) {
-		long size = sizes[i], n = count_for(size, iters, per_size);
-		long w = window_bytes / (size ? size : 1);
-		w = w < 1 ? 1 : w > max_window ? max_window : w;
-		long windows = (n + w - 1) / w;
-		windowed(rank, sbuf, rbuf, size, w, (windows + 9) / 10, reqs);
-		double t = windowed(rank, sbuf, rbuf, size, w, windows, reqs);
-		if (rank == 0) {
-			printf("bw %ld %.3f %ld %ld\n", size,
-			       (double)size * w * windows / t / 1e6, w * windows, w);
-			fflush(stdout);
+	for (int one = 0; one < 2; one++) {
+		for (int i = 0; i < nsizes; i++) {
+			long size = sizes[i], n = count_for(size, iters, per_size);
+			long w = window_bytes / (size ? size : 1);
+			w = w < 1 ? 1 : w > max_window ? max_window : w;
+			long windows = (n + w - 1) / w;
+			windowed(rank, sbuf, rbuf, size, w, (windows + 9) / 10, reqs, one);
+			double t = windowed(rank, sbuf, rbuf, size, w, windows, reqs, one);
+			if (rank == 0) {
+				printf("%s %ld %.3f %ld %ld\n", one ? "bw1" : "bw", size,
+				       (double)size * w * windows / t / 1e6, w * windows, w);
+				fflush(stdout);
+			}
 		}
 	}
 	free(sbuf);

@@ -22,7 +22,9 @@
 //!     --sizes 8,64,512,4k,64k,1m
 //! ```
 
-#![forbid(unsafe_code)]
+// Denied, not forbidden: the tagged step's one-buffer window posts raw
+// receives (`run/tagged.rs`, the one `allow`).
+#![deny(unsafe_code)]
 
 mod child;
 mod cli;

@@ -5,14 +5,17 @@
 //! # anything: a comment
 //! lat <bytes> <one-way µs> <round trips>
 //! bw <bytes> <MB/s> <messages> <window>
+//! bw1 <bytes> <MB/s> <messages> <window>
 //! ```
 //!
 //! one-way = elapsed / round trips / 2 (as `fi_pingpong`'s `usec/xfer`);
 //! MB/s = 10^6 bytes per second over `messages` messages of `bytes`, sent
-//! `window` at a time. Fields are separated by white space; lines that
-//! start with neither `lat` nor `bw` (comments, a launcher's or a
-//! library's chatter) are skipped, but a `lat` or `bw` line that does not
-//! parse is an error.
+//! `window` at a time: for `bw` into disjoint receive buffers, for `bw1`
+//! with every receive of a window into one buffer (the shape of OSU's
+//! `osu_bw` and fabtests' `fi_rdm_tagged_bw`). Fields are separated by
+//! white space; lines that start with none of `lat`, `bw` and `bw1`
+//! (comments, a launcher's or a library's chatter) are skipped, but such a
+//! line that does not parse is an error.
 
 use serde::Serialize;
 
@@ -21,8 +24,27 @@ use serde::Serialize;
 pub enum Kind {
     /// One-way latency in µs (half a blocking round trip).
     Latency,
-    /// Windowed bandwidth in MB/s (10^6 B/s).
+    /// Windowed bandwidth in MB/s (10^6 B/s), the receives of a window
+    /// into disjoint buffers.
     Bandwidth,
+    /// Windowed bandwidth in MB/s, every receive of a window into one
+    /// buffer (OSU's `osu_bw`, fabtests' `fi_rdm_tagged_bw`): the
+    /// destination stays in cache as `fi_pingpong`'s does.
+    BandwidthOneBuffer,
+}
+
+impl Kind {
+    /// Every kind, in report order.
+    pub const ALL: [Kind; 3] = [Kind::Latency, Kind::Bandwidth, Kind::BandwidthOneBuffer];
+
+    /// The word that starts its lines.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Latency => "lat",
+            Kind::Bandwidth => "bw",
+            Kind::BandwidthOneBuffer => "bw1",
+        }
+    }
 }
 
 /// One figure of one run.
@@ -45,10 +67,8 @@ pub fn parse(out: &str) -> Result<Vec<Sample>, String> {
     let mut v = Vec::new();
     for (n, line) in out.lines().enumerate() {
         let w: Vec<&str> = line.split_whitespace().collect();
-        let kind = match w.first() {
-            Some(&"lat") => Kind::Latency,
-            Some(&"bw") => Kind::Bandwidth,
-            _ => continue,
+        let Some(kind) = Kind::ALL.into_iter().find(|k| w.first() == Some(&k.word())) else {
+            continue;
         };
         let want = if kind == Kind::Latency { 4 } else { 5 };
         let bad = |why: &str| format!("line {}: {why}: {line:?}", n + 1);
@@ -83,16 +103,16 @@ pub fn find(samples: &[Sample], kind: Kind, size: usize) -> Option<&Sample> {
         .find(|s| s.kind == kind && s.size == size)
 }
 
-/// Check that every size has a latency and a bandwidth sample; the error
-/// names the missing ones.
+/// Check that every size has a sample of every kind; the error names the
+/// missing ones.
 pub fn check_complete(samples: &[Sample], sizes: &[usize]) -> Result<(), String> {
     let missing: Vec<String> = sizes
         .iter()
         .flat_map(|&z| {
-            [(Kind::Latency, "lat"), (Kind::Bandwidth, "bw")]
+            Kind::ALL
                 .into_iter()
-                .filter(move |(k, _)| find(samples, *k, z).is_none())
-                .map(move |(_, n)| format!("{n} {z}"))
+                .filter(move |k| find(samples, *k, z).is_none())
+                .map(move |k| format!("{} {z}", k.word()))
         })
         .collect();
     if missing.is_empty() {
@@ -114,9 +134,11 @@ mod test {
                    lat 1048576 935.0408 64\n\
                    \n\
                    bw 8 1.134 10048 64\n\
-                   bw\t1048576   1501.391 64 64\n";
+                   bw\t1048576   1501.391 64 64\n\
+                   bw1 8 1.5 10048 64\n\
+                   bw1 1048576 1801.5 64 64\n";
         let s = parse(out).unwrap();
-        assert_eq!(s.len(), 4);
+        assert_eq!(s.len(), 6);
         assert_eq!(
             s[0],
             Sample {
@@ -129,9 +151,13 @@ mod test {
         );
         let bw = find(&s, Kind::Bandwidth, 1 << 20).unwrap();
         assert_eq!((bw.value, bw.count, bw.window), (1501.391, 64, 64));
+        let one = find(&s, Kind::BandwidthOneBuffer, 1 << 20).unwrap();
+        assert_eq!((one.value, one.count, one.window), (1801.5, 64, 64));
         assert!(check_complete(&s, &[8, 1 << 20]).is_ok());
         let e = check_complete(&s, &[8, 64]).unwrap_err();
-        assert_eq!(e, "no figure for lat 64, bw 64");
+        assert_eq!(e, "no figure for lat 64, bw 64, bw1 64");
+        let e = check_complete(&s[..5], &[8, 1 << 20]).unwrap_err();
+        assert_eq!(e, "no figure for bw1 1048576");
         assert!(parse("").unwrap().is_empty());
     }
 
@@ -147,6 +173,8 @@ mod test {
             "lat 8 nan 10",
             "lat 8 0 10",
             "bw 8 1.0 10 0",
+            "bw1 8 1.0 10",
+            "bw1 8 0 10 4",
             "lat 8 1.0 0",
         ] {
             let e = parse(&format!("# ok\n{bad}\n")).unwrap_err();
@@ -154,6 +182,8 @@ mod test {
             assert!(e.contains(bad), "{bad}: {e}");
         }
         // `latency` is not `lat`: skipped like any other word.
-        assert!(parse("latency 8 1.0 10\nbwx 1 2 3 4\n").unwrap().is_empty());
+        assert!(parse("latency 8 1.0 10\nbwx 1 2 3 4\nbw2 1 2 3 4\n")
+            .unwrap()
+            .is_empty());
     }
 }

@@ -17,11 +17,17 @@
 //! tenth of the windows as warm-up, `Opts::windowed_count(s)` messages
 //! sent `Opts::window_for(s)` at a time, the receiver answering each
 //! window's last message with a small acknowledgement before the next
-//! window: MB/s = s x messages / elapsed / 10^6.
+//! window: MB/s = s x messages / elapsed / 10^6. The windowed test runs
+//! twice: with a window's receives into disjoint buffers (`bw`: a Rust
+//! program with safe borrows has one buffer per receive, and at 1 MiB the
+//! 64 MiB of them are cold), then with all into one buffer (`bw1`: the
+//! shape of OSU's `osu_bw` and fabtests' `fi_rdm_tagged_bw`, whose
+//! destination stays in cache as `fi_pingpong`'s does).
 //!
-//! Rows: `tagged_lat` / `tagged_bw` (the conduit, with fi_pingpong's figure
-//! as `raw` and the MTL's as `mtl`), `mtl_lat` / `mtl_bw` (the MTL, with
-//! fi_pingpong's as `raw`), `fi_pingpong_lat` / `fi_pingpong_bw`.
+//! Rows: `tagged_lat` / `tagged_bw` / `tagged_bw1` (the conduit, with
+//! fi_pingpong's figure as `raw` and the MTL's as `mtl`), `mtl_lat` /
+//! `mtl_bw` / `mtl_bw1` (the MTL, with fi_pingpong's as `raw`),
+//! `fi_pingpong_lat` / `fi_pingpong_bw` (one message in flight).
 
 use super::{fail, Bench, Fallible};
 use crate::cli::Opts;
@@ -32,12 +38,14 @@ use crate::samples::{self, Kind, Sample};
 use std::time::{Duration, Instant};
 
 /// The tests this step fills, in report order.
-pub(super) const TESTS: [&str; 6] = [
+pub(super) const TESTS: [&str; 8] = [
     "tagged_lat",
     "mtl_lat",
     "fi_pingpong_lat",
     "tagged_bw",
     "mtl_bw",
+    "tagged_bw1",
+    "mtl_bw1",
     "fi_pingpong_bw",
 ];
 
@@ -91,7 +99,7 @@ fn mtl_args(o: &Opts) -> Args {
     }
 }
 
-/// Check that `samples` hold every size's two figures, measured with the
+/// Check that `samples` hold every size's three figures, measured with the
 /// counts and windows of the method.
 pub(super) fn check_method(samples: &[Sample], o: &Opts) -> Result<(), String> {
     let sizes = sizes(o);
@@ -100,6 +108,11 @@ pub(super) fn check_method(samples: &[Sample], o: &Opts) -> Result<(), String> {
         for (kind, count, window) in [
             (Kind::Latency, o.flood_count(z), 1),
             (Kind::Bandwidth, o.windowed_count(z), o.window_for(z)),
+            (
+                Kind::BandwidthOneBuffer,
+                o.windowed_count(z),
+                o.window_for(z),
+            ),
         ] {
             let s = samples::find(samples, kind, z).ok_or("no figure")?;
             if (s.count, s.window) != (count, window) {
@@ -265,7 +278,8 @@ impl Bench<'_> {
         }
         for (&z, r) in sizes.iter().zip(raw) {
             let mut line = format!("  {z} B:");
-            for kind in [Kind::Latency, Kind::Bandwidth] {
+            for kind in Kind::ALL {
+                let bw = "fi_pingpong bandwidth, one message in flight (size / usec/xfer)";
                 let (unit, ours, base, pp, what) = match kind {
                     Kind::Latency => (
                         "us",
@@ -274,13 +288,10 @@ impl Bench<'_> {
                         "fi_pingpong_lat",
                         "fi_pingpong one-way latency (usec/xfer)",
                     ),
-                    Kind::Bandwidth => (
-                        "MB/s",
-                        "tagged_bw",
-                        "mtl_bw",
-                        "fi_pingpong_bw",
-                        "fi_pingpong bandwidth, one message in flight (size / usec/xfer)",
-                    ),
+                    Kind::Bandwidth => ("MB/s", "tagged_bw", "mtl_bw", "fi_pingpong_bw", bw),
+                    Kind::BandwidthOneBuffer => {
+                        ("MB/s", "tagged_bw1", "mtl_bw1", "fi_pingpong_bw", bw)
+                    }
                 };
                 let rv = r.map(|r| if kind == Kind::Latency { r.0 } else { r.1 });
                 let m = mtl.and_then(|s| samples::find(s, kind, z)).map(|s| s.value);
@@ -288,7 +299,8 @@ impl Bench<'_> {
                     .and_then(|s| samples::find(s, kind, z))
                     .map(|s| s.value);
                 let mut seen = Vec::new();
-                if let Some(v) = rv {
+                // fi_pingpong's bandwidth is one figure for both shapes.
+                if let Some(v) = rv.filter(|_| kind != Kind::BandwidthOneBuffer) {
                     self.figs.get(pp, Some(z), unit).ours.push(v);
                     seen.push(format!("fi_pingpong {v:.3}"));
                 }
@@ -306,7 +318,12 @@ impl Bench<'_> {
                     seen.push(format!("{who} {v:.3}"));
                 }
                 if !seen.is_empty() {
-                    line.push_str(&format!(" {} {unit};", seen.join(", ")));
+                    let shape = if kind == Kind::BandwidthOneBuffer {
+                        " into one buffer:"
+                    } else {
+                        ""
+                    };
+                    line.push_str(&format!("{shape} {} {unit};", seen.join(", ")));
                 }
             }
             self.progress(line.trim_end_matches(';'));
@@ -319,7 +336,9 @@ impl Bench<'_> {
     /// between ranks 0 and 1 over the world communicator, the same as
     /// `mtl_pingpong.c` (blocking send and receive for latency; for
     /// bandwidth, windows of `isend`s from one buffer against `irecv`s into
-    /// disjoint parts of one, each window acknowledged with 4 bytes).
+    /// disjoint parts of one, then against raw receives all into its start
+    /// ([`conduit::tagged::TagScope::irecv_raw`]), each window acknowledged
+    /// with 4 bytes).
     ///
     /// Rank 0 returns one [`Sample`] per figure; the other ranks an empty
     /// vector. [`NotBuilt`] remains for a client without tagged messaging.
@@ -376,52 +395,73 @@ impl Bench<'_> {
                 window: 1,
             });
         }
-        let windowed = |rbuf: &mut [u8], z: usize, win: usize, windows: usize| -> Fallible<f64> {
-            w.barrier()?;
-            let t0 = Instant::now();
-            let mut ack = [0u8; 4];
-            for _ in 0..windows {
-                if me == 0 {
-                    w.scope(|s| {
-                        let mut reqs = Vec::with_capacity(win);
-                        for _ in 0..win {
-                            reqs.push(s.isend(&w, &sbuf[..z], peer, BW)?);
-                        }
-                        for r in s.wait_all(reqs) {
-                            r?;
-                        }
-                        Ok::<_, conduit::client::Error>(())
-                    })?;
-                    w.recv(&mut ack, Some(peer), Some(ACK))?;
-                } else {
-                    w.scope(|s| {
-                        let mut reqs = Vec::with_capacity(win);
-                        for part in rbuf[..z * win].chunks_mut(z.max(1)).take(win) {
-                            reqs.push(s.irecv(&w, &mut part[..z], Some(peer), Some(BW))?);
-                        }
-                        for r in s.wait_all(reqs) {
-                            r?;
-                        }
-                        Ok::<_, conduit::client::Error>(())
-                    })?;
-                    w.send(&ack, peer, ACK)?;
+        let windowed =
+            |rbuf: &mut [u8], z: usize, win: usize, windows: usize, one: bool| -> Fallible<f64> {
+                w.barrier()?;
+                let t0 = Instant::now();
+                let mut ack = [0u8; 4];
+                for _ in 0..windows {
+                    if me == 0 {
+                        w.scope(|s| {
+                            let mut reqs = Vec::with_capacity(win);
+                            for _ in 0..win {
+                                reqs.push(s.isend(&w, &sbuf[..z], peer, BW)?);
+                            }
+                            for r in s.wait_all(reqs) {
+                                r?;
+                            }
+                            Ok::<_, conduit::client::Error>(())
+                        })?;
+                        w.recv(&mut ack, Some(peer), Some(ACK))?;
+                    } else if one {
+                        let at = rbuf.as_mut_ptr();
+                        #[allow(unsafe_code)]
+                        w.scope(|s| {
+                            let mut reqs = Vec::with_capacity(win);
+                            for _ in 0..win {
+                                // SAFETY: rbuf (at least z bytes) is borrowed
+                                // mutably for the closure, which reads and
+                                // writes none of it; the receives, which may
+                                // share it, are over when the scope returns.
+                                reqs.push(unsafe { s.irecv_raw(&w, at, z, Some(peer), Some(BW))? });
+                            }
+                            for r in s.wait_all(reqs) {
+                                r?;
+                            }
+                            Ok::<_, conduit::client::Error>(())
+                        })?;
+                        w.send(&ack, peer, ACK)?;
+                    } else {
+                        w.scope(|s| {
+                            let mut reqs = Vec::with_capacity(win);
+                            for part in rbuf[..z * win].chunks_mut(z.max(1)).take(win) {
+                                reqs.push(s.irecv(&w, &mut part[..z], Some(peer), Some(BW))?);
+                            }
+                            for r in s.wait_all(reqs) {
+                                r?;
+                            }
+                            Ok::<_, conduit::client::Error>(())
+                        })?;
+                        w.send(&ack, peer, ACK)?;
+                    }
                 }
+                Ok(t0.elapsed().as_secs_f64())
+            };
+        for (kind, one) in [(Kind::Bandwidth, false), (Kind::BandwidthOneBuffer, true)] {
+            for &z in sizes {
+                let win = self.o.window_for(z);
+                let count = self.o.windowed_count(z);
+                let windows = count / win;
+                windowed(&mut rbuf, z, win, windows.div_ceil(10), one)?;
+                let t = windowed(&mut rbuf, z, win, windows, one)?;
+                out.push(Sample {
+                    kind,
+                    size: z,
+                    value: (z * count) as f64 / t / 1e6,
+                    count,
+                    window: win,
+                });
             }
-            Ok(t0.elapsed().as_secs_f64())
-        };
-        for &z in sizes {
-            let win = self.o.window_for(z);
-            let count = self.o.windowed_count(z);
-            let windows = count / win;
-            windowed(&mut rbuf, z, win, windows.div_ceil(10))?;
-            let t = windowed(&mut rbuf, z, win, windows)?;
-            out.push(Sample {
-                kind: Kind::Bandwidth,
-                size: z,
-                value: (z * count) as f64 / t / 1e6,
-                count,
-                window: win,
-            });
         }
         if me == 0 {
             Ok(out)
@@ -440,14 +480,28 @@ mod test {
     fn the_method_is_checked() {
         let o = Opts::parse_from(["gex-bench", "--sizes", "0,8,1m,8", "--flood-bytes", "1m"]);
         assert_eq!(sizes(&o), vec![8, 1 << 20]);
-        let ok = "lat 8 1.0 10000\nlat 1048576 90.0 16\nbw 8 5.0 10048 64\nbw 1048576 900.0 16 1\n";
+        let ok = "lat 8 1.0 10000\nlat 1048576 90.0 16\nbw 8 5.0 10048 64\nbw 1048576 900.0 16 1\n\
+                  bw1 8 6.0 10048 64\nbw1 1048576 990.0 16 1\n";
         assert_eq!(check_method(&samples::parse(ok).unwrap(), &o), Ok(()));
         let e = check_method(
-            &samples::parse(&ok.replace("16 1\n", "16 2\n")).unwrap(),
+            &samples::parse(&ok.replacen("16 1\n", "16 2\n", 1)).unwrap(),
             &o,
         )
         .unwrap_err();
         assert!(e.contains("Bandwidth of 1048576 B"), "{e}");
+        let e = check_method(
+            &samples::parse(&ok.replace("990.0 16 1\n", "990.0 32 1\n")).unwrap(),
+            &o,
+        )
+        .unwrap_err();
+        assert!(e.contains("BandwidthOneBuffer of 1048576 B"), "{e}");
+        let no_bw1: String = ok
+            .lines()
+            .filter(|l| !l.starts_with("bw1"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = check_method(&samples::parse(&no_bw1).unwrap(), &o).unwrap_err();
+        assert_eq!(e, "no figure for bw1 8, bw1 1048576");
         let e = check_method(&samples::parse("lat 8 1.0 10000\n").unwrap(), &o).unwrap_err();
         assert!(e.starts_with("no figure for"), "{e}");
         assert_eq!(

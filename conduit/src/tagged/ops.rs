@@ -225,8 +225,9 @@ impl<M: Mode> Engine<M> {
     /// FI_PEEK).
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid, and untouched by anything else, until
-    /// the request finishes.
+    /// `buf..buf+len` must stay valid for writes, and untouched by the
+    /// program, until the request finishes (other receives may share it:
+    /// nothing here reads or writes it, only the provider does).
     pub(crate) unsafe fn start_recv(
         &self,
         c: &CommInfo,

@@ -164,6 +164,43 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         Ok(self.track(p, "receive"))
     }
 
+    /// Non-blocking receive into `len` bytes at `buf`, memory the caller
+    /// vouches for instead of lending a `&mut [u8]`: a part of the local
+    /// segment reached through its raw view, or one buffer that several
+    /// receives of a window share (the shape of OSU's `osu_bw` and
+    /// fabtests' `fi_rdm_tagged_bw`, which [`TagScope::irecv`] cannot
+    /// express because two `&mut` borrows of one buffer would alias). The
+    /// scope finishes or cancels the receive before it ends, as for
+    /// `irecv`.
+    ///
+    /// # Safety
+    /// `buf..buf + len` must be valid for writes until the scope ends, and
+    /// the program must neither read nor write it (through any reference
+    /// or pointer) while the receive is pending. Other pending receives
+    /// may share the memory: the bytes it then holds are some message's,
+    /// which of them unspecified. The provider writes it from outside the
+    /// program (another process, the kernel, a NIC), and the conduit never
+    /// writes it itself.
+    pub unsafe fn irecv_raw(
+        &mut self,
+        comm: &Comm<'c, M, S, T>,
+        buf: *mut u8,
+        len: usize,
+        source: Option<u32>,
+        tag: Option<u32>,
+    ) -> Result<Request<'env>, Error> {
+        let sel = Select {
+            source,
+            tag,
+            internal: false,
+        };
+        // SAFETY: the caller keeps buf..buf+len valid and untouched while
+        // the receive is pending; the scope finishes (or cancels) it
+        // before it ends.
+        let p = unsafe { self.eng.start_recv(&comm.info, buf, len, sel, false)? };
+        Ok(self.track(p, "receive"))
+    }
+
     /// Wait for `r` and return its status (a truncated receive is
     /// [`super::TaggedError::Truncated`]).
     pub fn wait(&mut self, r: Request<'env>) -> Result<Status, Error> {

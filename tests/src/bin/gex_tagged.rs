@@ -9,7 +9,9 @@
 //!   waiting); truncation (an error status, nothing written past the
 //!   buffer); 1,000 outstanding non-blocking operations; wait-any,
 //!   wait-some and test; isolation of communicators (the same tag on the
-//!   world, a dup and a split); cancel of a posted receive.
+//!   world, a dup and a split); cancel of a posted receive; raw receives
+//!   (into the segment through its raw view, and a window of receives
+//!   sharing one buffer).
 //! * `limits`: a tag, a rank and a source beyond the layout are refused;
 //!   each error's text is printed (one per line) for the test to check.
 //! * `layout`: print the tag layout chosen.
@@ -22,7 +24,9 @@
 //! Rank 0 prints one summary line; errors print `gex-tagged: rank R: ...`
 //! and end the job with code 1.
 
-#![forbid(unsafe_code)]
+// Denied, not forbidden: the raw-receive step (`gex_tagged/raw.rs`) is
+// the one module allowed `unsafe`.
+#![deny(unsafe_code)]
 
 #[path = "gex_tagged/bench.rs"]
 mod bench;
@@ -32,6 +36,8 @@ mod checks;
 mod layout;
 #[path = "gex_tagged/probes.rs"]
 mod probes;
+#[path = "gex_tagged/raw.rs"]
+mod raw;
 #[path = "gex_tagged/threads.rs"]
 mod threads;
 

@@ -151,7 +151,7 @@ pub const PROGRAMS: &[Program] = &[
         args: &["all"],
         exit_code: 0,
         want: "gex-tagged all: ok: tag mode ",
-        what: "tagged messaging: sizes 0 B..16 MiB, wildcards, ordering under a flood of 2,000 per rank, probes, synchronous send, 1,000 outstanding operations, isolation, cancel, truncation (or the provider's truncation defect reported)",
+        what: "tagged messaging: sizes 0 B..16 MiB, wildcards, ordering under a flood of 2,000 per rank, probes, synchronous send, 1,000 outstanding operations, isolation, raw receives (into the segment; a window sharing one buffer), cancel, truncation (or the provider's truncation defect reported)",
     },
     Program {
         id: "atomics-all",

@@ -93,6 +93,10 @@ pub fn all(c: &Client) -> Fallible<String> {
         isolation(&w)?;
         done.push("dup/split isolation".into());
     }
+    if run("raw") {
+        super::raw::raw(c, &w)?;
+        done.push("raw receives".into());
+    }
     if run("cancel") {
         cancel(&w)?;
         done.push("cancel".into());
@@ -105,7 +109,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     if done.is_empty() {
         return Err(fail(format!(
             "GEX_TAGGED_STEPS={:?} names no step (sizes, wildcards, ordering, probes, mprobe, ssend, \
-             truncation, outstanding, any-some-test, isolation, cancel)",
+             truncation, outstanding, any-some-test, isolation, raw, cancel)",
             only.unwrap_or_default()
         )));
     }
