@@ -150,18 +150,9 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         source: Option<u32>,
         tag: Option<u32>,
     ) -> Result<Request<'env>, Error> {
-        let sel = Select {
-            source,
-            tag,
-            internal: false,
-        };
-        // SAFETY: buf is borrowed mutably for 'env and the scope finishes
-        // (or cancels) the receive before it ends.
-        let p = unsafe {
-            self.eng
-                .start_recv(&comm.info, buf.as_mut_ptr(), buf.len(), sel, false)?
-        };
-        Ok(self.track(p, "receive"))
+        // SAFETY: buf is borrowed mutably for 'env, which outlives the
+        // scope, so nothing else touches it while the receive is pending.
+        unsafe { self.irecv_raw(comm, buf.as_mut_ptr(), buf.len(), source, tag) }
     }
 
     /// Non-blocking receive into `len` bytes at `buf`, memory the caller
