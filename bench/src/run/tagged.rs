@@ -336,9 +336,9 @@ impl Bench<'_> {
     /// between ranks 0 and 1 over the world communicator, the same as
     /// `mtl_pingpong.c` (blocking send and receive for latency; for
     /// bandwidth, windows of `isend`s from one buffer against `irecv`s into
-    /// disjoint parts of one, then against raw receives all into its start
-    /// ([`conduit::tagged::TagScope::irecv_raw`]), each window acknowledged
-    /// with 4 bytes).
+    /// disjoint parts of one, then all into its start; both posted with
+    /// [`conduit::tagged::TagScope::irecv_raw`], which safe `irecv` also
+    /// goes through; each window acknowledged with 4 bytes).
     ///
     /// Rank 0 returns one [`Sample`] per figure; the other ranks an empty
     /// vector. [`NotBuilt`] remains for a client without tagged messaging.
@@ -413,29 +413,22 @@ impl Bench<'_> {
                             Ok::<_, conduit::client::Error>(())
                         })?;
                         w.recv(&mut ack, Some(peer), Some(ACK))?;
-                    } else if one {
-                        let at = rbuf.as_mut_ptr();
+                    } else {
+                        let at = rbuf[..z * win].as_mut_ptr();
                         #[allow(unsafe_code)]
                         w.scope(|s| {
                             let mut reqs = Vec::with_capacity(win);
-                            for _ in 0..win {
-                                // SAFETY: rbuf (at least z bytes) is borrowed
+                            for j in 0..win {
+                                // Receive j's part (all share part 0 if `one`).
+                                let part = at.wrapping_add(if one { 0 } else { j * z });
+                                // SAFETY: rbuf[..z * win] is borrowed
                                 // mutably for the closure, which reads and
-                                // writes none of it; the receives, which may
-                                // share it, are over when the scope returns.
-                                reqs.push(unsafe { s.irecv_raw(&w, at, z, Some(peer), Some(BW))? });
-                            }
-                            for r in s.wait_all(reqs) {
-                                r?;
-                            }
-                            Ok::<_, conduit::client::Error>(())
-                        })?;
-                        w.send(&ack, peer, ACK)?;
-                    } else {
-                        w.scope(|s| {
-                            let mut reqs = Vec::with_capacity(win);
-                            for part in rbuf[..z * win].chunks_mut(z.max(1)).take(win) {
-                                reqs.push(s.irecv(&w, &mut part[..z], Some(peer), Some(BW))?);
+                                // writes none of it; `part..part + z` lies
+                                // in it, and every receive is over when
+                                // the scope returns.
+                                reqs.push(unsafe {
+                                    s.irecv_raw(&w, part, z, Some(peer), Some(BW))?
+                                });
                             }
                             for r in s.wait_all(reqs) {
                                 r?;
