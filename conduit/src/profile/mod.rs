@@ -126,6 +126,12 @@ pub struct Profile {
     /// each message's length in the high half of the CQ data (when
     /// `cq_data_size` is 8) and detects truncation itself.
     pub tagged_truncation_unreported: Option<bool>,
+    /// Largest tagged message known to arrive safely before its receive is
+    /// posted (an unexpected message, which the provider buffers packet by
+    /// packet); past it the provider can corrupt its own state. Recorded
+    /// for programs and tests to read (the profile's `notes`, printed in
+    /// the start-up warning, say it too); absent: no limit known.
+    pub tagged_unexpected_max: Option<usize>,
     /// `true`: error entries of tagged receives carry the remote CQ data
     /// without `FI_REMOTE_CQ_DATA` in their flags (sockets: for a message
     /// that arrived before its receive, `sock_pe_progress_buffered_rx`
@@ -284,6 +290,8 @@ mod tests {
             Some(RXD_MAX_UNACKED_VALUE)
         );
         assert_eq!(lookup("tcp;ofi_rxm").tagged_send_window, None);
+        assert_eq!(udp.tagged_unexpected_max, Some(2 << 20));
+        assert_eq!(lookup("tcp;ofi_rxm").tagged_unexpected_max, None);
         assert_eq!(lookup("sockets").am_inject, Some(false));
         assert_eq!(lookup("tcp;ofi_rxm").am_inject, None);
         assert_eq!(lookup("sockets").am_send_window, Some(2));

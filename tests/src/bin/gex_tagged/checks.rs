@@ -104,7 +104,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     // Last: on tcp;ofi_rxm before libfabric 1.19 a truncation breaks the
     // connection, and the conduit reports that defect instead.
     if run("truncation") {
-        done.push(truncation(&w)?);
+        done.push(truncation(c.provider(), &w)?);
     }
     if done.is_empty() {
         return Err(fail(format!(
