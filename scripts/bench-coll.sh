@@ -4,7 +4,10 @@
 # (the conduit's gex-coll `lat` mode, beside Open MPI's MPI_Bcast /
 # MPI_Allreduce from bench/c/coll_lat.c built with mpicc and run with
 # Debian's mpirun), and fetch-and-add latency on 2 ranks, native vs by
-# Active Message (gex-atomics `lat`). Each configuration runs ROUNDS times
+# Active Message (gex-atomics `lat`, one job each way, and `pair`, both
+# ways in one job, 15 pairs of back-to-back blocks: its figure is the
+# median of the pairs' ratios, which the machine's changes of speed move
+# far less). Each configuration runs ROUNDS times
 # (default 3), alternating; the conduit with the collective cache within
 # a supernode (shared), without it (shared-am), over a provider with chunks
 # as AMs (the default there) or written into the caches by RMA (-rma);
@@ -47,6 +50,11 @@ atom() { # name provider mode
   FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=1 GASNET_OFI_ATOMICS=$3 \
     timeout 600 "$rel/gasnetrun-ofi" -n 2 "$rel/gex-atomics" lat 20000 | tail -1 | sed "s/^/$1 /"
 }
+pair() { # name provider
+  dev=lo; [ "$2" = shm ] && dev=shm
+  FI_PROVIDER=$2 GASNET_OFI_DEVICE=$dev GASNET_SUPERNODE_MAXSIZE=1 \
+    timeout 600 "$rel/gasnetrun-ofi" -n 2 "$rel/gex-atomics" pair 2000 | tail -1 | sed "s/^/$1 /"
+}
 for r in $(seq 1 "$rounds"); do
   echo "ompi $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/coll_lat" 1000)"
   echo "ompi-pinned $(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 "$out/pin" "$out/coll_lat" 1000)"
@@ -61,6 +69,8 @@ for r in $(seq 1 "$rounds"); do
   atom atomic-shm-am shm am
   atom atomic-tcp-native tcp native
   atom atomic-tcp-am tcp am
+  pair atomic-shm-pair shm
+  pair atomic-tcp-pair tcp
   uptime | sed 's/^/# load: /'
 done | tee "$out/lines"
 echo
@@ -80,6 +90,11 @@ awk '
       if ($i == "allreduce") { k = name SUBSEP size SUBSEP "allreduce"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
     }
   }
+  /native \/ AM/ {
+    name = $1; c[name]++
+    for (i = 1; i <= NF; i++) if ($i == "/" && $(i + 1) == "AM") { k = name SUBSEP "8" SUBSEP "pair"; v[k, c[name]] = $(i + 2) + 0; keys[k] = 1 }
+    next
+  }
   /fetch-and-add latency/ {
     name = $1; c[name]++
     for (i = 1; i <= NF; i++) if ($i == "latency") { k = name SUBSEP "8" SUBSEP "fadd"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
@@ -92,7 +107,9 @@ awk '
     }
     for (k in keys) {
       split(k, p, SUBSEP)
-      if (p[3] == "fadd") {
+      if (p[3] == "pair") {
+        printf "%-22s %-9s %6s B %10.3f     (native / am: median over the runs of the paired medians)\n", p[1], p[3], p[2], m[k]
+      } else if (p[3] == "fadd") {
         base = p[1]; sub(/-native$/, "-am", base)
         b = m[base SUBSEP "8" SUBSEP "fadd"]
         printf "%-22s %-9s %6s B %10.3f us  (/ am %.2f)\n", p[1], p[3], p[2], m[k], b ? m[k] / b : 0

@@ -218,3 +218,62 @@ fn the_choice_is_reported_by_verboseenv() {
         r.stderr
     );
 }
+
+/// `atomic_domain_with`: a native and an AM-based domain side by side in
+/// one job (`gex-atomics pair`), each performing what it was asked to and
+/// its word summing exactly; native asked for one domain where the
+/// provider cannot carry it is refused naming the caller's choice, the
+/// provider and why.
+#[test]
+fn a_domain_chooses_its_own_implementation() {
+    let _g = serial();
+    let off = [("GASNET_SUPERNODE_MAXSIZE", "1")];
+    let r = run(
+        &["pair", "200"],
+        "shm",
+        &[
+            ("GASNET_SUPERNODE_MAXSIZE", "1"),
+            ("GASNET_VERBOSEENV", "1"),
+        ],
+    );
+    r.expect_line("shm", "gex-atomics pair: ok: fetch-and-add latency native ");
+    r.expect_line("shm", "(median of 15 pairs of 200; pairs ");
+    for line in [
+        "ofi-conduit: atomic domain over u64 with {get, fadd}: native (native chosen for this domain)",
+        "ofi-conduit: atomic domain over u64 with {get, fadd}: am (am chosen for this domain)",
+    ] {
+        assert!(r.stderr.contains(line), "{line}:
+{}", r.stderr);
+    }
+    let refused = |r: &JobResult, why: &str| {
+        assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains("atomic domain created with AtomicsMode::Native: ")
+                && r.stderr.contains(why)
+                && r.stderr
+                    .contains("; create it with AtomicsMode::Auto or Am"),
+            "{why}:\n{}",
+            r.stderr
+        );
+    };
+    // The job opened its endpoints without FI_ATOMIC.
+    let r = run(
+        &["pair", "20"],
+        "shm",
+        &[
+            ("GASNET_SUPERNODE_MAXSIZE", "1"),
+            ("GASNET_OFI_ATOMICS", "am"),
+        ],
+    );
+    refused(&r, "natively (its endpoints were opened without FI_ATOMIC)");
+    // Every rank shares memory: the provider carries nothing between them.
+    let r = run(&["pair", "20"], "shm", &[("GASNET_SUPERNODE_MAXSIZE", "0")]);
+    refused(
+        &r,
+        "natively (every rank shares memory with this one, so the provider carries nothing between them",
+    );
+    // The udp;ofi_rxd profile refuses native atomics.
+    let r = run(&["pair", "20"], "udp", &off);
+    refused(&r, "udp;ofi_rxd does not perform ");
+}

@@ -98,9 +98,40 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         &self,
         ops: &[AtomicOp],
     ) -> Result<AtomicDomain<'_, V, M, S, T>, Error> {
+        self.atomic_domain_using(ops, Chosen::Env)
+    }
+
+    /// [`ClientOf::atomic_domain`] with this domain's implementation chosen
+    /// by the caller instead of by `GASNET_OFI_ATOMICS` (which still
+    /// chooses for the job's other domains): `AtomicsMode::Native` fails
+    /// as `GASNET_OFI_ATOMICS=native` does when the provider does not
+    /// perform an operation, and also when the job was started with
+    /// `GASNET_OFI_ATOMICS=am` (its endpoints were opened without
+    /// FI_ATOMIC) or every rank shares memory with this one (the provider
+    /// then carries nothing between them); `AtomicsMode::Am` always
+    /// succeeds; `AtomicsMode::Auto` chooses as `auto` does. A runtime
+    /// measuring both, or keeping one domain by Active Message because its
+    /// target also updates the words with CPU atomics through the same
+    /// domain, uses it.
+    ///
+    /// Every rank must create the same domain with the same choice (the
+    /// choice is part of what the named barrier compares).
+    pub fn atomic_domain_with<V: AtomicValue>(
+        &self,
+        ops: &[AtomicOp],
+        mode: AtomicsMode,
+    ) -> Result<AtomicDomain<'_, V, M, S, T>, Error> {
+        self.atomic_domain_using(ops, Chosen::Caller(mode))
+    }
+
+    fn atomic_domain_using<V: AtomicValue>(
+        &self,
+        ops: &[AtomicOp],
+        chosen: Chosen,
+    ) -> Result<AtomicDomain<'_, V, M, S, T>, Error> {
         let core = self.core();
         let all_shared = core.pshm.as_ref().is_some_and(|sh| sh.all_local);
-        make_domain(core, ops, all_shared, None, |id| {
+        make_domain(core, ops, chosen, all_shared, None, |id| {
             // Every rank must have made the same domain: a named barrier
             // whose id is the domain's description tells.
             core.barrier_notify(Value::new(Some(id)))?;
@@ -112,13 +143,24 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     }
 }
 
-/// Make a domain over `V` with `ops`: `all_shared` says every member of
+/// Who chose a domain's implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Chosen {
+    /// `GASNET_OFI_ATOMICS`.
+    Env,
+    /// The caller, for this domain.
+    Caller(AtomicsMode),
+}
+
+/// Make a domain over `V` with `ops`, implemented as `chosen` says:
+/// `all_shared` says every member of
 /// its team shares memory with this rank, `team` is the team (`None`: the
 /// job), `agree` checks every member made the same one (given the
 /// domain's description).
 pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
     core: &'c Core<M, T, S>,
     ops: &[AtomicOp],
+    chosen: Chosen,
     all_shared: bool,
     team: Option<Arc<coll::Team>>,
     agree: impl FnOnce(u32) -> Result<(), Error>,
@@ -126,10 +168,40 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
     super::engine::not_in_handler("atomic_domain")?;
     let ops: OpSet = ops.iter().copied().collect();
     rma::atomic::check_domain(V::TYPE, ops)?;
+    let (mode, asked, remedy) = match chosen {
+        Chosen::Env => (
+            core.cfg.extended.atomics,
+            "GASNET_OFI_ATOMICS=native",
+            "use GASNET_OFI_ATOMICS=auto or am",
+        ),
+        Chosen::Caller(m) => (
+            m,
+            "atomic domain created with AtomicsMode::Native",
+            "create it with AtomicsMode::Auto or Am",
+        ),
+    };
     let native = || -> Result<(), Error> {
+        if core.own_addresses_only && core.size > 1 {
+            // Only when every rank is local and the job did not ask for
+            // native atomics at start-up: the first operation names it.
+            let op = ops.iter().next().unwrap_or(AtomicOp::Get);
+            return Err(Error::NotNative {
+                asked,
+                remedy,
+                provider: core.tp.facts().provider.clone(),
+                op,
+                ty: V::TYPE,
+                why: "every rank shares memory with this one, so the provider carries \
+                      nothing between them (GASNET_OFI_ATOMICS=native at start-up makes it \
+                      carry them)"
+                    .into(),
+            });
+        }
         for op in ops.iter() {
             core.native_atomic_check(V::TYPE, op)
                 .map_err(|why| Error::NotNative {
+                    asked,
+                    remedy,
                     provider: core.tp.facts().provider.clone(),
                     op,
                     ty: V::TYPE,
@@ -138,7 +210,7 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
         }
         Ok(())
     };
-    let imp = match core.cfg.extended.atomics {
+    let imp = match mode {
         AtomicsMode::Am => AtomicImpl::ActiveMessage,
         AtomicsMode::Native => {
             native()?;
@@ -150,7 +222,7 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
             Err(_) => AtomicImpl::ActiveMessage,
         },
     };
-    let why = match (core.cfg.extended.atomics, imp) {
+    let why = match (mode, imp) {
         (AtomicsMode::Auto, AtomicImpl::ActiveMessage) if all_shared => {
             "every member shares memory with this rank".to_string()
         }
@@ -170,7 +242,10 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
             "{} performs every operation (fi_*atomicvalid)",
             core.tp.facts().provider
         ),
-        (m, _) => format!("GASNET_OFI_ATOMICS={}", m.name()),
+        (m, _) => match chosen {
+            Chosen::Env => format!("GASNET_OFI_ATOMICS={}", m.name()),
+            Chosen::Caller(_) => format!("{} chosen for this domain", m.name()),
+        },
     };
     let line = format!(
         "atomic domain over {} with {ops}: {} ({why})",

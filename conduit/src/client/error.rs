@@ -238,10 +238,15 @@ pub enum Error {
     /// misaligned target).
     #[error(transparent)]
     Atomic(#[from] rma::atomic::AtomicError),
-    /// `GASNET_OFI_ATOMICS=native` but the provider does not perform one of
-    /// the domain's operations.
-    #[error("GASNET_OFI_ATOMICS=native: {provider} does not perform {op} on {ty} natively ({why}); use GASNET_OFI_ATOMICS=auto or am")]
+    /// Native atomics asked for (`GASNET_OFI_ATOMICS=native`, or
+    /// `AtomicsMode::Native` for one domain) but the provider does not
+    /// perform one of the domain's operations.
+    #[error("{asked}: {provider} does not perform {op} on {ty} natively ({why}); {remedy}")]
     NotNative {
+        /// Who asked: `GASNET_OFI_ATOMICS=native` or the domain's creator.
+        asked: &'static str,
+        /// What to do instead.
+        remedy: &'static str,
         /// The provider.
         provider: String,
         /// The operation.

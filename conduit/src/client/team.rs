@@ -358,6 +358,24 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
         &self,
         ops: &[super::AtomicOp],
     ) -> Result<super::AtomicDomain<'c, V, M, S, T>, Error> {
+        self.atomic_domain_using(ops, super::atomic::Chosen::Env)
+    }
+
+    /// [`Team::atomic_domain`] with this domain's implementation chosen
+    /// by the caller, as [`ClientOf::atomic_domain_with`] does for the job.
+    pub fn atomic_domain_with<V: super::AtomicValue>(
+        &self,
+        ops: &[super::AtomicOp],
+        mode: crate::config::AtomicsMode,
+    ) -> Result<super::AtomicDomain<'c, V, M, S, T>, Error> {
+        self.atomic_domain_using(ops, super::atomic::Chosen::Caller(mode))
+    }
+
+    fn atomic_domain_using<V: super::AtomicValue>(
+        &self,
+        ops: &[super::AtomicOp],
+        chosen: super::atomic::Chosen,
+    ) -> Result<super::AtomicDomain<'c, V, M, S, T>, Error> {
         let core = self.core;
         let all_shared = core.pshm.as_ref().is_some_and(|sh| {
             self.team
@@ -365,7 +383,8 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
                 .iter()
                 .all(|&j| j == core.rank || sh.peer(j).is_some())
         });
-        super::atomic::make_domain(core, ops, all_shared, Some(self.team.clone()), |id| {
+        let team = Some(self.team.clone());
+        super::atomic::make_domain(core, ops, chosen, all_shared, team, |id| {
             // Equal everywhere iff every member's id or-ed together, and
             // every complement or-ed together, give back its own.
             let got = self.allreduce(CollOp::Bor, &[id, !id])?;
