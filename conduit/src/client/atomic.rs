@@ -109,10 +109,9 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// `GASNET_OFI_ATOMICS=am` (its endpoints were opened without
     /// FI_ATOMIC) or every rank shares memory with this one (the provider
     /// then carries nothing between them); `AtomicsMode::Am` always
-    /// succeeds; `AtomicsMode::Auto` chooses as `auto` does. A runtime
-    /// measuring both, or keeping one domain by Active Message because its
-    /// target also updates the words with CPU atomics through the same
-    /// domain, uses it.
+    /// succeeds; `AtomicsMode::Auto` chooses as `auto` does. For a
+    /// runtime that times both ways in one job, or keeps one domain by
+    /// Active Message while the job's others go native.
     ///
     /// Every rank must create the same domain with the same choice (the
     /// choice is part of what the named barrier compares).
