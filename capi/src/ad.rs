@@ -1,8 +1,9 @@
 //! Atomic domains: `gex_AD_Create` / `Destroy` / `Query*` and the typed
 //! `gex_AD_OpNB_*` / `gex_AD_OpNBI_*` over the conduit's domains (native
 //! provider atomics or Active Messages, chosen per domain as
-//! `GASNET_OFI_ATOMICS` says; CPU atomics through the mappings for targets
-//! in this rank's supernode).
+//! `GASNET_OFI_ATOMICS` says, or under `auto` as a `GEX_FLAG_AD_FAVOR_*`
+//! hint says; CPU atomics through the mappings for targets in this rank's
+//! supernode).
 //!
 //! The conduit's operations complete before they return, so an NB call
 //! returns `GEX_EVENT_INVALID` (allowed for an operation completed
@@ -16,6 +17,7 @@ use crate::team::{team, tm_rank, CTeam};
 use crate::types::consts::*;
 use crate::types::{gex_DT_t, gex_Flags_t, gex_OP_t, gex_Rank_t, Handle};
 use conduit::client::{AtomicDomain, AtomicOp, AtomicValue, Seq};
+use conduit::config::AtomicsMode;
 use conduit::transport::ofi::{OfiTransport, Unsynced};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -91,8 +93,51 @@ fn dt_name(dt: gex_DT_t) -> &'static str {
     }
 }
 
-fn create<V: AtomicValue>(team: &'static CTeam, call: &str, ops: &[AtomicOp]) -> Dom<V> {
-    match team.atomic_domain::<V>(ops) {
+/// The implementation a `GEX_FLAG_AD_FAVOR_*` hint in `flags` picks, when
+/// `GASNET_OFI_ATOMICS` (`env`) leaves the choice to the conduit (`auto`;
+/// `native` and `am` are the user's and win over a program's hint):
+/// favouring this rank or its neighbourhood takes the Active Message
+/// implementation, which performs operations on this rank's own segment
+/// and on segments mapped here (the shared-memory path) as CPU atomics,
+/// without the provider; favouring remote targets, or no hint, is `auto`
+/// itself (native where the provider performs every operation, unless
+/// every member shares memory with this rank, so that nothing is remote).
+/// `None`: the conduit's default choice. More than one of the mutually
+/// exclusive hints is a fatal error naming them.
+fn favoured(call: &str, flags: gex_Flags_t, env: AtomicsMode) -> Option<AtomicsMode> {
+    let named: Vec<&str> = [
+        (FLAG_AD_FAVOR_MY_RANK, "GEX_FLAG_AD_FAVOR_MY_RANK"),
+        (FLAG_AD_FAVOR_MY_NBRHD, "GEX_FLAG_AD_FAVOR_MY_NBRHD"),
+        (FLAG_AD_FAVOR_REMOTE, "GEX_FLAG_AD_FAVOR_REMOTE"),
+    ]
+    .into_iter()
+    .filter(|(f, _)| flags & f != 0)
+    .map(|(_, n)| n)
+    .collect();
+    if named.len() > 1 {
+        fatal(
+            call,
+            &format!(
+                "flags=0x{flags:x} names {}: the GEX_FLAG_AD_FAVOR_* hints are mutually exclusive (give at most one)",
+                named.join(" and ")
+            ),
+        )
+    }
+    let local = flags & (FLAG_AD_FAVOR_MY_RANK | FLAG_AD_FAVOR_MY_NBRHD) != 0;
+    (local && env == AtomicsMode::Auto).then_some(AtomicsMode::Am)
+}
+
+fn create<V: AtomicValue>(
+    team: &'static CTeam,
+    call: &str,
+    ops: &[AtomicOp],
+    mode: Option<AtomicsMode>,
+) -> Dom<V> {
+    let made = match mode {
+        None => team.atomic_domain::<V>(ops),
+        Some(m) => team.atomic_domain_with::<V>(ops, m),
+    };
+    match made {
         Ok(d) => d,
         Err(e) => failed(call, &e),
     }
@@ -128,13 +173,14 @@ pub extern "C" fn gex_AD_Create(
             &format!("ops=0x{ops:x} is not a set of atomic operations (GEX_OP_SET .. GEX_OP_FXOR; unknown bits 0x{left:x})"),
         )
     }
+    let mode = favoured(CALL, flags, a.client.config().extended.atomics);
     let dom = match dt {
-        DT_I32 => AnyDom::I32(create(t, CALL, &list)),
-        DT_U32 => AnyDom::U32(create(t, CALL, &list)),
-        DT_I64 => AnyDom::I64(create(t, CALL, &list)),
-        DT_U64 => AnyDom::U64(create(t, CALL, &list)),
-        DT_FLT => AnyDom::F32(create(t, CALL, &list)),
-        DT_DBL => AnyDom::F64(create(t, CALL, &list)),
+        DT_I32 => AnyDom::I32(create(t, CALL, &list, mode)),
+        DT_U32 => AnyDom::U32(create(t, CALL, &list, mode)),
+        DT_I64 => AnyDom::I64(create(t, CALL, &list, mode)),
+        DT_U64 => AnyDom::U64(create(t, CALL, &list, mode)),
+        DT_FLT => AnyDom::F32(create(t, CALL, &list, mode)),
+        DT_DBL => AnyDom::F64(create(t, CALL, &list, mode)),
         _ => fatal(
             CALL,
             &format!("dt=0x{dt:x} is not an atomic data type: accepted are GEX_DT_I32, GEX_DT_U32, GEX_DT_I64, GEX_DT_U64, GEX_DT_FLT and GEX_DT_DBL"),
@@ -385,4 +431,37 @@ ad_ops! {
     gex_AD_OpNB_U64, gex_AD_OpNBI_U64, u64, DT_U64, U64;
     gex_AD_OpNB_FLT, gex_AD_OpNBI_FLT, f32, DT_FLT, F32;
     gex_AD_OpNB_DBL, gex_AD_OpNBI_DBL, f64, DT_DBL, F64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hints choose only under `auto`; favouring this rank or its
+    /// neighbourhood is the AM implementation, favouring remote targets
+    /// (or nothing) the conduit's default.
+    #[test]
+    fn favour_hints_choose_under_auto_only() {
+        use AtomicsMode::{Am, Auto, Native};
+        let c = "gex_AD_Create";
+        assert_eq!(favoured(c, FLAG_AD_FAVOR_MY_RANK, Auto), Some(Am));
+        assert_eq!(favoured(c, FLAG_AD_FAVOR_MY_NBRHD, Auto), Some(Am));
+        assert_eq!(favoured(c, FLAG_AD_FAVOR_REMOTE, Auto), None);
+        assert_eq!(favoured(c, 0, Auto), None);
+        for env in [Native, Am] {
+            for f in [
+                FLAG_AD_FAVOR_MY_RANK,
+                FLAG_AD_FAVOR_MY_NBRHD,
+                FLAG_AD_FAVOR_REMOTE,
+                0,
+            ] {
+                assert_eq!(favoured(c, f, env), None, "{f:x} under {env:?}");
+            }
+        }
+        // Other flag bits are not hints.
+        assert_eq!(
+            favoured(c, FLAG_AD_FAVOR_MY_RANK | FLAG_AD_REL, Auto),
+            Some(Am)
+        );
+    }
 }

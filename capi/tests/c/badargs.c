@@ -104,6 +104,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(mode, "ad-op")) {
             uint64_t old;
             gex_AD_OpNB_U64(ad, &old, (me + 1) % n, peer, GEX_OP_FCAS, 0, 1, 0);
+        } else if (!strcmp(mode, "ad-favor-two")) {
+            gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD, GEX_FLAG_AD_FAVOR_MY_RANK | GEX_FLAG_AD_FAVOR_REMOTE);
         } else if (!strcmp(mode, "ad-invalid")) {
             gex_AD_OpNBI_U64(GEX_AD_INVALID, NULL, 0, peer, GEX_OP_SET, 1, 0, 0);
         } else if (!strcmp(mode, "ad-outside")) {

@@ -10,7 +10,8 @@
  * operation checked against its definition; every rank's fetch-and-adds on
  * one word summing exactly; a compare-and-swap lock guarding a plain
  * counter; a domain over the split team, its targets named by team rank
- * and by job rank. Prints one line per rank. */
+ * and by job rank; a domain created with GEX_FLAG_AD_FAVOR_MY_RANK, on
+ * this rank's own word and a shared one. Prints one line per rank. */
 #include <gasnetex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -429,6 +430,33 @@ int main(int argc, char **argv) {
     if (hgot != (int64_t)ADDS * hn) FAIL("the half team's fetch-and-adds sum to %lld, want %lld", (long long)hgot, (long long)ADDS * hn);
     gex_Coll_BarrierBlocking(half, 0);
     gex_AD_Destroy(had);
+    /* A domain favouring this rank (GEX_FLAG_AD_FAVOR_MY_RANK): ADDS
+     * fetch-and-adds on a word of this rank's own segment, then ADDS on one
+     * word of the last rank's from every rank; both sums exact. */
+    gex_AD_t mad;
+    gex_AD_Create(&mad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET | GEX_OP_SET, GEX_FLAG_AD_FAVOR_MY_RANK);
+    if (gex_AD_QueryFlags(mad) != GEX_FLAG_AD_FAVOR_MY_RANK) FAIL("gex_AD_QueryFlags of the favouring domain");
+    uint64_t *oword = (uint64_t *)((char *)own + 16384), *shared = (uint64_t *)((char *)peer_seg + 16392);
+    gex_AD_OpNBI_U64(mad, NULL, me, oword, GEX_OP_SET, 0, 0, 0);
+    if (me == 0) gex_AD_OpNBI_U64(mad, NULL, n - 1, shared, GEX_OP_SET, 0, 0, 0);
+    gex_NBI_Wait(GEX_EC_ALL, 0);
+    gex_Coll_BarrierBlocking(tm, 0);
+    for (int i = 0; i < ADDS; i++) {
+        uint64_t old = 0;
+        gex_Event_Wait(gex_AD_OpNB_U64(mad, &old, me, oword, GEX_OP_FADD, 1, 0, 0));
+        if (old != (uint64_t)i) { FAIL("own word fetched %llu at add %d", (unsigned long long)old, i); break; }
+    }
+    for (int i = 0; i < ADDS; i++)
+        gex_AD_OpNBI_U64(mad, &fetched, n - 1, shared, GEX_OP_FADD, 1, 0, 0);
+    gex_NBI_Wait(GEX_EC_ALL, 0);
+    gex_Coll_BarrierBlocking(tm, 0);
+    uint64_t msum = 0, mown = 0;
+    gex_Event_Wait(gex_AD_OpNB_U64(mad, &msum, n - 1, shared, GEX_OP_GET, 0, 0, 0));
+    gex_Event_Wait(gex_AD_OpNB_U64(mad, &mown, me, oword, GEX_OP_GET, 0, 0, 0));
+    if (msum != (uint64_t)ADDS * n || mown != ADDS)
+        FAIL("favouring domain: shared word %llu (want %llu), own word %llu (want %d)", (unsigned long long)msum, (unsigned long long)ADDS * n, (unsigned long long)mown, ADDS);
+    gex_Coll_BarrierBlocking(tm, 0);
+    gex_AD_Destroy(mad);
     gex_Memvec_t scratch;
     if (gex_TM_Destroy(half, &scratch, 0) != 0) FAIL("gex_TM_Destroy handed back scratch space never given");
     (void)own;
