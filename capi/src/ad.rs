@@ -127,6 +127,16 @@ fn favoured(call: &str, flags: gex_Flags_t, env: AtomicsMode) -> Option<AtomicsM
     (local && env == AtomicsMode::Auto).then_some(AtomicsMode::Am)
 }
 
+/// The hint that chose (`favoured` returned `Some`), for
+/// `GASNET_VERBOSEENV`.
+fn hint_name(flags: gex_Flags_t) -> &'static str {
+    if flags & FLAG_AD_FAVOR_MY_RANK != 0 {
+        "GEX_FLAG_AD_FAVOR_MY_RANK"
+    } else {
+        "GEX_FLAG_AD_FAVOR_MY_NBRHD"
+    }
+}
+
 fn create<V: AtomicValue>(
     team: &'static CTeam,
     call: &str,
@@ -173,7 +183,15 @@ pub extern "C" fn gex_AD_Create(
             &format!("ops=0x{ops:x} is not a set of atomic operations (GEX_OP_SET .. GEX_OP_FXOR; unknown bits 0x{left:x})"),
         )
     }
-    let mode = favoured(CALL, flags, a.client.config().extended.atomics);
+    let cfg = a.client.config();
+    let mode = favoured(CALL, flags, cfg.extended.atomics);
+    if mode.is_some() && cfg.general.verbose_env && t.rank() == 0 {
+        // The conduit's line that follows says "am chosen for this domain".
+        conduit::eprintln_whole!(
+            "ofi-conduit: gex_AD_Create: {} under GASNET_OFI_ATOMICS=auto: by Active Message (CPU atomics on this rank's own and mapped segments)",
+            hint_name(flags)
+        );
+    }
     let dom = match dt {
         DT_I32 => AnyDom::I32(create(t, CALL, &list, mode)),
         DT_U32 => AnyDom::U32(create(t, CALL, &list, mode)),

@@ -174,7 +174,11 @@ fn atomic_domains_native_and_by_active_message() {
         let favoured =
             "atomic domain over u64 with {set, get, fadd}: am (am chosen for this domain)";
         if mode == "auto" {
-            for line in [": native (shm performs every operation", favoured] {
+            for line in [
+                ": native (shm performs every operation",
+                favoured,
+                "ofi-conduit: gex_AD_Create: GEX_FLAG_AD_FAVOR_MY_RANK under GASNET_OFI_ATOMICS=auto: by Active Message",
+            ] {
                 assert!(
                     r.stderr.contains(line),
                     "{what}: no {line:?} in\n{}",

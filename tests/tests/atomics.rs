@@ -227,53 +227,63 @@ fn the_choice_is_reported_by_verboseenv() {
 #[test]
 fn a_domain_chooses_its_own_implementation() {
     let _g = serial();
-    let off = [("GASNET_SUPERNODE_MAXSIZE", "1")];
-    let r = run(
-        &["pair", "200"],
-        "shm",
-        &[
-            ("GASNET_SUPERNODE_MAXSIZE", "1"),
-            ("GASNET_VERBOSEENV", "1"),
-        ],
-    );
+    let off = ("GASNET_SUPERNODE_MAXSIZE", "1");
+    let r = run(&["pair", "200"], "shm", &[off, ("GASNET_VERBOSEENV", "1")]);
     r.expect_line("shm", "gex-atomics pair: ok: fetch-and-add latency native ");
     r.expect_line("shm", "(median of 15 pairs of 200; pairs ");
     for line in [
         "ofi-conduit: atomic domain over u64 with {get, fadd}: native (native chosen for this domain)",
         "ofi-conduit: atomic domain over u64 with {get, fadd}: am (am chosen for this domain)",
     ] {
-        assert!(r.stderr.contains(line), "{line}:
-{}", r.stderr);
+        assert!(r.stderr.contains(line), "{line}:\n{}", r.stderr);
     }
+    // The first rank to report ends the job (others may not print).
     let refused = |r: &JobResult, why: &str| {
         assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.stderr
-                .contains("atomic domain created with AtomicsMode::Native: ")
-                && r.stderr.contains(why)
-                && r.stderr
-                    .contains("; create it with AtomicsMode::Auto or Am"),
-            "{why}:\n{}",
-            r.stderr
-        );
+        assert!(r.stderr.contains(why), "{why}:\n{}", r.stderr);
     };
+    let native = "atomic domain created with AtomicsMode::Native: ";
+    let remedy = "; create it with AtomicsMode::Auto or Am";
     // The job opened its endpoints without FI_ATOMIC.
-    let r = run(
-        &["pair", "20"],
-        "shm",
-        &[
-            ("GASNET_SUPERNODE_MAXSIZE", "1"),
-            ("GASNET_OFI_ATOMICS", "am"),
-        ],
+    let r = run(&["pair", "20"], "shm", &[off, ("GASNET_OFI_ATOMICS", "am")]);
+    refused(
+        &r,
+        &format!("{native}shm does not perform get on u64 natively (its endpoints were opened without FI_ATOMIC){remedy}"),
     );
-    refused(&r, "natively (its endpoints were opened without FI_ATOMIC)");
     // Every rank shares memory: the provider carries nothing between them.
     let r = run(&["pair", "20"], "shm", &[("GASNET_SUPERNODE_MAXSIZE", "0")]);
     refused(
         &r,
-        "natively (every rank shares memory with this one, so the provider carries nothing between them",
+        &format!("{native}every rank of this job shares memory with this one, so the provider was opened for this rank's own endpoints only and carries nothing between ranks; start the job with GASNET_OFI_ATOMICS=native (or GASNET_SUPERNODE_MAXSIZE=1), or create the domain with AtomicsMode::Auto or Am"),
     );
     // The udp;ofi_rxd profile refuses native atomics.
-    let r = run(&["pair", "20"], "udp", &off);
-    refused(&r, "udp;ofi_rxd does not perform ");
+    let r = run(&["pair", "20"], "udp", &[off]);
+    refused(
+        &r,
+        &format!(
+            "{native}udp;ofi_rxd does not perform get on u64 natively (the udp;ofi_rxd profile: "
+        ),
+    );
+}
+
+/// `gex-atomics choose`: `Auto` chosen by the caller ends as the default
+/// does, a split team's domain by AM counts exactly, and ranks choosing
+/// differently are all refused (rank 0 with the mismatch) whether native
+/// atomics can run (shm, tcp), cannot reach the other ranks (every rank
+/// on one host) or are refused by the profile (udp).
+#[test]
+fn differing_choices_are_refused_on_every_rank() {
+    let _g = serial();
+    for (p, maxsize, auto) in [
+        ("shm", "1", "native"),
+        ("shm", "0", "am"),
+        ("tcp", "1", if tcp_is_rxm() { "native" } else { "am" }),
+        ("udp", "1", "am"),
+    ] {
+        let r = run(&["choose"], p, &[("GASNET_SUPERNODE_MAXSIZE", maxsize)]);
+        r.expect_line(
+            &format!("{p}, GASNET_SUPERNODE_MAXSIZE={maxsize}"),
+            &format!("gex-atomics choose: ok: auto chose {auto} as the default does; a team domain by am counted 200; differing choices refused"),
+        );
+    }
 }

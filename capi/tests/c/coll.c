@@ -459,7 +459,6 @@ int main(int argc, char **argv) {
     gex_AD_Destroy(mad);
     gex_Memvec_t scratch;
     if (gex_TM_Destroy(half, &scratch, 0) != 0) FAIL("gex_TM_Destroy handed back scratch space never given");
-    (void)own;
     if (errors == 0)
         printf("coll.c: rank %u of %u: ok: teams, broadcasts, %d reductions, matrix products, %d atomics, locked counter %llu\n",
                (unsigned)me, (unsigned)n, checks, achecks, (unsigned long long)guarded);

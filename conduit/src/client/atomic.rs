@@ -107,14 +107,20 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// as `GASNET_OFI_ATOMICS=native` does when the provider does not
     /// perform an operation, and also when the job was started with
     /// `GASNET_OFI_ATOMICS=am` (its endpoints were opened without
-    /// FI_ATOMIC) or every rank shares memory with this one (the provider
-    /// then carries nothing between them); `AtomicsMode::Am` always
+    /// FI_ATOMIC) or when every rank shares memory with this one and the
+    /// job started without `GASNET_OFI_ATOMICS=native` or
+    /// `GASNET_OFI_COLL_RMA=on` (the provider then carries nothing between
+    /// them: [`Error::NativeUnreachable`]); `AtomicsMode::Am` always
     /// succeeds; `AtomicsMode::Auto` chooses as `auto` does. For a
     /// runtime that times both ways in one job, or keeps one domain by
     /// Active Message while the job's others go native.
     ///
-    /// Every rank must create the same domain with the same choice (the
-    /// choice is part of what the named barrier compares).
+    /// Every rank must create the same domain with the same choice: the
+    /// named barrier compares the implementation each rank ends with
+    /// (ranks that end differently all get
+    /// [`Error::AtomicDomainMismatch`]; a rank refused native atomics
+    /// still takes part, then returns its refusal, so none is left
+    /// waiting).
     pub fn atomic_domain_with<V: AtomicValue>(
         &self,
         ops: &[AtomicOp],
@@ -152,10 +158,9 @@ pub(super) enum Chosen {
 }
 
 /// Make a domain over `V` with `ops`, implemented as `chosen` says:
-/// `all_shared` says every member of
-/// its team shares memory with this rank, `team` is the team (`None`: the
-/// job), `agree` checks every member made the same one (given the
-/// domain's description).
+/// `all_shared` says every member of its team shares memory with this
+/// rank, `team` is the team (`None`: the job), `agree` checks every member
+/// made the same one (given the domain's description).
 pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
     core: &'c Core<M, T, S>,
     ops: &[AtomicOp],
@@ -179,22 +184,16 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
             "create it with AtomicsMode::Auto or Am",
         ),
     };
+    // A member other than this rank (the provider reaches this rank's own
+    // endpoints whatever happens).
+    let others = team
+        .as_ref()
+        .map_or(core.size > 1, |t| t.members.iter().any(|&j| j != core.rank));
     let native = || -> Result<(), Error> {
-        if core.own_addresses_only && core.size > 1 {
+        if core.own_addresses_only && others {
             // Only when every rank is local and the job did not ask for
-            // native atomics at start-up: the first operation names it.
-            let op = ops.iter().next().unwrap_or(AtomicOp::Get);
-            return Err(Error::NotNative {
-                asked,
-                remedy,
-                provider: core.tp.facts().provider.clone(),
-                op,
-                ty: V::TYPE,
-                why: "every rank shares memory with this one, so the provider carries \
-                      nothing between them (GASNET_OFI_ATOMICS=native at start-up makes it \
-                      carry them)"
-                    .into(),
-            });
+            // the provider between them at start-up.
+            return Err(Error::NativeUnreachable);
         }
         for op in ops.iter() {
             core.native_atomic_check(V::TYPE, op)
@@ -212,7 +211,13 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
     let imp = match mode {
         AtomicsMode::Am => AtomicImpl::ActiveMessage,
         AtomicsMode::Native => {
-            native()?;
+            if let Err(e) = native() {
+                // Refused here: still agree (on a refusal), so that no
+                // member waits for this rank, then say why.
+                let refused = ops.bits() | (V::TYPE as u32) << 25 | 1 << 29 | 1 << 31;
+                let _ = agree(refused);
+                return Err(e);
+            }
             AtomicImpl::Native
         }
         AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,

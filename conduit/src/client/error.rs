@@ -240,7 +240,8 @@ pub enum Error {
     Atomic(#[from] rma::atomic::AtomicError),
     /// Native atomics asked for (`GASNET_OFI_ATOMICS=native`, or
     /// `AtomicsMode::Native` for one domain) but the provider does not
-    /// perform one of the domain's operations.
+    /// perform one of the domain's operations (or cannot here: no
+    /// FI_ATOMIC on its endpoints, or its profile refuses them).
     #[error("{asked}: {provider} does not perform {op} on {ty} natively ({why}); {remedy}")]
     NotNative {
         /// Who asked: `GASNET_OFI_ATOMICS=native` or the domain's creator.
@@ -253,7 +254,8 @@ pub enum Error {
         op: rma::atomic::AtomicOp,
         /// The type.
         ty: rma::atomic::AtomicType,
-        /// Why (no FI_ATOMIC, or which `*valid` call refused it).
+        /// Why (no FI_ATOMIC, the provider's profile, or which `*valid`
+        /// call refused it).
         why: String,
     },
     /// A team or collective misuse (a rank outside the team, an operator
@@ -278,8 +280,14 @@ pub enum Error {
         id: u32,
     },
     /// Ranks created atomic domains that differ.
-    #[error("atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS)")]
+    #[error("atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS, the same AtomicsMode given to atomic_domain_with and the same gex_AD_Create flags)")]
     AtomicDomainMismatch,
+    /// Native atomics asked for one domain (`AtomicsMode::Native`) in a
+    /// job whose provider carries nothing between its ranks: every rank
+    /// shares memory with this one, and the job started without
+    /// `GASNET_OFI_ATOMICS=native` or `GASNET_OFI_COLL_RMA=on`.
+    #[error("atomic domain created with AtomicsMode::Native: every rank of this job shares memory with this one, so the provider was opened for this rank's own endpoints only and carries nothing between ranks; start the job with GASNET_OFI_ATOMICS=native (or GASNET_SUPERNODE_MAXSIZE=1), or create the domain with AtomicsMode::Auto or Am")]
+    NativeUnreachable,
 }
 
 impl From<crate::startup::StartupError> for Error {

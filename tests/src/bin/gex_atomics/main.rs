@@ -28,16 +28,23 @@
 //!   in odd ones), and prints each domain's median block and the median of
 //!   the pairs' ratios, which the machine's speed changes between runs
 //!   (and within one) move far less than two separate runs' figures; both
-//!   words are checked afterwards. Needs a provider with native atomics.
+//!   words are checked afterwards. Needs a provider with native atomics
+//!   (and, with every rank on one host, `GASNET_SUPERNODE_MAXSIZE=1` or
+//!   `GASNET_OFI_ATOMICS=native`).
+//! * `choose`: `atomic_domain_with(Auto)` ends as `atomic_domain` does;
+//!   `Am` on a split team's domain works by team rank; ranks choosing
+//!   differently (rank 0 `Am`, the others `Native`) are all refused, none
+//!   left waiting: rank 0 with the mismatch, the others with the mismatch
+//!   or, where native atomics cannot run, their refusal.
 //!
-//! Every mode prints `gex-atomics <mode>: impl <native|am>` first (rank 0),
-//! then one summary line; errors print `gex-atomics: rank R: ...` and end
-//! the job with code 1.
+//! Rank 0 prints one summary line, `gex-atomics <mode>: ok: ...`; errors
+//! print `gex-atomics: rank R: ...` and end the job with code 1.
 
 #![forbid(unsafe_code)]
 
-use conduit::client::{AtomicImpl, AtomicOp, AtomicType, AtomicValue, Client, OpSet};
-use conduit::config::AtomicsMode;
+mod choice;
+
+use conduit::client::{AtomicOp, AtomicType, AtomicValue, Client, OpSet};
 use std::time::Instant;
 use tests::program::expect_err;
 use tests::{fail, Fallible};
@@ -291,7 +298,7 @@ fn team(c: &Client, count: usize) -> Fallible<String> {
         expect_err(
             "members creating different domains",
             mismatch,
-            "atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS)",
+            "atomic domain mismatch: ranks created domains with different types, operations or implementations (every rank must create the same domains in the same order, with the same GASNET_OFI_ATOMICS, the same AtomicsMode given to atomic_domain_with and the same gex_AD_Create flags)",
         )?;
     }
     c.barrier()?;
@@ -328,88 +335,6 @@ fn lat(c: &Client, count: usize) -> Fallible<String> {
     ))
 }
 
-/// Blocks per domain in `pair`.
-const PAIRS: usize = 15;
-
-fn pair(c: &Client, count: usize) -> Fallible<String> {
-    if c.size() < 2 {
-        return Err(fail(
-            "pair times rank 0's operations on rank 1: run it on 2 ranks or more",
-        ));
-    }
-    let ops = [AtomicOp::Fadd, AtomicOp::Get];
-    let native = c.atomic_domain_with::<u64>(&ops, AtomicsMode::Native)?;
-    let by_am = c.atomic_domain_with::<u64>(&ops, AtomicsMode::Am)?;
-    for (ad, want) in [
-        (&native, AtomicImpl::Native),
-        (&by_am, AtomicImpl::ActiveMessage),
-    ] {
-        if ad.implementation() != want {
-            return Err(fail(format!(
-                "a domain asked to be {} is {}",
-                want.name(),
-                ad.implementation().name()
-            )));
-        }
-    }
-    // Words 0 (native) and 8 (AM) of rank 1; different words, so neither
-    // domain touches what the other operates on.
-    let (w_native, w_am) = (0, 8);
-    c.barrier()?;
-    let mut pairs = Vec::new();
-    if c.rank() == 0 {
-        let block = |ad: &conduit::client::AtomicDomain<'_, u64, _, _, _>, w| -> Fallible<f64> {
-            let t = Instant::now();
-            for _ in 0..count {
-                ad.fetch_add(1, w, 1)?;
-            }
-            Ok(t.elapsed().as_secs_f64() * 1e6 / count.max(1) as f64)
-        };
-        block(&native, w_native)?;
-        block(&by_am, w_am)?;
-        for i in 0..PAIRS {
-            let (n, a) = if i % 2 == 0 {
-                let n = block(&native, w_native)?;
-                (n, block(&by_am, w_am)?)
-            } else {
-                let a = block(&by_am, w_am)?;
-                (block(&native, w_native)?, a)
-            };
-            pairs.push((n, a));
-        }
-    }
-    // Rank 1 serves both kinds from inside the barrier's progress.
-    c.barrier()?;
-    if c.rank() != 0 {
-        return Ok(format!("ok: served ({PAIRS} pairs of {count})"));
-    }
-    let want = ((PAIRS + 1) * count) as u64;
-    for (ad, w) in [(&native, w_native), (&by_am, w_am)] {
-        let got = ad.get(1, w)?;
-        if got != want {
-            return Err(fail(format!(
-                "rank 1's {} word is {got} after {want} fetch-and-adds",
-                ad.implementation().name()
-            )));
-        }
-    }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let ratios: Vec<f64> = pairs.iter().map(|(n, a)| n / a).collect();
-    let (lo, hi) = ratios
-        .iter()
-        .fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
-    Ok(format!(
-        "ok: fetch-and-add latency native {:.3} us, by AM {:.3} us, native / AM {:.3} \
-         (median of {PAIRS} pairs of {count}; pairs {lo:.3}..{hi:.3})",
-        median(pairs.iter().map(|p| p.0).collect()),
-        median(pairs.iter().map(|p| p.1).collect()),
-        median(ratios),
-    ))
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
@@ -424,10 +349,11 @@ fn main() {
             "lock" => count().and_then(|n| lock(&c, n)),
             "bad" => bad(&c),
             "lat" => count().and_then(|n| lat(&c, n)),
-            "pair" => count().and_then(|n| pair(&c, n)),
+            "pair" => count().and_then(|n| choice::pair(&c, n)),
+            "choose" => choice::choose(&c),
             "team" => count().and_then(|n| team(&c, n)),
             _ => Err(fail(format!(
-                "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad, team <n>, lat <n> or pair <n>"
+                "unknown mode {mode:?}: expected all, fadd <n>, lock <n>, bad, team <n>, lat <n>, pair <n> or choose"
             ))),
         });
     tests::program::finish(&c, "gex-atomics", &mode, r);
