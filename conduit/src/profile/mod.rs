@@ -130,8 +130,13 @@ pub struct Profile {
     /// posted (an unexpected message, which the provider buffers packet by
     /// packet); past it the provider can corrupt its own state. Recorded
     /// for programs and tests to read (the profile's `notes`, printed in
-    /// the start-up warning, say it too); absent: no limit known.
+    /// the start-up warning, say it too); absent: no limit known. Applies
+    /// below `tagged_unexpected_fixed_in` only: read it with
+    /// [`Profile::tagged_unexpected_limit`].
     pub tagged_unexpected_max: Option<usize>,
+    /// The libfabric version that fixed what `tagged_unexpected_max` works
+    /// around (absent: not fixed).
+    pub tagged_unexpected_fixed_in: Option<Version>,
     /// `true`: error entries of tagged receives carry the remote CQ data
     /// without `FI_REMOTE_CQ_DATA` in their flags (sockets: for a message
     /// that arrived before its receive, `sock_pe_progress_buffered_rx`
@@ -173,6 +178,17 @@ pub struct Profile {
     /// recommended provider would, and start-up prints no warning for it.
     #[serde(default)]
     pub host_local: bool,
+}
+
+impl Profile {
+    /// `tagged_unexpected_max` where it applies to libfabric `loaded`
+    /// (below `tagged_unexpected_fixed_in`).
+    pub fn tagged_unexpected_limit(&self, loaded: Version) -> Option<usize> {
+        self.tagged_unexpected_max.filter(|_| {
+            self.tagged_unexpected_fixed_in
+                .is_none_or(|fixed| loaded < fixed)
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -291,7 +307,18 @@ mod tests {
         );
         assert_eq!(lookup("tcp;ofi_rxm").tagged_send_window, None);
         assert_eq!(udp.tagged_unexpected_max, Some(2 << 20));
+        // ofi_rxd's limit is the udp provider's CQ overflow, fixed in 2.4.0.
+        for (v, want) in [
+            ((1, 17), Some(2 << 20)),
+            ((2, 3), Some(2 << 20)),
+            ((2, 4), None),
+        ] {
+            let loaded = Version::new(v.0, v.1, 0);
+            assert_eq!(udp.tagged_unexpected_limit(loaded), want, "{v:?}");
+        }
         assert_eq!(lookup("tcp;ofi_rxm").tagged_unexpected_max, None);
+        let rxm = lookup("tcp;ofi_rxm");
+        assert_eq!(rxm.tagged_unexpected_limit(Version::new(1, 17, 0)), None);
         assert_eq!(lookup("sockets").am_inject, Some(false));
         assert_eq!(lookup("tcp;ofi_rxm").am_inject, None);
         assert_eq!(lookup("sockets").am_send_window, Some(2));
