@@ -256,6 +256,21 @@ fn a_domain_chooses_its_own_implementation() {
         &r,
         &format!("{native}every rank of this job shares memory with this one, so the provider was opened for this rank's own endpoints only and carries nothing between ranks; start the job with GASNET_OFI_ATOMICS=native (or GASNET_SUPERNODE_MAXSIZE=1), or create the domain with AtomicsMode::Auto or Am"),
     );
+    // pair needs a rank to time and one to serve.
+    let r = job(
+        PROG,
+        1,
+        &["pair", "20"],
+        "shm",
+        &[off],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("gex-atomics: rank 0: pair times rank 0's operations on rank 1: run it on 2 ranks or more"),
+        "{}",
+        r.stderr
+    );
     // The udp;ofi_rxd profile refuses native atomics.
     let r = run(&["pair", "20"], "udp", &[off]);
     refused(

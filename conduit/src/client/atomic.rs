@@ -157,6 +157,16 @@ pub(super) enum Chosen {
     Caller(AtomicsMode),
 }
 
+/// What a rank ended with, beside the implementations (0, 1): native
+/// atomics refused.
+const REFUSED: u32 = 2;
+
+/// The id ranks compare when they make a domain: its operations, type and
+/// what this rank ended with (an [`AtomicImpl`] or [`REFUSED`]).
+fn domain_id(ops: OpSet, ty: AtomicType, outcome: u32) -> u32 {
+    ops.bits() | (ty as u32) << 25 | outcome << 28 | 1 << 31
+}
+
 /// Make a domain over `V` with `ops`, implemented as `chosen` says:
 /// `all_shared` says every member of its team shares memory with this
 /// rank, `team` is the team (`None`: the job), `agree` checks every member
@@ -214,8 +224,7 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
             if let Err(e) = native() {
                 // Refused here: still agree (on a refusal), so that no
                 // member waits for this rank, then say why.
-                let refused = ops.bits() | (V::TYPE as u32) << 25 | 1 << 29 | 1 << 31;
-                let _ = agree(refused);
+                let _ = agree(domain_id(ops, V::TYPE, REFUSED));
                 return Err(e);
             }
             AtomicImpl::Native
@@ -261,7 +270,7 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
     if first && core.cfg.general.verbose_env {
         gex_env::eprintln_whole!("ofi-conduit: {line}");
     }
-    let id = ops.bits() | (V::TYPE as u32) << 25 | (imp as u32) << 28 | 1 << 31;
+    let id = domain_id(ops, V::TYPE, imp as u32);
     // Before the agreement: a member may send a native atomic as soon as
     // it is through, and this rank's progress must then read the provider.
     if imp == AtomicImpl::Native {
