@@ -41,7 +41,7 @@ fn every_operation_and_type_with_each_implementation() {
                 assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
                 assert!(
                     r.stderr.contains(
-                        "GASNET_OFI_ATOMICS=native: udp;ofi_rxd does not perform set on i32 natively \
+                        "GASNET_OFI_ATOMICS=native: udp;ofi_rxd cannot perform set on i32 natively in this job \
                          (the udp;ofi_rxd profile: libfabric 1.17's ofi_rxd crashes (SIGSEGV inside \
                          libfabric) on fi_fetch_atomic and fi_compare_atomic between ranks \
                          (known-issues.md)); use GASNET_OFI_ATOMICS=auto or am"
@@ -55,8 +55,9 @@ fn every_operation_and_type_with_each_implementation() {
                 assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
                 assert!(
                     r.stderr.contains(
-                        "GASNET_OFI_ATOMICS=native: tcp does not perform set on i32 natively \
-                         (its endpoints were opened without FI_ATOMIC); use GASNET_OFI_ATOMICS=auto or am"
+                        "GASNET_OFI_ATOMICS=native: tcp cannot perform set on i32 natively in this job \
+                         (the provider does not offer FI_ATOMIC here: its endpoints were opened without it); \
+                         use GASNET_OFI_ATOMICS=auto or am"
                     ),
                     "{}",
                     r.stderr
@@ -184,7 +185,7 @@ fn the_choice_is_reported_by_verboseenv() {
     r.expect_line("udp", "summed to 40 (am)");
     assert!(
         r.stderr.contains(
-            "ofi-conduit: atomic domain over u64 with {set, get, fadd}: am (udp;ofi_rxd does not perform set on u64 natively: the udp;ofi_rxd profile: libfabric 1.17's ofi_rxd crashes"
+            "ofi-conduit: atomic domain over u64 with {set, get, fadd}: am (udp;ofi_rxd cannot perform set on u64 natively in this job: the udp;ofi_rxd profile: libfabric 1.17's ofi_rxd crashes"
         ),
         "{}",
         r.stderr
@@ -248,7 +249,11 @@ fn a_domain_chooses_its_own_implementation() {
     let r = run(&["pair", "20"], "shm", &[off, ("GASNET_OFI_ATOMICS", "am")]);
     refused(
         &r,
-        &format!("{native}shm does not perform get on u64 natively (its endpoints were opened without FI_ATOMIC){remedy}"),
+        &format!(
+            "{native}shm cannot perform get on u64 natively in this job (the job was started with \
+             GASNET_OFI_ATOMICS=am, which opens the provider's endpoints without FI_ATOMIC; start it \
+             with auto or native for native atomics){remedy}"
+        ),
     );
     // Every rank shares memory: the provider carries nothing between them.
     let r = run(&["pair", "20"], "shm", &[("GASNET_SUPERNODE_MAXSIZE", "0")]);
@@ -276,29 +281,44 @@ fn a_domain_chooses_its_own_implementation() {
     refused(
         &r,
         &format!(
-            "{native}udp;ofi_rxd does not perform get on u64 natively (the udp;ofi_rxd profile: "
+            "{native}udp;ofi_rxd cannot perform get on u64 natively in this job (the udp;ofi_rxd profile: "
         ),
     );
 }
 
-/// `gex-atomics choose`: `Auto` chosen by the caller ends as the default
-/// does, a split team's domain by AM counts exactly, and ranks choosing
-/// differently are all refused (rank 0 with the mismatch) whether native
-/// atomics can run (shm, tcp), cannot reach the other ranks (every rank
-/// on one host) or are refused by the profile (udp).
+/// `gex-atomics choose`: `Auto` chosen by the caller ends as
+/// `GASNET_OFI_ATOMICS=auto` does (and `atomic_domain` follows the
+/// variable when it says `native`), a split team's domain by AM counts
+/// exactly, and ranks choosing differently are all refused (rank 0 with
+/// the mismatch) whether native atomics can run (shm, tcp), cannot reach
+/// the other ranks (every rank on one host) or are refused by the profile
+/// (udp), as are ranks whose domains differ by one rank's invalid one.
 #[test]
 fn differing_choices_are_refused_on_every_rank() {
     let _g = serial();
-    for (p, maxsize, auto) in [
-        ("shm", "1", "native"),
-        ("shm", "0", "am"),
-        ("tcp", "1", if tcp_is_rxm() { "native" } else { "am" }),
-        ("udp", "1", "am"),
+    for (p, maxsize, env, auto) in [
+        ("shm", "1", "auto", "native"),
+        ("shm", "0", "auto", "am"),
+        ("shm", "0", "native", "am"),
+        (
+            "tcp",
+            "1",
+            "auto",
+            if tcp_is_rxm() { "native" } else { "am" },
+        ),
+        ("udp", "1", "auto", "am"),
     ] {
-        let r = run(&["choose"], p, &[("GASNET_SUPERNODE_MAXSIZE", maxsize)]);
+        let r = run(
+            &["choose"],
+            p,
+            &[
+                ("GASNET_SUPERNODE_MAXSIZE", maxsize),
+                ("GASNET_OFI_ATOMICS", env),
+            ],
+        );
         r.expect_line(
-            &format!("{p}, GASNET_SUPERNODE_MAXSIZE={maxsize}"),
-            &format!("gex-atomics choose: ok: auto chose {auto} as the default does; a team domain by am counted 200; differing choices refused"),
+            &format!("{p}, GASNET_SUPERNODE_MAXSIZE={maxsize}, GASNET_OFI_ATOMICS={env}"),
+            &format!("gex-atomics choose: ok: auto chose {auto} as GASNET_OFI_ATOMICS=auto does; a team domain by am counted 200; differing choices and an invalid domain refused"),
         );
     }
 }

@@ -93,7 +93,12 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     ///
     /// Errors: an operation not valid on `V` (bit-wise operations on
     /// floats), no operations, `native` impossible, or ranks that created
-    /// different domains (checked by a named barrier).
+    /// different domains (checked by a named barrier: every rank takes
+    /// part, a rank whose domain is refused on one of the grounds before
+    /// too, so the others get [`Error::AtomicDomainMismatch`] instead of a
+    /// domain it lacks). A rank that skips the call altogether is not
+    /// caught: the named barrier matches an anonymous one (GASNet's rule),
+    /// so its next barrier would pair with the creation.
     pub fn atomic_domain<V: AtomicValue>(
         &self,
         ops: &[AtomicOp],
@@ -111,16 +116,18 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// job started without `GASNET_OFI_ATOMICS=native` or
     /// `GASNET_OFI_COLL_RMA=on` (the provider then carries nothing between
     /// them: [`Error::NativeUnreachable`]); `AtomicsMode::Am` always
-    /// succeeds; `AtomicsMode::Auto` chooses as `auto` does. For a
+    /// succeeds; `AtomicsMode::Auto` chooses as `GASNET_OFI_ATOMICS=auto`
+    /// does, whatever the variable says (so under `native` or `am` it can
+    /// differ from [`ClientOf::atomic_domain`]). For a
     /// runtime that times both ways in one job, or keeps one domain by
     /// Active Message while the job's others go native.
     ///
     /// Every rank must create the same domain with the same choice: the
     /// named barrier compares the implementation each rank ends with
     /// (ranks that end differently all get
-    /// [`Error::AtomicDomainMismatch`]; a rank refused native atomics
-    /// still takes part, then returns its refusal, so none is left
-    /// waiting).
+    /// [`Error::AtomicDomainMismatch`]; a rank refused native atomics,
+    /// or whose operations are not valid on `V`, still takes part, then
+    /// returns its refusal, so none is left waiting).
     pub fn atomic_domain_with<V: AtomicValue>(
         &self,
         ops: &[AtomicOp],
@@ -181,7 +188,13 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
 ) -> Result<AtomicDomain<'c, V, M, S, T>, Error> {
     super::engine::not_in_handler("atomic_domain")?;
     let ops: OpSet = ops.iter().copied().collect();
-    rma::atomic::check_domain(V::TYPE, ops)?;
+    if let Err(e) = rma::atomic::check_domain(V::TYPE, ops) {
+        // Refused here: still agree (on a refusal), so members that asked
+        // for a valid domain fail with the mismatch instead of creating
+        // one this rank does not have, then say why.
+        let _ = agree(domain_id(ops, V::TYPE, REFUSED));
+        return Err(e.into());
+    }
     let (mode, asked, remedy) = match chosen {
         Chosen::Env => (
             core.cfg.extended.atomics,
@@ -244,7 +257,7 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
             .find_map(|op| {
                 core.native_atomic_check(V::TYPE, op).err().map(|why| {
                     format!(
-                        "{} does not perform {op} on {} natively: {why}",
+                        "{} cannot perform {op} on {} natively in this job: {why}",
                         core.tp.facts().provider,
                         V::TYPE
                     )

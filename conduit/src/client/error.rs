@@ -242,7 +242,9 @@ pub enum Error {
     /// `AtomicsMode::Native` for one domain) but the provider does not
     /// perform one of the domain's operations (or cannot here: no
     /// FI_ATOMIC on its endpoints, or its profile refuses them).
-    #[error("{asked}: {provider} does not perform {op} on {ty} natively ({why}); {remedy}")]
+    #[error(
+        "{asked}: {provider} cannot perform {op} on {ty} natively in this job ({why}); {remedy}"
+    )]
     NotNative {
         /// Who asked: `GASNET_OFI_ATOMICS=native` or the domain's creator.
         asked: &'static str,

@@ -129,7 +129,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Whether the provider performs `op` on `ty`: `Err(why)` if not.
     pub fn native_atomic_check(&self, ty: AtomicType, op: AtomicOp) -> Result<(), String> {
         if !self.tp.facts().atomic {
-            return Err("its endpoints were opened without FI_ATOMIC".into());
+            if self.cfg.extended.atomics == crate::config::AtomicsMode::Am {
+                return Err(
+                    "the job was started with GASNET_OFI_ATOMICS=am, which opens the \
+                            provider's endpoints without FI_ATOMIC; start it with auto or native \
+                            for native atomics"
+                        .into(),
+                );
+            }
+            return Err(
+                "the provider does not offer FI_ATOMIC here: its endpoints were opened without it"
+                    .into(),
+            );
         }
         if let Some(why) = crate::profile::lookup(&self.tp.facts().provider)
             .no_native_atomics

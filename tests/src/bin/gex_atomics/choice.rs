@@ -105,13 +105,44 @@ pub fn choose(c: &Client) -> Fallible<String> {
     let ops = [AtomicOp::Fadd, AtomicOp::Get, AtomicOp::Set];
     let by_env = c.atomic_domain::<u64>(&ops)?;
     let auto = c.atomic_domain_with::<u64>(&ops, AtomicsMode::Auto)?;
-    if auto.implementation() != by_env.implementation() {
+    // `Auto` chooses as `GASNET_OFI_ATOMICS=auto` does, whatever the job's
+    // setting; `atomic_domain` follows the setting.
+    let env = c.config().extended.atomics;
+    let want_env = match env {
+        AtomicsMode::Auto => auto.implementation(),
+        AtomicsMode::Native => AtomicImpl::Native,
+        AtomicsMode::Am => AtomicImpl::ActiveMessage,
+    };
+    if by_env.implementation() != want_env {
         return Err(fail(format!(
-            "atomic_domain_with(Auto) is {}, atomic_domain {}",
-            auto.implementation().name(),
-            by_env.implementation().name()
+            "atomic_domain is {} under GASNET_OFI_ATOMICS={} (atomic_domain_with(Auto): {})",
+            by_env.implementation().name(),
+            env.name(),
+            auto.implementation().name()
         )));
     }
+    // A rank whose domain is invalid (no operation) where the others ask
+    // for a valid one: every rank fails, none holds a domain the others
+    // lack.
+    let r = if c.rank() == 0 {
+        c.atomic_domain_with::<u64>(&[], AtomicsMode::Am)
+            .map(|_| ())
+    } else {
+        c.atomic_domain_with::<u64>(&ops, AtomicsMode::Am)
+            .map(|_| ())
+    };
+    match (c.rank(), c.size(), r) {
+        (0, _, Err(Error::Atomic(_))) => {}
+        (0, _, r) => return Err(fail(format!("a domain with no operation: {r:?}"))),
+        (_, 1, _) => {}
+        (_, _, Err(Error::AtomicDomainMismatch)) => {}
+        (_, _, r) => {
+            return Err(fail(format!(
+                "a valid domain where rank 0's had no operation: {r:?}, want the mismatch"
+            )))
+        }
+    }
+    c.barrier()?;
     // A split team's domain chosen by Active Message, targets by team rank.
     let world = c.world()?;
     let half = world
@@ -165,7 +196,7 @@ pub fn choose(c: &Client) -> Fallible<String> {
     }
     c.barrier()?;
     Ok(format!(
-        "ok: auto chose {} as the default does; a team domain by am counted {got}; differing choices refused",
+        "ok: auto chose {} as GASNET_OFI_ATOMICS=auto does; a team domain by am counted {got}; differing choices and an invalid domain refused",
         auto.implementation().name()
     ))
 }

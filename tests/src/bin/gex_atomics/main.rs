@@ -31,8 +31,11 @@
 //!   words are checked afterwards. Needs a provider with native atomics
 //!   (and, with every rank on one host, `GASNET_SUPERNODE_MAXSIZE=1` or
 //!   `GASNET_OFI_ATOMICS=native`).
-//! * `choose`: `atomic_domain_with(Auto)` ends as `atomic_domain` does;
-//!   `Am` on a split team's domain works by team rank; ranks choosing
+//! * `choose`: `atomic_domain_with(Auto)` ends as `atomic_domain` does
+//!   under `GASNET_OFI_ATOMICS=auto` (under `native` or `am`
+//!   `atomic_domain` follows the variable); a rank whose domain is invalid
+//!   (no operation) fails with its error and the others with the
+//!   mismatch; `Am` on a split team's domain works by team rank; ranks choosing
 //!   differently (rank 0 `Am`, the others `Native`) are all refused, none
 //!   left waiting: rank 0 with the mismatch, the others with the mismatch
 //!   or, where native atomics cannot run, their refusal.
