@@ -216,7 +216,7 @@ pub fn prepare(
     if chosen.name != early.name && !chosen.set_env.is_empty() {
         warnings.push(format!(
             "the {} profile sets {} before libfabric starts only when FI_PROVIDER names it; \
-             set FI_PROVIDER={} to have them applied",
+             set FI_PROVIDER='{}' to have them applied",
             chosen.name,
             chosen
                 .set_env

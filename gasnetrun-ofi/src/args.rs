@@ -24,7 +24,7 @@ const FLAGS: [&str; 9] = [
 
 /// What the launcher accepts before the program, for messages.
 const ACCEPTED: &str = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, \
-                        -h, --version";
+                        -h, --help, -V, --version";
 
 /// Rewrite the launcher's options into clap's spellings: `-spawner=X` and
 /// `-spawner X` become `--spawner`, `-n4` / `-n=4` (and `-N`, `-E`) become
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(
             rewrite_args(v(&["g", "--bogus", "-n", "2", "p"])).unwrap_err(),
             "unknown option \"--bogus\" before the program (the launcher accepts -n N, -N NODES, \
-             -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, --version; put -- before \
+             -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, --help, -V, --version; put -- before \
              a program whose name starts with -)"
         );
         assert!(rewrite_args(v(&["g", "-n", "2", "-x", "p"])).is_err());

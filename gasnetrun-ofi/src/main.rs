@@ -30,6 +30,8 @@ Environment:
   GASNET_SSH_OPTIONS      options put before the host name (shell-like quoting);
                           OpenSSH also gets -o StrictHostKeyChecking=no -o BatchMode=yes
                           -o ConnectTimeout=10 -o ServerAliveInterval=10 -o ServerAliveCountMax=3
+  GASNET_SSH_OUT_DEGREE   most ssh sessions one process starts; agents start the rest
+                          as a tree (default 32)
   GASNET_SSH_STARTUP_TIMEOUT  seconds every host has to answer (default 30)
   GASNET_SPAWN_MAX_PER_HOST   most ranks started on one host (default: estimated)
   GASNET_SSH_REMOTE_PATH  working directory on the remote hosts (default: the current one)

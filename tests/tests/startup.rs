@@ -258,7 +258,7 @@ fn late_profile_variables_are_warned_and_notes_are_verbose() {
     assert!(out.starts_with("provider=tcp;ofi_rxm"), "{out}");
     assert!(
         err.contains("WARNING: the tcp;ofi_rxm profile sets FI_OFI_RXM_BUFFER_SIZE")
-            && err.contains("set FI_PROVIDER=tcp;ofi_rxm to have them applied"),
+            && err.contains("set FI_PROVIDER='tcp;ofi_rxm' to have them applied"),
         "{err}"
     );
     let (code, _, err) = startup(&[vars[0], vars[1], ("GASNET_QUIET", "1")]);

@@ -227,7 +227,7 @@ fn refusals_name_the_argument_or_variable_at_fault() {
     let _g = serial();
     let t = token("refuse");
     let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
-                    --version; put -- before a program whose name starts with -)";
+                    --help, -V, --version; put -- before a program whose name starts with -)";
     let cases: [Refusal; 10] = [
         (
             &["--bogus", "-n", "2", "true"],
