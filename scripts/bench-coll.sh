@@ -7,7 +7,11 @@
 # Active Message (gex-atomics `lat`, one job each way, and `pair`, both
 # ways in one job, 15 pairs of back-to-back blocks: its figure is the
 # median of the pairs' ratios, which the machine's changes of speed move
-# far less). Each configuration runs ROUNDS times
+# far less), beside the provider's own floor with no conduit
+# (bench/c/raw_atomic.c: shm's fi_fetch_atomic against its 8-byte message
+# round trip, 15 pairs of blocks in one run; once the conduit's AM round
+# trip is at the provider's, native / AM cannot fall below that ratio).
+# Each configuration runs ROUNDS times
 # (default 3), alternating; the conduit with the collective cache within
 # a supernode (shared), without it (shared-am), over a provider with chunks
 # as AMs (the default there) or written into the caches by RMA (-rma);
@@ -34,6 +38,11 @@ command -v mpicc >/dev/null || { echo "bench-coll: mpicc not found: apt-get inst
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mpicc -O2 -o "$out/coll_lat" "$root/bench/c/coll_lat.c"
+# The provider's floor, built against the libfabric pkg-config names (the
+# system's, or 2.x under scripts/libfabric-2.env), as the conduit is.
+# shellcheck disable=SC2046
+cc -O2 $(pkg-config --cflags libfabric) -o "$out/raw_atomic" "$root/bench/c/raw_atomic.c" \
+  $(pkg-config --libs libfabric) -Wl,-rpath,"$(pkg-config --variable=libdir libfabric)"
 # Bind a rank (Open MPI's or the conduit's rank variable) to one CPU.
 printf '%s\n' '#!/bin/sh' \
   'r=${OMPI_COMM_WORLD_RANK:-${GASNET_OFI_RANK:?no rank variable}}' \
@@ -71,6 +80,7 @@ for r in $(seq 1 "$rounds"); do
   atom atomic-tcp-am tcp am
   pair atomic-shm-pair shm
   pair atomic-tcp-pair tcp
+  echo "atomic-shm-raw $(timeout 120 "$out/raw_atomic" 20000 shm | tail -1)"
   uptime | sed 's/^/# load: /'
 done | tee "$out/lines"
 echo
@@ -95,6 +105,11 @@ awk '
     for (i = 1; i <= NF; i++) if ($i == "/" && $(i + 1) == "AM") { k = name SUBSEP "8" SUBSEP "pair"; v[k, c[name]] = $(i + 2) + 0; keys[k] = 1 }
     next
   }
+  /fetch-and-add \/ round trip/ {
+    name = $1; c[name]++
+    for (i = 1; i <= NF; i++) if ($i == "trip" && $(i - 1) == "round" && $(i - 2) == "/") { k = name SUBSEP "8" SUBSEP "raw"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
+    next
+  }
   /fetch-and-add latency/ {
     name = $1; c[name]++
     for (i = 1; i <= NF; i++) if ($i == "latency") { k = name SUBSEP "8" SUBSEP "fadd"; v[k, c[name]] = $(i + 1) + 0; keys[k] = 1 }
@@ -107,7 +122,9 @@ awk '
     }
     for (k in keys) {
       split(k, p, SUBSEP)
-      if (p[3] == "pair") {
+      if (p[3] == "raw") {
+        printf "%-22s %-9s %6s B %10.3f     (the provider alone: fetch-and-add / message round trip, median over the runs)\n", p[1], p[3], p[2], m[k]
+      } else if (p[3] == "pair") {
         printf "%-22s %-9s %6s B %10.3f     (native / am: median over the runs of the paired medians)\n", p[1], p[3], p[2], m[k]
       } else if (p[3] == "fadd") {
         base = p[1]; sub(/-native$/, "-am", base)
