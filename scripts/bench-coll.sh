@@ -9,8 +9,10 @@
 # median of the pairs' ratios, which the machine's changes of speed move
 # far less), beside the provider's own floor with no conduit
 # (bench/c/raw_atomic.c: shm's fi_fetch_atomic against its 8-byte message
-# round trip, 15 pairs of blocks in one run; once the conduit's AM round
-# trip is at the provider's, native / AM cannot fall below that ratio).
+# round trip, 15 pairs of blocks in one run: the closer the conduit's AM
+# path gets to the provider's round trip, the closer native / AM gets to
+# that ratio). The conduit rows come from target/release (the 1.17 build)
+# whatever libfabric the raw row is built against.
 # Each configuration runs ROUNDS times
 # (default 3), alternating; the conduit with the collective cache within
 # a supernode (shared), without it (shared-am), over a provider with chunks

@@ -38,7 +38,11 @@ pub fn count_arg(
 /// `hello 16 extra` would otherwise run as if it were not there). The
 /// error names the program, what it takes and what it was given.
 pub fn at_most(prog: &str, names: &[&str]) -> Result<(), String> {
-    extra_from(std::env::args().skip(1).collect(), prog, names)
+    let given = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    extra_from(given, prog, names)
 }
 
 fn extra_from(given: Vec<String>, prog: &str, names: &[&str]) -> Result<(), String> {
@@ -51,9 +55,8 @@ fn extra_from(given: Vec<String>, prog: &str, names: &[&str]) -> Result<(), Stri
         n => format!("at most {n} arguments ({})", names.join(", ")),
     };
     Err(format!(
-        "{prog}: takes {takes}, not {}: {:?}",
-        given.len(),
-        given.join(" ")
+        "{prog}: takes {takes}, not {}: {given:?}",
+        given.len()
     ))
 }
 
@@ -159,11 +162,11 @@ mod tests {
         assert!(extra_from(v(&[]), "hello", &["segment_pages"]).is_ok());
         assert_eq!(
             extra_from(v(&["16", "extra"]), "hello", &["segment_pages"]).unwrap_err(),
-            "hello: takes at most 1 argument (segment_pages), not 2: \"16 extra\""
+            "hello: takes at most 1 argument (segment_pages), not 2: [\"16\", \"extra\"]"
         );
         assert_eq!(
             extra_from(v(&["1", "2", "3"]), "stencil", &["cells", "steps"]).unwrap_err(),
-            "stencil: takes at most 2 arguments (cells, steps), not 3: \"1 2 3\""
+            "stencil: takes at most 2 arguments (cells, steps), not 3: [\"1\", \"2\", \"3\"]"
         );
     }
 

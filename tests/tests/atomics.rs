@@ -251,8 +251,8 @@ fn a_domain_chooses_its_own_implementation() {
         &r,
         &format!(
             "{native}shm cannot perform get on u64 natively in this job (the job was started with \
-             GASNET_OFI_ATOMICS=am, which opens the provider's endpoints without FI_ATOMIC; start it \
-             with auto or native for native atomics){remedy}"
+             GASNET_OFI_ATOMICS=am, so FI_ATOMIC was not requested for the provider's endpoints; \
+             start it with auto or native to use the provider's atomics where it has them){remedy}"
         ),
     );
     // Every rank shares memory: the provider carries nothing between them.

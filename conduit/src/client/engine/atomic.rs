@@ -128,12 +128,19 @@ pub(crate) unsafe fn cpu_atomic(p: *mut u8, ty: AtomicType, op: AtomicOp, a: u64
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Whether the provider performs `op` on `ty`: `Err(why)` if not.
     pub fn native_atomic_check(&self, ty: AtomicType, op: AtomicOp) -> Result<(), String> {
+        // The profile first: it refuses whatever the job asked for.
+        if let Some(why) = crate::profile::lookup(&self.tp.facts().provider)
+            .no_native_atomics
+            .as_ref()
+        {
+            return Err(format!("the {} profile: {why}", self.tp.facts().provider));
+        }
         if !self.tp.facts().atomic {
             if self.cfg.extended.atomics == crate::config::AtomicsMode::Am {
                 return Err(
-                    "the job was started with GASNET_OFI_ATOMICS=am, which opens the \
-                            provider's endpoints without FI_ATOMIC; start it with auto or native \
-                            for native atomics"
+                    "the job was started with GASNET_OFI_ATOMICS=am, so FI_ATOMIC was \
+                            not requested for the provider's endpoints; start it with auto or \
+                            native to use the provider's atomics where it has them"
                         .into(),
                 );
             }
@@ -141,12 +148,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 "the provider does not offer FI_ATOMIC here: its endpoints were opened without it"
                     .into(),
             );
-        }
-        if let Some(why) = crate::profile::lookup(&self.tp.facts().provider)
-            .no_native_atomics
-            .as_ref()
-        {
-            return Err(format!("the {} profile: {why}", self.tp.facts().provider));
         }
         let n = performed(op.native(ty, 0));
         if (0..self.sets.len()).all(|s| self.tp.atomic_valid(s, ty, n)) {

@@ -131,12 +131,11 @@ pub fn choose(c: &Client) -> Fallible<String> {
         c.atomic_domain_with::<u64>(&ops, AtomicsMode::Am)
             .map(|_| ())
     };
-    match (c.rank(), c.size(), r) {
-        (0, _, Err(Error::Atomic(_))) => {}
-        (0, _, r) => return Err(fail(format!("a domain with no operation: {r:?}"))),
-        (_, 1, _) => {}
-        (_, _, Err(Error::AtomicDomainMismatch)) => {}
-        (_, _, r) => {
+    match (c.rank(), r) {
+        (0, Err(Error::Atomic(_))) => {}
+        (0, r) => return Err(fail(format!("a domain with no operation: {r:?}"))),
+        (_, Err(Error::AtomicDomainMismatch)) => {}
+        (_, r) => {
             return Err(fail(format!(
                 "a valid domain where rank 0's had no operation: {r:?}, want the mismatch"
             )))
