@@ -64,10 +64,7 @@ fn run(c: &Client<Ring>, laps: usize) -> Outcome {
 fn main() {
     gex_examples::run_example(
         "am_ring",
-        || {
-            gex_examples::at_most("am_ring", &["laps"])?;
-            gex_examples::count_arg("am_ring", 1, "laps", 100, 1)
-        },
+        || gex_examples::count_arg("am_ring", 1, "laps", 100, 1),
         Ring::default(),
         run,
     )

@@ -148,10 +148,7 @@ fn run(c: &Client<Gups>, updates: usize) -> Outcome {
 fn main() {
     gex_examples::run_example(
         "gups",
-        || {
-            gex_examples::at_most("gups", &["updates-per-rank"])?;
-            gex_examples::count_arg("gups", 1, "updates-per-rank", 20_000, 1)
-        },
+        || gex_examples::count_arg("gups", 1, "updates-per-rank", 20_000, 1),
         Gups::default(),
         run,
     )

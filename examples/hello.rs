@@ -27,10 +27,7 @@ fn run(c: &Client<()>, pages: usize) -> Outcome {
 fn main() {
     gex_examples::run_example(
         "hello",
-        || {
-            gex_examples::at_most("hello", &["segment_pages"])?;
-            gex_examples::count_arg("hello", 1, "segment_pages", 16, 1)
-        },
+        || gex_examples::count_arg("hello", 1, "segment_pages", 16, 1),
         (),
         run,
     )

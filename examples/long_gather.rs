@@ -92,7 +92,6 @@ fn main() {
     gex_examples::run_example(
         "long_gather",
         || {
-            gex_examples::at_most("long_gather", &["blocks", "len"])?;
             let blocks = gex_examples::count_arg("long_gather", 1, "blocks", 16, 1)?;
             let len = gex_examples::count_arg("long_gather", 2, "len", 4096, 8)?;
             Ok((blocks, len))

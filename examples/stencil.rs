@@ -121,7 +121,6 @@ fn main() {
     gex_examples::run_example(
         "stencil",
         || {
-            gex_examples::at_most("stencil", &["cells", "steps"])?;
             Ok((
                 gex_examples::count_arg("stencil", 1, "cells", 1000, 1)?,
                 gex_examples::count_arg("stencil", 2, "steps", 200, 0)?,

@@ -34,32 +34,6 @@ pub fn count_arg(
     count_from(std::env::args().nth(index), prog, name, default, min)
 }
 
-/// Refuse arguments beyond the `names` an example takes (a typo such as
-/// `hello 16 extra` would otherwise run as if it were not there). The
-/// error names the program, what it takes and what it was given.
-pub fn at_most(prog: &str, names: &[&str]) -> Result<(), String> {
-    let given = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    extra_from(given, prog, names)
-}
-
-fn extra_from(given: Vec<String>, prog: &str, names: &[&str]) -> Result<(), String> {
-    if given.len() <= names.len() {
-        return Ok(());
-    }
-    let takes = match names.len() {
-        0 => "no argument".to_string(),
-        1 => format!("at most 1 argument ({})", names[0]),
-        n => format!("at most {n} arguments ({})", names.join(", ")),
-    };
-    Err(format!(
-        "{prog}: takes {takes}, not {}: {given:?}",
-        given.len()
-    ))
-}
-
 fn count_from(
     value: Option<String>,
     prog: &str,
@@ -153,22 +127,7 @@ pub fn run_example<A, S: Send>(
 
 #[cfg(test)]
 mod tests {
-    use super::{count_from, extra_from};
-
-    #[test]
-    fn arguments_beyond_what_an_example_takes_are_refused() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(extra_from(v(&["16"]), "hello", &["segment_pages"]).is_ok());
-        assert!(extra_from(v(&[]), "hello", &["segment_pages"]).is_ok());
-        assert_eq!(
-            extra_from(v(&["16", "extra"]), "hello", &["segment_pages"]).unwrap_err(),
-            "hello: takes at most 1 argument (segment_pages), not 2: [\"16\", \"extra\"]"
-        );
-        assert_eq!(
-            extra_from(v(&["1", "2", "3"]), "stencil", &["cells", "steps"]).unwrap_err(),
-            "stencil: takes at most 2 arguments (cells, steps), not 3: [\"1\", \"2\", \"3\"]"
-        );
-    }
+    use super::count_from;
 
     #[test]
     fn count_arguments() {
