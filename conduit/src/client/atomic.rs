@@ -188,65 +188,16 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
 ) -> Result<AtomicDomain<'c, V, M, S, T>, Error> {
     super::engine::not_in_handler("atomic_domain")?;
     let ops: OpSet = ops.iter().copied().collect();
-    if let Err(e) = rma::atomic::check_domain(V::TYPE, ops) {
-        // Refused here: still agree (on a refusal), so members that asked
-        // for a valid domain fail with the mismatch instead of creating
-        // one this rank does not have, then say why.
-        let _ = agree(domain_id(ops, V::TYPE, REFUSED));
-        return Err(e.into());
-    }
-    let (mode, asked, remedy) = match chosen {
-        Chosen::Env => (
-            core.cfg.extended.atomics,
-            "GASNET_OFI_ATOMICS=native",
-            "use GASNET_OFI_ATOMICS=auto or am",
-        ),
-        Chosen::Caller(m) => (
-            m,
-            "atomic domain created with AtomicsMode::Native",
-            "create it with AtomicsMode::Auto or Am",
-        ),
-    };
-    // A member other than this rank (the provider reaches this rank's own
-    // endpoints whatever happens).
-    let others = team
-        .as_ref()
-        .map_or(core.size > 1, |t| t.members.iter().any(|&j| j != core.rank));
-    let native = || -> Result<(), Error> {
-        if core.own_addresses_only && others {
-            // Only when every rank is local and the job did not ask for
-            // the provider between them at start-up.
-            return Err(Error::NativeUnreachable);
+    let (mode, imp) = match choose(core, ops, V::TYPE, chosen, all_shared, team.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            // Refused here: still agree (on a refusal), so members that
+            // asked for a valid domain fail with the mismatch instead of
+            // creating one this rank does not have (and none waits for
+            // this rank), then say why.
+            let _ = agree(domain_id(ops, V::TYPE, REFUSED));
+            return Err(e);
         }
-        for op in ops.iter() {
-            core.native_atomic_check(V::TYPE, op)
-                .map_err(|why| Error::NotNative {
-                    asked,
-                    remedy,
-                    provider: core.tp.facts().provider.clone(),
-                    op,
-                    ty: V::TYPE,
-                    why,
-                })?;
-        }
-        Ok(())
-    };
-    let imp = match mode {
-        AtomicsMode::Am => AtomicImpl::ActiveMessage,
-        AtomicsMode::Native => {
-            if let Err(e) = native() {
-                // Refused here: still agree (on a refusal), so that no
-                // member waits for this rank, then say why.
-                let _ = agree(domain_id(ops, V::TYPE, REFUSED));
-                return Err(e);
-            }
-            AtomicImpl::Native
-        }
-        AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,
-        AtomicsMode::Auto => match native() {
-            Ok(()) => AtomicImpl::Native,
-            Err(_) => AtomicImpl::ActiveMessage,
-        },
     };
     let why = match (mode, imp) {
         (AtomicsMode::Auto, AtomicImpl::ActiveMessage) if all_shared => {
@@ -297,6 +248,66 @@ pub(super) fn make_domain<'c, V: AtomicValue, M: Mode, S, T: Transport>(
         team,
         _v: PhantomData,
     })
+}
+
+/// The mode in effect and the implementation this rank takes for a domain
+/// over `ty` with `ops`, or why it refuses the domain.
+fn choose<M: Mode, S, T: Transport>(
+    core: &Core<M, T, S>,
+    ops: OpSet,
+    ty: AtomicType,
+    chosen: Chosen,
+    all_shared: bool,
+    team: Option<&coll::Team>,
+) -> Result<(AtomicsMode, AtomicImpl), Error> {
+    rma::atomic::check_domain(ty, ops)?;
+    let (mode, asked, remedy) = match chosen {
+        Chosen::Env => (
+            core.cfg.extended.atomics,
+            "GASNET_OFI_ATOMICS=native",
+            "use GASNET_OFI_ATOMICS=auto or am",
+        ),
+        Chosen::Caller(m) => (
+            m,
+            "atomic domain created with AtomicsMode::Native",
+            "create it with AtomicsMode::Auto or Am",
+        ),
+    };
+    // A member other than this rank (the provider reaches this rank's own
+    // endpoints whatever happens).
+    let others = team.map_or(core.size > 1, |t| t.members.iter().any(|&j| j != core.rank));
+    let native = || -> Result<(), Error> {
+        if core.own_addresses_only && others {
+            // Only when every rank is local and the job did not ask for
+            // the provider between them at start-up.
+            return Err(Error::NativeUnreachable);
+        }
+        for op in ops.iter() {
+            core.native_atomic_check(ty, op)
+                .map_err(|why| Error::NotNative {
+                    asked,
+                    remedy,
+                    provider: core.tp.facts().provider.clone(),
+                    op,
+                    ty,
+                    why,
+                })?;
+        }
+        Ok(())
+    };
+    let imp = match mode {
+        AtomicsMode::Am => AtomicImpl::ActiveMessage,
+        AtomicsMode::Native => {
+            native()?;
+            AtomicImpl::Native
+        }
+        AtomicsMode::Auto if all_shared => AtomicImpl::ActiveMessage,
+        AtomicsMode::Auto => match native() {
+            Ok(()) => AtomicImpl::Native,
+            Err(_) => AtomicImpl::ActiveMessage,
+        },
+    };
+    Ok((mode, imp))
 }
 
 impl<V: AtomicValue, M: Mode, S, T: Transport> AtomicDomain<'_, V, M, S, T> {
