@@ -139,6 +139,24 @@ int main(int argc, char **argv)
 			"usage: raw_atomic ITERS [PROVIDER]\n", argc > 1 ? argv[1] : "");
 		return 2;
 	}
+	/* The provider is checked before the fork, so a refusal is reported
+	 * once, by the process that was started; each rank asks again after
+	 * it (shm's answer names an address of the process that asked). */
+	struct fi_info *hints = fi_allocinfo(), *info;
+	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode =
+		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->fabric_attr->prov_name = strdup(prov);
+	int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	if (rc) {
+		fprintf(stderr, "raw_atomic: no '%s' RDM endpoint with FI_MSG, FI_RMA and FI_ATOMIC "
+			"and virtual-address, allocated, provider-keyed MRs (fi_getinfo: %s); "
+			"see fi_info -l for the providers here\n", prov, fi_strerror(-rc));
+		return 1;
+	}
+	fi_freeinfo(info);
 	if (pipe(up) || pipe(down)) {
 		perror("raw_atomic: pipe");
 		return 1;
@@ -161,22 +179,8 @@ int main(int argc, char **argv)
 	if (rank == 1 && (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
 		return 1;
 	int wfd = rank ? up[1] : down[1], rfd = rank ? down[0] : up[0];
+	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 
-	struct fi_info *hints = fi_allocinfo(), *info;
-	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->mode = FI_CONTEXT;
-	hints->domain_attr->mr_mode =
-		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->fabric_attr->prov_name = strdup(prov);
-	int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (rc) {
-		if (rank == 0)
-			fprintf(stderr, "raw_atomic: no '%s' RDM endpoint with FI_MSG, FI_RMA and FI_ATOMIC "
-				"and virtual-address, allocated, provider-keyed MRs (fi_getinfo: %s); "
-				"see fi_info -l for the providers here\n", prov, fi_strerror(-rc));
-		return 1;
-	}
 	struct fid_fabric *fab;
 	struct fid_domain *dom;
 	struct fid_av *av;

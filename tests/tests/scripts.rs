@@ -197,3 +197,72 @@ fn gasnet1_tests_refuses_bad_arguments() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `bench/c/raw_atomic.c` (run by `bench-coll.sh`), built as that script
+/// builds it, refuses a wrong argument count, a bad ITERS and a provider
+/// without what it needs, before it forks (so a refusal is reported once).
+#[test]
+fn raw_atomic_refuses_bad_arguments() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("raw_atomic");
+    let cflags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "libfabric"])
+        .output()
+        .expect("pkg-config is needed to build bench/c/raw_atomic.c: apt-get install pkg-config");
+    assert!(
+        cflags.status.success(),
+        "pkg-config finds no libfabric: apt-get install libfabric-dev"
+    );
+    let flags = String::from_utf8(cflags.stdout).unwrap();
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(root.join("bench/c/raw_atomic.c"))
+        .args(flags.split_whitespace());
+    let built = tests::run_with_deadline(&mut cc, Duration::from_secs(120));
+    assert!(
+        built.status.success(),
+        "cc failed (apt-get install gcc libfabric-dev): {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&exe);
+        cmd.args(args);
+        let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "usage: raw_atomic ITERS [PROVIDER] (0 arguments given)"
+    );
+    let (code, err) = run(&["10", "shm", "extra"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "usage: raw_atomic ITERS [PROVIDER] (3 arguments given)"
+    );
+    for bad in ["0", "many", "10x", "100000001"] {
+        let (code, err) = run(&[bad]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "raw_atomic: ITERS must be a count from 1 to 100000000, not '{bad}'\n\
+                 usage: raw_atomic ITERS [PROVIDER]"
+            )
+        );
+    }
+    let (code, err) = run(&["10", "no-such-provider"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.starts_with(
+            "raw_atomic: no 'no-such-provider' RDM endpoint with FI_MSG, FI_RMA and FI_ATOMIC"
+        ) && err.contains("see fi_info -l"),
+        "{err}"
+    );
+}
