@@ -234,3 +234,24 @@ fn broadcasts_before_the_attach_on_every_provider() {
         }
     }
 }
+
+/// Two threads of a multi-threaded client split teams at the same time,
+/// rounds after peers moved their team id proposals ahead: every new team
+/// gets an id no other team of its members has (before, two teams could
+/// agree on one id on a rank, and a member hung or a collective's chunks
+/// reached the other team).
+#[test]
+fn teams_split_at_once_by_threads_get_distinct_ids() {
+    let _g = serial();
+    let line =
+        "gex-coll par-split: ok: 20 rounds of two teams split at once on two threads, every new team's allreduce exact";
+    for (n, p, pshm) in [(3, "shm", "1"), (3, "shm", "0"), (4, "tcp", "1")] {
+        let r = run(
+            n,
+            &["par-split", "20"],
+            p,
+            &[("GASNET_SUPERNODE_MAXSIZE", pshm)],
+        );
+        r.expect_line(&format!("{p} -n {n} GASNET_SUPERNODE_MAXSIZE={pshm}"), line);
+    }
+}

@@ -170,6 +170,30 @@ fn bad_addresses_are_refused_and_nothing_is_written() {
     }
 }
 
+/// An attach that fails on one rank only (the size is not single-valued)
+/// fails on every rank, each saying why, instead of leaving the others
+/// waiting in the exchange; a second attach then works.
+#[test]
+fn an_attach_refused_on_one_rank_fails_on_every_rank() {
+    let _g = serial();
+    for (p, pshm) in [("shm", "1"), ("shm", "0"), ("tcp", "1")] {
+        let r = run(
+            3,
+            &["attach-uneven"],
+            p,
+            &[
+                ("GASNET_MAX_SEGSIZE", "1M"),
+                ("GASNET_SUPERNODE_MAXSIZE", pshm),
+            ],
+            60,
+        );
+        r.expect_line(
+            &format!("{p} GASNET_SUPERNODE_MAXSIZE={pshm}"),
+            "gex-rma attach-uneven: ok: an attach refused on rank 0 failed on every rank, then all attached",
+        );
+    }
+}
+
 #[test]
 fn segment_size_errors() {
     let _g = serial();

@@ -112,6 +112,15 @@ pub enum Error {
         /// The setting.
         setting: String,
     },
+    /// Another rank's part of a collective `attach_segment` failed (it
+    /// reports why): no rank attaches.
+    #[error(
+        "rank {rank} could not attach its segment (its own error says why), so no rank attached one"
+    )]
+    SegmentElsewhere {
+        /// The first rank that failed.
+        rank: usize,
+    },
     /// A supernode member's collective cache could not be mapped here,
     /// and a collective needs to read it in place.
     #[error(
@@ -268,13 +277,17 @@ pub enum Error {
     /// or the buffer, totals that differ, overflowing strides).
     #[error(transparent)]
     Vis(Box<rma::vis::Error>),
-    /// A split agreed on a team id this rank already uses (a multi-threaded
-    /// client splitting teams that are not ordered between its threads).
-    #[error("team id {id} is already a team of this rank; split teams from one thread at a time, in the same order on every rank")]
+    /// A team id this rank already uses (a split agrees again when a
+    /// member meets it).
+    #[error("team id {id} is already a team of this rank")]
     TeamIdTaken {
         /// The team id.
         id: u32,
     },
+    /// Another member of a split could not make its new team (it reports
+    /// why): no member made one.
+    #[error("another member of the split could not make its new team (its own error says why), so no member made one")]
+    SplitFailedElsewhere,
     /// A team this rank does not know.
     #[error("team {id} is not a team of this rank")]
     NoTeam {

@@ -160,6 +160,11 @@ impl<M: Mode, S, T: Transport> Drop for CollEvent<'_, '_, M, S, T> {
     }
 }
 
+/// A split's vote: the agreed id is another team's on this member.
+const SPLIT_ID_TAKEN: u32 = 1;
+/// A split's vote: this member could not make the team (it returns why).
+const SPLIT_FAILED: u32 = 2;
+
 impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// The team of every rank (GASNet-EX's primordial team).
     pub fn world(&self) -> Result<Team<'_, M, S, T>, Error> {
@@ -222,32 +227,71 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
             key,
         }
         .encode()?;
-        // Every member's entry and proposed id, gathered by a reduction
-        // with bit-wise or over a table where each fills its own row.
-        let mut table = vec![0u32; n * 5];
-        table[me * 5..me * 5 + 4].copy_from_slice(&entry);
-        table[me * 5 + 4] = self.core.team_id_proposal();
-        let all = self.allreduce(CollOp::Bor, &table)?;
-        let mut entries = Vec::with_capacity(n);
-        for row in all.chunks_exact(5) {
-            entries.push(SplitEntry::decode([row[0], row[1], row[2], row[3]])?);
+        loop {
+            // Every member's entry and proposed id, gathered by a reduction
+            // with bit-wise or over a table where each fills its own row.
+            let mut table = vec![0u32; n * 5];
+            table[me * 5..me * 5 + 4].copy_from_slice(&entry);
+            table[me * 5 + 4] = self.core.team_id_proposal();
+            let all = self.allreduce(CollOp::Bor, &table)?;
+            let mut entries = Vec::with_capacity(n);
+            for row in all.chunks_exact(5) {
+                entries.push(SplitEntry::decode([row[0], row[1], row[2], row[3]])?);
+            }
+            let made = match coll::split(&self.team, &entries)? {
+                None => None,
+                Some(team) => {
+                    let id = team
+                        .members
+                        .iter()
+                        .filter_map(|&j| self.team.to_team(j))
+                        .map(|p| all[p * 5 + 4])
+                        .max()
+                        .unwrap_or(0);
+                    Some((id, self.core.add_team(id, team)))
+                }
+            };
+            // The id is the largest of the new team's proposals, so a
+            // member whose threads split other teams at the same time may
+            // already have it (another team's largest proposal came from
+            // another peer): every member of this team learns whether any
+            // member could not take it, and all try again with ids above
+            // every one seen (`add_team` raised this rank's next proposal).
+            let vote = match &made {
+                Some((_, Ok(_))) | None => 0,
+                Some((_, Err(Error::TeamIdTaken { .. }))) => SPLIT_ID_TAKEN,
+                Some((_, Err(_))) => SPLIT_FAILED,
+            };
+            let votes = self.allreduce(CollOp::Bor, &[vote]);
+            let made = match made {
+                Some((id, Ok(team))) => Some((id, team)),
+                Some((_, Err(Error::TeamIdTaken { .. }))) | None => None,
+                Some((_, Err(e))) => return Err(e),
+            };
+            let votes = match votes {
+                Ok(v) => v[0],
+                Err(e) => {
+                    if let Some((id, _)) = made {
+                        self.core.withdraw_team(id);
+                    }
+                    return Err(e);
+                }
+            };
+            if votes == 0 {
+                return Ok(made.map(|(id, team)| Team {
+                    core: self.core,
+                    id,
+                    team,
+                }));
+            }
+            if let Some((id, _)) = made {
+                self.core.withdraw_team(id);
+            }
+            if votes & SPLIT_FAILED != 0 {
+                return Err(Error::SplitFailedElsewhere);
+            }
+            tracing::debug!("team split: an agreed id was taken on a member; agreeing again");
         }
-        let Some(team) = coll::split(&self.team, &entries)? else {
-            return Ok(None);
-        };
-        let id = team
-            .members
-            .iter()
-            .filter_map(|&j| self.team.to_team(j))
-            .map(|p| all[p * 5 + 4])
-            .max()
-            .unwrap_or(0);
-        let team = self.core.add_team(id, team)?;
-        Ok(Some(Team {
-            core: self.core,
-            id,
-            team,
-        }))
     }
 
     /// Broadcast `buf` from team rank `root` to every member's `buf` (all

@@ -15,6 +15,8 @@
 //! * `owned`: non-blocking puts and gets with owned buffers, their handles
 //!   queued across calls; waited, tested or dropped; data checked.
 //! * `attach <bytes>`: attach a segment of that size and report.
+//! * `attach-uneven`: an attach refused on rank 0 only fails on every
+//!   rank (none waits for ever), then all attach (`gex_rma/uneven.rs`).
 //! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
 //!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
 //!   (its resident set from /proc/self/status).
@@ -39,6 +41,8 @@ mod owned;
 mod steps;
 #[path = "gex_rma/storm.rs"]
 mod storm;
+#[path = "gex_rma/uneven.rs"]
+mod uneven;
 use all::all;
 use bad::bad;
 use memory::memory;
@@ -76,6 +80,7 @@ fn main() {
         "all" => all(&c),
         "bad" => bad(&c),
         "memory" => memory(&c),
+        "attach-uneven" => uneven::uneven(&c),
         "owned" => c
             .attach_segment(SEG)
             .map_err(Into::into)
@@ -102,7 +107,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|memory|attach <bytes>|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|memory|attach <bytes>|attach-uneven|std-exit (got {mode:?})"
         ))),
     };
     match r {

@@ -196,6 +196,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(team)
     }
 
+    /// Take back a team `add_team` made that its members did not all
+    /// make (a split agreeing again): no collective has run on it.
+    pub fn withdraw_team(&self, id: u32) {
+        self.coll.teams.lock().remove(&id);
+    }
+
     /// The id this rank proposes for a new team (reserved: two splits in
     /// flight on this rank never propose the same one).
     pub fn team_id_proposal(&self) -> u32 {

@@ -25,6 +25,10 @@ pub(crate) struct SegmentState<R> {
     pub peers: Vec<Vec<SegmentInfo>>,
 }
 
+/// What a rank publishes in the segment exchange when it could not attach
+/// (shorter than any record it publishes otherwise).
+const FAILED: [u8; 1] = [0];
+
 /// What `GASNET_MAX_SEGSIZE` allows a rank of this host, over the host's
 /// memory and ranks.
 pub(super) fn limit_bytes(cfg: &crate::config::Config, boot: &dyn bootstrap::Bootstrap) -> u64 {
@@ -126,45 +130,26 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if self.segment.get().is_some() {
             return Err(Error::SegmentAttached);
         }
-        let page = page_size();
-        if size == 0 || size % page != 0 {
-            return Err(Error::SegmentSize { size, page });
-        }
-        let limit = self.segment_limit_bytes();
-        if size as u64 > limit {
-            return Err(Error::SegmentLimit {
-                size,
-                limit,
-                setting: self.cfg.max_segsize.to_string(),
-            });
-        }
-        let mem = Arc::new(
-            Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
-                .map_err(|e| Error::map("the segment", size, e))?,
-        );
-        let regions = self.tp.register(&mem, Access::Remote)?;
-        let base = mem.as_ptr() as u64;
-        let mut mine = Vec::with_capacity(24 * regions.len());
-        for r in &regions {
-            let info = SegmentInfo {
-                base,
-                size: size as u64,
-                key: r.key(),
-            };
-            mine.extend_from_slice(&info.to_bytes());
-        }
-        // The AM Long landing area, where this rank keeps one.
-        let area = self.open_landing()?;
-        mine.extend_from_slice(&Self::landing_record(&area));
-        // The memory file for the supernode's peers to map.
-        mine.extend_from_slice(&Shared::<M>::segment_record(&mem));
+        // Whatever fails here is agreed on with the other ranks before any
+        // returns (the size is not single-valued, and mapping or
+        // registering can fail on one rank only): a rank that returned at
+        // once would leave the others waiting in the exchange.
+        let prepared = self.prepare_segment(size);
+        let mine = match &prepared {
+            Ok((_, _, mine, _)) => mine.as_slice(),
+            Err(_) => &FAILED[..],
+        };
         // Every rank reaches the exchange while this one keeps serving the
         // network: a peer may still be finishing what it started before
         // attaching (a broadcast whose sends need this rank's progress, a
         // connection ofi_rxm sets up with it), and the exchange itself does
         // not poll.
         self.bootstrap_barrier_polling()?;
-        let all = self.boot.allgather(&mine)?;
+        let all = self.boot.allgather(mine)?;
+        let (mem, regions, _, area) = prepared?;
+        if let Some(rank) = all.iter().position(|b| b[..] == FAILED) {
+            return Err(Error::SegmentElsewhere { rank });
+        }
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
         let mut shared_records = Vec::with_capacity(self.size);
@@ -214,6 +199,57 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         self.boot.barrier()?;
         Ok(())
+    }
+
+    /// Check `size`, then map, register and describe this rank's segment:
+    /// the mapping, its registrations, the record to publish and the AM
+    /// Long landing area.
+    #[allow(clippy::type_complexity)]
+    fn prepare_segment(
+        &self,
+        size: usize,
+    ) -> Result<
+        (
+            Arc<Mapping>,
+            Vec<T::Region>,
+            Vec<u8>,
+            super::landing::Area<T::Region>,
+        ),
+        Error,
+    > {
+        let page = page_size();
+        if size == 0 || size % page != 0 {
+            return Err(Error::SegmentSize { size, page });
+        }
+        let limit = self.segment_limit_bytes();
+        if size as u64 > limit {
+            return Err(Error::SegmentLimit {
+                size,
+                limit,
+                setting: self.cfg.max_segsize.to_string(),
+            });
+        }
+        let mem = Arc::new(
+            Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
+                .map_err(|e| Error::map("the segment", size, e))?,
+        );
+        let regions = self.tp.register(&mem, Access::Remote)?;
+        let base = mem.as_ptr() as u64;
+        let mut mine = Vec::with_capacity(24 * regions.len());
+        for r in &regions {
+            let info = SegmentInfo {
+                base,
+                size: size as u64,
+                key: r.key(),
+            };
+            mine.extend_from_slice(&info.to_bytes());
+        }
+        // The AM Long landing area, where this rank keeps one.
+        let area = self.open_landing()?;
+        mine.extend_from_slice(&Self::landing_record(&area));
+        // The memory file for the supernode's peers to map.
+        mine.extend_from_slice(&Shared::<M>::segment_record(&mem));
+        Ok((mem, regions, mine, area))
     }
 
     /// The bootstrap's barrier, waited for on a thread of its own while

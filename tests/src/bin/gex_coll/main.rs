@@ -22,6 +22,9 @@
 //!   once; blocking reductions to all run at once and as collectives
 //!   while another member still has one in flight; prints the cache counters (`COLL_CACHE_LOCAL`,
 //!   `COLL_CACHE_RMA`, `COLL_BOARD`, `COLL_BOARD_BCAST`, `COLL_BOARD_NOW`).
+//! * `par-split [rounds]`: a multi-threaded client whose threads split
+//!   teams at the same time; every new team's allreduce checked (3 or
+//!   more ranks; see `par_split.rs`).
 //! * `lat <n> [sizes]`: broadcast and allreduce latency at 8 B and 64 KiB,
 //!   or at the comma-separated byte counts `sizes` (multiples of 8; median
 //!   of 5 rounds of n).
@@ -38,6 +41,7 @@ use tests::program::expect_err;
 use tests::{fail, Fallible};
 
 mod cache;
+mod par_split;
 mod reduce;
 mod user;
 
@@ -282,6 +286,24 @@ fn before_attach(c: &Client) -> Fallible<String> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
+    if mode == "par-split" {
+        let c = conduit::client::ParClient::init(1).unwrap_or_else(|e| {
+            gex_env::eprintln_whole!("gex-coll: {}", e.report());
+            std::process::exit(1);
+        });
+        let r = tests::program::count_arg(&args, 2, 20).and_then(|n| par_split::par_split(&c, n));
+        let r = r.and_then(|line| {
+            if c.rank() == 0 {
+                println!("gex-coll {mode}: {line}");
+            }
+            c.barrier().map_err(Into::into)
+        });
+        if let Err(e) = r {
+            gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), tests::report(&*e));
+            c.exit(1);
+        }
+        return;
+    }
     let c = tests::program::init("gex-coll");
     let r = match mode.as_str() {
         "bcast" => bcast(&c),
@@ -294,7 +316,7 @@ fn main() {
         "lat" => tests::program::count_arg(&args, 2, 1000)
             .and_then(|n| sizes(args.get(3)).and_then(|s| lat(&c, n, &s))),
         _ => Err(fail(format!(
-            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache, attach or lat <n>"
+            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache, attach, par-split [rounds] or lat <n>"
         ))),
     };
     tests::program::finish(&c, "gex-coll", &mode, r);
