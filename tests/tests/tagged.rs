@@ -430,3 +430,24 @@ fn scalable_endpoints_refused_where_the_provider_has_one_context() {
         );
     }
 }
+
+/// Inside an AM handler every tagged call that waits or makes progress is
+/// refused by name (before, a receive there blocked while running other
+/// handlers inside it, and on the shared-memory path hung the job).
+#[test]
+fn tagged_calls_inside_a_handler_are_refused() {
+    let _g = serial();
+    for (p, pshm) in [("tcp", "1"), ("tcp", "0"), ("sockets", "1")] {
+        let r = run(
+            2,
+            &["in-handler"],
+            p,
+            &[("GASNET_SUPERNODE_MAXSIZE", pshm)],
+            60,
+        );
+        r.expect_line(
+            &format!("{p} GASNET_SUPERNODE_MAXSIZE={pshm}"),
+            "gex-tagged in-handler: ok: 11 tagged calls refused inside a handler, each by name; a tagged message after it",
+        );
+    }
+}

@@ -150,6 +150,7 @@ impl<'a, 'c, M: Mode, S, T: Transport> Message<'a, 'c, M, S, T> {
     /// Receive the message into `buf` (a shorter buffer truncates it, as
     /// [`Comm::recv`] does).
     pub fn recv(mut self, buf: &mut [u8]) -> Result<Status, Error> {
+        crate::client::engine::not_in_handler("a matched receive")?;
         let Some(slot) = self.slot.take() else {
             unreachable!("a Message is received or discarded once");
         };
@@ -201,6 +202,8 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         source: Option<u32>,
         tag: Option<u32>,
     ) -> Result<Option<Message<'_, 'c, M, S, T>>, Error> {
+        // Not in a handler: a claimed message's receive or discard waits.
+        crate::client::engine::not_in_handler("a matched probe")?;
         if let Some((provider, why)) = &self.eng.no_claim {
             return Err(TaggedError::ClaimUnsupported {
                 provider: provider.clone(),
@@ -243,6 +246,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         source: Option<u32>,
         tag: Option<u32>,
     ) -> Result<Message<'_, 'c, M, S, T>, Error> {
+        crate::client::engine::not_in_handler("a matched probe")?;
         loop {
             if let Some(m) = self.improbe(source, tag)? {
                 return Ok(m);

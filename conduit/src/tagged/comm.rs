@@ -103,6 +103,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         sync: bool,
         internal: bool,
     ) -> Result<(), Error> {
+        crate::client::engine::not_in_handler("a tagged send")?;
         // SAFETY: buf outlives the call, and the call waits for the send.
         let p = unsafe {
             self.eng.start_send(
@@ -137,6 +138,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         tag: Option<u32>,
         internal: bool,
     ) -> Result<Status, Error> {
+        crate::client::engine::not_in_handler("a tagged receive")?;
         let sel = Select {
             source,
             tag,
@@ -178,6 +180,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     /// Wait for a matching message and return its status (it stays to be
     /// received).
     pub fn probe(&self, source: Option<u32>, tag: Option<u32>) -> Result<Status, Error> {
+        crate::client::engine::not_in_handler("a tagged probe")?;
         loop {
             if let Some(st) = self.iprobe(source, tag)? {
                 return Ok(st);
@@ -222,6 +225,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
 
     /// A barrier over the communicator.
     pub fn barrier(&self) -> Result<(), Error> {
+        crate::client::engine::not_in_handler("a communicator's barrier")?;
         self.allgather(&[]).map(|_| ())
     }
 
@@ -292,6 +296,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
 
     /// A new communicator with the same members (collective).
     pub fn dup(&self) -> Result<Self, Error> {
+        crate::client::engine::not_in_handler("a communicator's dup")?;
         let cid = self.agree_cid()?;
         Ok(self
             .make(cid, Some(self.info.members.clone()))?
@@ -302,6 +307,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     /// `MPI_UNDEFINED`), ordering each new communicator by `key`, then by
     /// rank here (collective).
     pub fn split(&self, colour: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
+        crate::client::engine::not_in_handler("a communicator's split")?;
         let mut mine = Vec::with_capacity(9);
         mine.push(colour.is_some() as u8);
         mine.extend_from_slice(&colour.unwrap_or(0).to_le_bytes());
@@ -329,6 +335,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     /// its id may be reused). A clone of it used afterwards fails with
     /// [`TaggedError::Freed`].
     pub fn free(self) -> Result<(), Error> {
+        crate::client::engine::not_in_handler("a communicator's free")?;
         if self.info.cid == 0 {
             return Err(TaggedError::FreeWorld.into());
         }

@@ -51,6 +51,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         &self,
         f: impl FnOnce(&mut TagScope<'c, 'env, M, S, T>) -> Result<R, E>,
     ) -> Result<R, E> {
+        crate::client::engine::not_in_handler("a tagged scope")?;
         let mut s = TagScope {
             core: self.core,
             eng: self.eng,

@@ -12,6 +12,8 @@
 //!   world, a dup and a split); cancel of a posted receive; raw receives
 //!   (into the segment through its raw view, and a window of receives
 //!   sharing one buffer).
+//! * `in-handler`: every tagged call that waits or makes progress, made
+//!   inside an AM handler, is refused by name (`gex_tagged/in_handler.rs`).
 //! * `limits`: a tag, a rank and a source beyond the layout are refused;
 //!   each error's text is printed (one per line) for the test to check.
 //! * `layout`: print the tag layout chosen.
@@ -32,6 +34,8 @@
 mod bench;
 #[path = "gex_tagged/checks.rs"]
 mod checks;
+#[path = "gex_tagged/in_handler.rs"]
+mod in_handler;
 #[path = "gex_tagged/layout.rs"]
 mod layout;
 #[path = "gex_tagged/probes.rs"]
@@ -52,7 +56,7 @@ fn main() {
         threads::main(&args);
     }
     let c = match Client::init_with(Options::new(()).tagged()) {
-        Ok(c) => c,
+        Ok(c) => std::rc::Rc::new(c),
         Err(e) => {
             gex_env::eprintln_whole!("gex-tagged: {}", e.report());
             std::process::exit(1);
@@ -61,12 +65,13 @@ fn main() {
     let num = |i: usize, d: usize| count_arg(&args, i, d);
     let r = match mode.as_str() {
         "all" => checks::all(&c),
+        "in-handler" => in_handler::in_handler(c.clone()),
         "limits" => layout::limits(&c),
         "layout" => layout::layout(&c),
         "pingpong" => (|| bench::pingpong(&c, num(2, 8)?, num(3, 10_000)?))(),
         "bandwidth" => (|| bench::bandwidth(&c, num(2, 1 << 20)?, num(3, 64)?, num(4, 20)?))(),
         _ => Err(fail(format!(
-            "usage: gex-tagged all|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
+            "usage: gex-tagged all|in-handler|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
         ))),
     };
     match r {
