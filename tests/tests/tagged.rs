@@ -451,3 +451,17 @@ fn tagged_calls_inside_a_handler_are_refused() {
         );
     }
 }
+
+/// A request returned out of its scope (which finished it) and used in
+/// another scope is refused with `ForeignRequest` (before, its wait spun
+/// for ever, and an injected send's reported a made-up status).
+#[test]
+fn requests_used_outside_their_scope_are_refused() {
+    let _g = serial();
+    for p in ["tcp", "sockets"] {
+        run(2, &["foreign"], p, &[], 60).expect_line(
+            p,
+            "gex-tagged foreign: ok: requests waited, tested and waited among others outside their scope refused; a message after them",
+        );
+    }
+}

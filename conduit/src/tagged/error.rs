@@ -97,6 +97,16 @@ pub enum TaggedError {
         /// What libfabric said.
         cause: OpError,
     },
+    /// A request waited for or tested in a scope that did not start it
+    /// (returned out of its scope, which finished it when it ended).
+    #[error(
+        "this {op} request is not one of this scope's: a request is waited for or tested in the \
+         scope that started it (one returned out of its scope was finished when that scope ended)"
+    )]
+    ForeignRequest {
+        /// The request's operation.
+        op: &'static str,
+    },
     /// A communicator used after `Comm::free` (through a clone).
     #[error("communicator {cid} was freed (Comm::free); its clones may not be used")]
     Freed {

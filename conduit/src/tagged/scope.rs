@@ -94,10 +94,21 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         }
     }
 
-    fn untrack(&mut self, p: &Posted) {
+    /// Stop tracking `p`: false if this scope did not start it.
+    fn untrack(&mut self, p: &Posted) -> bool {
         if let Some(i) = self.started.iter().position(|q| q == p) {
             self.started.swap_remove(i);
+            return true;
         }
+        false
+    }
+
+    fn ours(&self, r: &Request<'env>) -> bool {
+        self.started.contains(&r.p)
+    }
+
+    fn foreign(r: &Request<'env>) -> Error {
+        super::TaggedError::ForeignRequest { op: r.op }.into()
     }
 
     /// Non-blocking send of `buf` (borrowed for the scope).
@@ -196,12 +207,17 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
     /// Wait for `r` and return its status (a truncated receive is
     /// [`super::TaggedError::Truncated`]).
     pub fn wait(&mut self, r: Request<'env>) -> Result<Status, Error> {
-        self.untrack(&r.p);
+        if !self.untrack(&r.p) {
+            return Err(Self::foreign(&r));
+        }
         self.core.tagged_complete(self.eng, r.p, r.op)
     }
 
     /// If `r` has finished, its status (consuming it); else `r` back.
     pub fn test(&mut self, r: Request<'env>) -> Result<Result<Status, Error>, Request<'env>> {
+        if !self.ours(&r) {
+            return Ok(Err(Self::foreign(&r)));
+        }
         if self.eng.done(&r.p) {
             self.untrack(&r.p);
             return Ok(self.eng.finish(r.p, r.op));
@@ -227,6 +243,10 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         if rs.is_empty() {
             return None;
         }
+        if let Some(i) = rs.iter().position(|r| !self.ours(r)) {
+            let r = rs.remove(i);
+            return Some((i, Err(Self::foreign(&r))));
+        }
         let ctx = rs[0].p.ctx;
         let eng = self.eng;
         let mut found = None;
@@ -248,6 +268,19 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
         if rs.is_empty() {
             return Vec::new();
         }
+        if rs.iter().any(|r| !self.ours(r)) {
+            let mut out = Vec::new();
+            let mut keep = Vec::new();
+            for (i, r) in std::mem::take(rs).into_iter().enumerate() {
+                if self.ours(&r) {
+                    keep.push(r);
+                } else {
+                    out.push((i, Err(Self::foreign(&r))));
+                }
+            }
+            *rs = keep;
+            return out;
+        }
         let ctx = rs[0].p.ctx;
         let eng = self.eng;
         self.core
@@ -267,8 +300,11 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
     }
 
     /// Ask to cancel a posted receive; wait for it then: its status says
-    /// `cancelled`, or it matched first and completed normally.
+    /// `cancelled`, or it matched first and completed normally. A request
+    /// this scope did not start is left alone (its wait says so).
     pub fn cancel(&mut self, r: &Request<'env>) {
-        self.eng.cancel(&r.p);
+        if self.ours(r) {
+            self.eng.cancel(&r.p);
+        }
     }
 }

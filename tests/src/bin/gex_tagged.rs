@@ -14,6 +14,8 @@
 //!   sharing one buffer).
 //! * `in-handler`: every tagged call that waits or makes progress, made
 //!   inside an AM handler, is refused by name (`gex_tagged/in_handler.rs`).
+//! * `foreign`: requests returned out of their scope and used in another
+//!   are refused (`gex_tagged/foreign.rs`).
 //! * `limits`: a tag, a rank and a source beyond the layout are refused;
 //!   each error's text is printed (one per line) for the test to check.
 //! * `layout`: print the tag layout chosen.
@@ -34,6 +36,8 @@
 mod bench;
 #[path = "gex_tagged/checks.rs"]
 mod checks;
+#[path = "gex_tagged/foreign.rs"]
+mod foreign;
 #[path = "gex_tagged/in_handler.rs"]
 mod in_handler;
 #[path = "gex_tagged/layout.rs"]
@@ -66,12 +70,13 @@ fn main() {
     let r = match mode.as_str() {
         "all" => checks::all(&c),
         "in-handler" => in_handler::in_handler(c.clone()),
+        "foreign" => foreign::foreign(&c),
         "limits" => layout::limits(&c),
         "layout" => layout::layout(&c),
         "pingpong" => (|| bench::pingpong(&c, num(2, 8)?, num(3, 10_000)?))(),
         "bandwidth" => (|| bench::bandwidth(&c, num(2, 1 << 20)?, num(3, 64)?, num(4, 20)?))(),
         _ => Err(fail(format!(
-            "usage: gex-tagged all|in-handler|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
+            "usage: gex-tagged all|in-handler|foreign|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
         ))),
     };
     match r {
