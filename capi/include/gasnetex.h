@@ -285,9 +285,10 @@ typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t
 #define GASNET_WAIT_SPINBLOCK 2
 
 #define GASNET_BARRIERFLAG_ANONYMOUS 1
-/* GASNet's value; not supported here: gasnet_barrier_notify and
- * gasnet_barrier with it are a fatal error (docs/c-api.md). A wait or try
- * accepts it without effect, as in GASNet (only the notify's counts). */
+/* GASNet's value: a gasnet_barrier_notify (or gasnet_barrier) with it
+ * forces a mismatch, GASNET_ERR_BARRIER_MISMATCH on every rank
+ * (docs/c-api.md). A wait or try accepts it without effect, as in GASNet
+ * (only the notify's counts). */
 #define GASNET_BARRIERFLAG_MISMATCH 2
 #define GASNET_BARRIERFLAG_UNNAMED 4
 

@@ -273,11 +273,34 @@ pub(crate) enum Ev {
 }
 
 /// Events live in slots; `gex_Event_t` is the slot index plus 2 (0 is
-/// GEX_EVENT_INVALID, 1 GEX_EVENT_NO_OP).
+/// GEX_EVENT_INVALID, 1 GEX_EVENT_NO_OP) in its low 32 bits and the slot's
+/// generation in the high 32: a slot's generation moves on each time it is
+/// freed, so a completed event's handle names no live event even once its
+/// slot holds another (on a 32-bit target the generation is not kept).
 #[derive(Default)]
 pub(crate) struct Events {
-    slots: Vec<Option<Ev>>,
+    slots: Vec<(u32, Option<Ev>)>,
     free: Vec<usize>,
+}
+
+const GEN_SHIFT: u32 = if usize::BITS >= 64 { 32 } else { 0 };
+
+fn encode(slot: usize, gen: u32) -> Handle {
+    let g = if GEN_SHIFT > 0 {
+        (gen as usize) << GEN_SHIFT
+    } else {
+        0
+    };
+    (g | (slot + 2)) as Handle
+}
+
+/// The slot and generation a handle of 2 or more names.
+fn decode(v: usize) -> (usize, u32) {
+    if GEN_SHIFT > 0 {
+        ((v & 0xffff_ffff) - 2, (v >> GEN_SHIFT) as u32)
+    } else {
+        (v - 2, 0)
+    }
 }
 
 impl Events {
@@ -285,26 +308,48 @@ impl Events {
     pub fn insert(&mut self, ev: Ev) -> Handle {
         let i = match self.free.pop() {
             Some(i) => {
-                self.slots[i] = Some(ev);
+                self.slots[i].1 = Some(ev);
                 i
             }
             None => {
-                self.slots.push(Some(ev));
+                self.slots.push((0, Some(ev)));
                 self.slots.len() - 1
             }
         };
-        (i + 2) as Handle
+        encode(i, self.slots[i].0)
     }
 
-    /// The event behind `h` (`None` for INVALID and NO_OP); a fatal error
-    /// for a handle that names no live event.
-    pub fn get(&self, call: &str, h: Handle) -> Option<Ev> {
+    /// The live slot `h` names.
+    fn slot(&self, h: Handle) -> Option<usize> {
         let v = h as usize;
-        if v < 2 {
+        if v & 0xffff_ffff < 2 {
             return None;
         }
-        match self.slots.get(v - 2).copied().flatten() {
-            Some(e) => Some(e),
+        let (i, gen) = decode(v);
+        match self.slots.get(i) {
+            Some((g, Some(_))) if GEN_SHIFT == 0 || *g == gen => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The event behind `h` (`None` for INVALID); a fatal error for
+    /// GEX_EVENT_NO_OP (erroneous to test or wait) and for a handle that
+    /// names no live event (one already completed, even once its slot was
+    /// reused).
+    pub fn get(&self, call: &str, h: Handle) -> Option<Ev> {
+        let v = h as usize;
+        if v == 0 {
+            return None;
+        }
+        if v == crate::types::consts::EVENT_NO_OP {
+            fatal(
+                call,
+                "event=GEX_EVENT_NO_OP is not an event (it is what a call that did not start an \
+                 operation returns; passing it to test or wait is erroneous)",
+            )
+        }
+        match self.slot(h) {
+            Some(i) => self.slots[i].1,
             None => fatal(
                 call,
                 &format!("event={h:p} is not a pending event (already completed, or never returned by GASNet)"),
@@ -314,10 +359,9 @@ impl Events {
 
     /// Free the slot of `h`.
     pub fn remove(&mut self, h: Handle) {
-        let v = h as usize;
-        if v >= 2 && self.slots.get(v - 2).is_some_and(|s| s.is_some()) {
-            self.slots[v - 2] = None;
-            self.free.push(v - 2);
+        if let Some(i) = self.slot(h) {
+            self.slots[i] = (self.slots[i].0.wrapping_add(1), None);
+            self.free.push(i);
         }
     }
 }

@@ -43,6 +43,8 @@ const CASES: &[(&str, i32, &str)] = &[
     ("prepare-numargs", 1, "*** FATAL ERROR (proc 0): in gex_AM_PrepareRequestMedium(): numargs=17 is more than gex_AM_MaxArgs() (16)"),
     ("commit-size", 1, "*** FATAL ERROR (proc 0): in gex_AM_CommitRequestMedium(): nbytes=9 exceeds gex_AM_SrcDescSize()=8"),
     ("event-stale", 1, "*** FATAL ERROR (proc 0): in gex_Event_Wait(): event=0xADDR is not a pending event (already completed, or never returned by GASNet)"),
+    ("event-reused", 1, "*** FATAL ERROR (proc 0): in gex_Event_Wait(): event=0xADDR is not a pending event (already completed, or never returned by GASNet)"),
+    ("event-no-op", 1, "*** FATAL ERROR (proc 0): in gex_Event_Test(): event=GEX_EVENT_NO_OP is not an event (it is what a call that did not start an operation returns; passing it to test or wait is erroneous)"),
     ("other-thread", 1, "*** FATAL ERROR (proc ?): in gex_System_QueryJobRank(): called from a thread other than the one that called gex_Client_Init (this is the SEQ library: one thread makes every GASNet call)"),
     ("ad-op", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNB_U64(): opcode=GEX_OP_FCAS is not one of the domain's operations (ops=0xADDR)"),
     ("ad-favor-two", 1, "*** FATAL ERROR (proc 0): in gex_AD_Create(): flags=0xADDR names GEX_FLAG_AD_FAVOR_MY_RANK and GEX_FLAG_AD_FAVOR_REMOTE: the GEX_FLAG_AD_FAVOR_* hints are mutually exclusive (give at most one)"),

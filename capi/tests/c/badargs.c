@@ -86,6 +86,18 @@ int main(int argc, char **argv) {
             gex_Event_t e = gex_RMA_GetNB(tm, buf, (me + 1) % n, peer, 64, 0);
             gex_Event_Wait(e);
             gex_Event_Wait(e);
+        } else if (!strcmp(mode, "event-reused")) {
+            /* e1's slot holds e2 once e1 completed: waiting for e1 again
+             * must still be caught, and must not complete e2. */
+            gex_Event_t e1 = gex_RMA_GetNB(tm, buf, (me + 1) % n, peer, 64, 0);
+            gex_Event_Wait(e1);
+            gex_Event_t e2 = gex_RMA_GetNB(tm, buf, (me + 1) % n, peer, 64, 0);
+            gex_Event_Wait(e1);
+            printf("badargs: the second wait for e1 returned\n");
+            gex_Event_Wait(e2);
+            gasnet_exit(0);
+        } else if (!strcmp(mode, "event-no-op")) {
+            report("gex_Event_Test", gex_Event_Test(GEX_EVENT_NO_OP));
         } else if (!strcmp(mode, "wrong-nargs")) {
             /* Only once rank 1 polls (it says so), so that the error meets
              * it in gasnet_AMPoll and not while it leaves the barrier. */
