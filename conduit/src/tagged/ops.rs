@@ -382,14 +382,23 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .ok_or_else(|| TaggedError::NotEnabled.into())
     }
 
-    /// Wait until `done()`: the tagged context `ctx` every round, the whole
-    /// client every few. Buffers may be posted, so a failure to make
-    /// progress aborts the process rather than return.
-    pub(crate) fn tagged_wait(&self, e: &Engine<M>, ctx: usize, mut done: impl FnMut() -> bool) {
-        let c = e.ctx(ctx);
+    /// Wait until `done()`: the tagged context `ctx` (`None`: every
+    /// context) every round, the whole client every few. Buffers may be
+    /// posted, so a failure to make progress aborts the process rather than
+    /// return.
+    pub(crate) fn tagged_wait(
+        &self,
+        e: &Engine<M>,
+        ctx: Option<usize>,
+        mut done: impl FnMut() -> bool,
+    ) {
+        let c = ctx.map(|i| e.ctx(i));
         let mut n = 0u32;
         while !done() {
-            let r = e.progress_ctx(c);
+            let r = match c {
+                Some(c) => e.progress_ctx(c),
+                None => e.progress(),
+            };
             n = n.wrapping_add(1);
             let r = match r {
                 Ok(true) => Ok(()),
@@ -412,7 +421,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         p: Posted,
         op: &'static str,
     ) -> Result<Status, Error> {
-        self.tagged_wait(e, p.ctx, || e.done(&p));
+        self.tagged_wait(e, Some(p.ctx), || e.done(&p));
         e.finish(p, op)
     }
 }

@@ -23,6 +23,13 @@ pub struct Request<'env> {
     _env: PhantomData<&'env ()>,
 }
 
+/// The tagged context every request of `rs` progresses on, if they share
+/// one (`None`: a wait for any of them progresses every context).
+fn one_context(rs: &[Request<'_>]) -> Option<usize> {
+    let c = rs.first()?.p.ctx;
+    rs.iter().all(|r| r.p.ctx == c).then_some(c)
+}
+
 /// A scope for non-blocking tagged operations ([`Comm::scope`]).
 pub struct TagScope<'c, 'env, M: Mode, S, T: Transport> {
     core: &'c Core<M, T, S>,
@@ -80,7 +87,8 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
             }
         }
         for p in left {
-            self.core.tagged_wait(self.eng, p.ctx, || self.eng.done(&p));
+            self.core
+                .tagged_wait(self.eng, Some(p.ctx), || self.eng.done(&p));
             let _ = self.eng.finish(p, "operation");
         }
     }
@@ -247,7 +255,7 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
             let r = rs.remove(i);
             return Some((i, Err(Self::foreign(&r))));
         }
-        let ctx = rs[0].p.ctx;
+        let ctx = one_context(rs);
         let eng = self.eng;
         let mut found = None;
         self.core.tagged_wait(eng, ctx, || {
@@ -281,7 +289,7 @@ impl<'c, 'env, M: Mode, S, T: Transport> TagScope<'c, 'env, M, S, T> {
             *rs = keep;
             return out;
         }
-        let ctx = rs[0].p.ctx;
+        let ctx = one_context(rs);
         let eng = self.eng;
         self.core
             .tagged_wait(eng, ctx, || rs.iter().any(|r| eng.done(&r.p)));
