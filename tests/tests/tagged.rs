@@ -465,3 +465,19 @@ fn requests_used_outside_their_scope_are_refused() {
         );
     }
 }
+
+/// Threads of a multi-threaded client duplicating communicators at the
+/// same time get distinct ids (before, two could agree on one id, and
+/// their messages crossed: a thread received another's).
+#[test]
+fn communicators_duplicated_at_once_by_threads_get_distinct_ids() {
+    let _g = serial();
+    for (p, n) in [("tcp", 2), ("tcp", 3), ("sockets", 2)] {
+        run(n, &["dup-threads", "4", "50"], p, &[], 120).expect_line(
+            &format!("{p} -n {n}"),
+            &format!(
+                "gex-tagged dup-threads: ok: 4 threads x 50 rounds duplicated communicators at once on {n} ranks, every id distinct, messages on their own communicator"
+            ),
+        );
+    }
+}

@@ -231,7 +231,9 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
 
     /// Agree on a communicator id free on every member (Open MPI's
     /// algorithm: propose the lowest free, take the largest proposal, check
-    /// it is free everywhere, else start again above it).
+    /// it is free everywhere, else start again above it). Each member takes
+    /// the id when it checks it, so communicators made at once by several
+    /// threads never share one.
     fn agree_cid(&self) -> Result<u32, Error> {
         let mut start = 1u64;
         loop {
@@ -253,11 +255,31 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
                 })
                 .into());
             }
-            let ok = self.eng.cids.lock().is_free(p);
-            let all = self.allgather(&[ok as u8])?;
+            // Taken here at once if free, so that a communicator another
+            // thread of this rank makes at the same time cannot find it
+            // free too; given back unless every member could take it.
+            let ok = {
+                let mut cids = self.eng.cids.lock();
+                let free = cids.is_free(p);
+                if free {
+                    cids.take(p as u32);
+                }
+                free
+            };
+            let all = match self.allgather(&[ok as u8]) {
+                Ok(all) => all,
+                Err(e) => {
+                    if ok {
+                        self.eng.cids.lock().release(p as u32);
+                    }
+                    return Err(e);
+                }
+            };
             if all.iter().all(|a| a == &[1]) {
-                self.eng.cids.lock().take(p as u32);
                 return Ok(p as u32);
+            }
+            if ok {
+                self.eng.cids.lock().release(p as u32);
             }
             start = p + 1;
         }

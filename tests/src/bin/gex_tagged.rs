@@ -22,6 +22,8 @@
 //! * `threads <threads> <comms> <iters>`: the multi-threaded client;
 //!   each thread ping-pongs on its own duplicated communicators (with
 //!   `GASNET_OFI_THREAD_GROUPING=1` each picks its own context).
+//! * `dup-threads <threads> <rounds>`: the threads duplicate communicators
+//!   at the same time; every new one must get its own id.
 //! * `pingpong <bytes> <iters>` and `bandwidth <bytes> <window> <iters>`:
 //!   the benchmark's measurements between ranks 0 and 1.
 //!
@@ -59,6 +61,9 @@ fn main() {
     if mode == "threads" {
         threads::main(&args);
     }
+    if mode == "dup-threads" {
+        threads::dup_main(&args);
+    }
     let c = match Client::init_with(Options::new(()).tagged()) {
         Ok(c) => std::rc::Rc::new(c),
         Err(e) => {
@@ -76,7 +81,7 @@ fn main() {
         "pingpong" => (|| bench::pingpong(&c, num(2, 8)?, num(3, 10_000)?))(),
         "bandwidth" => (|| bench::bandwidth(&c, num(2, 1 << 20)?, num(3, 64)?, num(4, 20)?))(),
         _ => Err(fail(format!(
-            "usage: gex-tagged all|in-handler|foreign|limits|layout|threads <t> <c> <n>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
+            "usage: gex-tagged all|in-handler|foreign|limits|layout|threads <t> <c> <n>|dup-threads <t> <rounds>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
         ))),
     };
     match r {

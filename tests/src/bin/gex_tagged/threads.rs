@@ -88,3 +88,96 @@ fn run(c: &ParClient, threads: usize, comms: usize, iters: usize) -> Result<Stri
         contexts.len()
     ))
 }
+
+/// `gex-tagged dup-threads <threads> <rounds>`: each round, every thread
+/// duplicates a communicator of its own at the same time as the others,
+/// sends its thread number to the next rank on the new one and receives
+/// the previous rank's: every new communicator must get an id no other
+/// communicator of the rank has (two with one id would cross their
+/// messages); then all are freed. Runs and ends the process.
+pub fn dup_main(args: &[String]) -> ! {
+    let num = |i: usize, d: usize| tests::program::count_arg(args, i, d);
+    let (threads, rounds) = match (num(2, 4), num(3, 50)) {
+        (Ok(t), Ok(r)) => (t, r),
+        (Err(e), _) | (_, Err(e)) => {
+            gex_env::eprintln_whole!("gex-tagged: {e}");
+            exit(2);
+        }
+    };
+    let c = match ParClient::init_with(Options::new(()).tagged()) {
+        Ok(c) => c,
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-tagged: {}", e.report());
+            exit(1);
+        }
+    };
+    match dup_run(&c, threads, rounds) {
+        Ok(line) => {
+            if c.rank() == 0 {
+                println!("gex-tagged dup-threads: {line}");
+            }
+            if let Err(e) = c.barrier() {
+                gex_env::eprintln_whole!("gex-tagged: rank {}: {}", c.rank(), e.report());
+                c.exit(1);
+            }
+            c.exit(0)
+        }
+        Err(e) => {
+            gex_env::eprintln_whole!("gex-tagged: rank {}: {e}", c.rank());
+            c.exit(1)
+        }
+    }
+}
+
+fn dup_run(c: &ParClient, threads: usize, rounds: usize) -> Result<String, String> {
+    let w = c.tagged_world().map_err(|e| e.report())?;
+    let parents = (0..threads)
+        .map(|_| w.dup().map_err(|e| e.report()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (me, n) = (w.rank(), w.size());
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    for round in 0..rounds {
+        let dups = std::thread::scope(|s| {
+            let hs: Vec<_> = parents
+                .iter()
+                .enumerate()
+                .map(|(t, p)| {
+                    s.spawn(move || {
+                        let d = p.dup().map_err(|e| e.report())?;
+                        let out = [t as u64, round as u64, me as u64].map(u64::to_le_bytes).concat();
+                        d.send(&out, next, 5).map_err(|e| e.report())?;
+                        let mut buf = [0u8; 24];
+                        d.recv(&mut buf, Some(prev), Some(5)).map_err(|e| e.report())?;
+                        let want = [t as u64, round as u64, prev as u64].map(u64::to_le_bytes).concat();
+                        if buf[..] != want[..] {
+                            return Err(format!(
+                                "round {round}: thread {t}'s new communicator (id {}) received {buf:?}, \
+                                 not its own thread's message from rank {prev}",
+                                d.id()
+                            ));
+                        }
+                        Ok::<_, String>(d)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().map_err(|_| "a thread panicked".to_string())?)
+                .collect::<Result<Vec<_>, String>>()
+        })?;
+        let ids: Vec<u32> = dups.iter().map(|d| d.id()).collect();
+        let distinct: std::collections::BTreeSet<u32> = ids.iter().copied().collect();
+        if distinct.len() != ids.len() {
+            return Err(format!(
+                "round {round}: communicators duplicated at once share ids: {ids:?}"
+            ));
+        }
+        // Freed once all were made (in the same order on every rank), so
+        // that no id was free again while the others were agreed.
+        for d in dups {
+            d.free().map_err(|e| e.report())?;
+        }
+    }
+    Ok(format!(
+        "ok: {threads} threads x {rounds} rounds duplicated communicators at once on {n} ranks, every id distinct, messages on their own communicator"
+    ))
+}
