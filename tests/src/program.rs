@@ -2,7 +2,8 @@
 //! same way everywhere, checking an exact error, checking a job's line.
 
 use crate::{fail, Fallible, JobResult};
-use conduit::client::{Client, Error};
+use conduit::client::{Client, ClientOf, Error, Mode};
+use conduit::transport::Transport;
 
 /// Start the client of program `prog`, or print `<prog>: <error>` and
 /// exit 1.
@@ -31,7 +32,12 @@ pub fn count_arg(args: &[String], i: usize, default: usize) -> Fallible<usize> {
 /// and a barrier holds every rank until it has (an exit, even a normal
 /// one, ends every rank of the job); on an error the rank prints
 /// `<prog>: rank R: <error>` and ends the job with code 1.
-pub fn finish(c: &Client, prog: &str, mode: &str, r: Fallible<String>) {
+pub fn finish<M: Mode, S, T: Transport>(
+    c: &ClientOf<M, S, T>,
+    prog: &str,
+    mode: &str,
+    r: Fallible<String>,
+) {
     let r = r.and_then(|line| {
         if c.rank() == 0 {
             println!("{prog} {mode}: {line}");

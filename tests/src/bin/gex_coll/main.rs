@@ -292,16 +292,7 @@ fn main() {
             std::process::exit(1);
         });
         let r = tests::program::count_arg(&args, 2, 20).and_then(|n| par_split::par_split(&c, n));
-        let r = r.and_then(|line| {
-            if c.rank() == 0 {
-                println!("gex-coll {mode}: {line}");
-            }
-            c.barrier().map_err(Into::into)
-        });
-        if let Err(e) = r {
-            gex_env::eprintln_whole!("gex-coll: rank {}: {}", c.rank(), tests::report(&*e));
-            c.exit(1);
-        }
+        tests::program::finish(&c, "gex-coll", &mode, r);
         return;
     }
     let c = tests::program::init("gex-coll");

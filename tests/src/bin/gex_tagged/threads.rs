@@ -16,30 +16,23 @@ pub fn main(args: &[String]) -> ! {
             exit(2);
         }
     };
-    let c = match ParClient::init_with(Options::new(()).tagged()) {
-        Ok(c) => c,
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-tagged: {}", e.report());
-            exit(1);
-        }
-    };
+    let c = init();
     let r = run(&c, threads, comms, iters);
-    match r {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-tagged threads: {line}");
-            }
-            if let Err(e) = c.barrier() {
-                gex_env::eprintln_whole!("gex-tagged: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-            c.exit(0)
-        }
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-tagged: rank {}: {e}", c.rank());
-            c.exit(1)
-        }
-    }
+    end(&c, "threads", r)
+}
+
+/// The multi-threaded client with tagged messaging, or exit 1 saying why.
+fn init() -> ParClient {
+    ParClient::init_with(Options::new(()).tagged()).unwrap_or_else(|e| {
+        gex_env::eprintln_whole!("gex-tagged: {}", e.report());
+        exit(1)
+    })
+}
+
+/// End the mode as every conformance program does, then the process.
+fn end(c: &ParClient, mode: &str, r: Result<String, String>) -> ! {
+    tests::program::finish(c, "gex-tagged", mode, r.map_err(tests::fail));
+    c.exit(0)
 }
 
 fn run(c: &ParClient, threads: usize, comms: usize, iters: usize) -> Result<String, String> {
@@ -104,29 +97,9 @@ pub fn dup_main(args: &[String]) -> ! {
             exit(2);
         }
     };
-    let c = match ParClient::init_with(Options::new(()).tagged()) {
-        Ok(c) => c,
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-tagged: {}", e.report());
-            exit(1);
-        }
-    };
-    match dup_run(&c, threads, rounds) {
-        Ok(line) => {
-            if c.rank() == 0 {
-                println!("gex-tagged dup-threads: {line}");
-            }
-            if let Err(e) = c.barrier() {
-                gex_env::eprintln_whole!("gex-tagged: rank {}: {}", c.rank(), e.report());
-                c.exit(1);
-            }
-            c.exit(0)
-        }
-        Err(e) => {
-            gex_env::eprintln_whole!("gex-tagged: rank {}: {e}", c.rank());
-            c.exit(1)
-        }
-    }
+    let c = init();
+    let r = dup_run(&c, threads, rounds);
+    end(&c, "dup-threads", r)
 }
 
 fn dup_run(c: &ParClient, threads: usize, rounds: usize) -> Result<String, String> {
