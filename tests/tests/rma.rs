@@ -170,6 +170,21 @@ fn bad_addresses_are_refused_and_nothing_is_written() {
     }
 }
 
+/// Puts and gets within a rank's own segment whose ranges overlap have
+/// `memmove`'s result with the shared-memory path on and off, over shm and
+/// tcp (with the path off they went through the provider, and shm copied
+/// forwards).
+#[test]
+fn overlapping_transfers_within_a_rank_are_copies() {
+    let _g = serial();
+    for (p, pshm) in [("shm", "0"), ("shm", "1"), ("tcp", "1")] {
+        run(2, &["overlap"], p, &[("GASNET_SUPERNODE_MAXSIZE", pshm)], 60).expect_line(
+            &format!("{p} GASNET_SUPERNODE_MAXSIZE={pshm}"),
+            "gex-rma overlap: ok: 18 overlapping puts and gets within a rank's own segment have memmove's result",
+        );
+    }
+}
+
 /// An attach that fails on one rank only (the size is not single-valued)
 /// fails on every rank, each saying why, instead of leaving the others
 /// waiting in the exchange; a second attach then works.

@@ -352,9 +352,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// A put or get with `rank`'s segment done as a copy, when `rank` is in
-    /// this supernode: `Some(Ok)` once the bytes are copied, `Some(Err)`
-    /// for a range outside its segment, `None` when the provider must move
-    /// them.
+    /// this supernode or is this rank (also with the shared-memory path
+    /// off: a transfer within a rank is a copy whatever the settings, so
+    /// overlapping ranges behave alike everywhere): `Some(Ok)` once the
+    /// bytes are copied, `Some(Err)` for a range outside its segment,
+    /// `None` when the provider must move them.
     #[inline]
     pub(super) fn copy_shared(
         &self,
@@ -364,8 +366,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         local: Local,
         len: usize,
     ) -> Option<Result<(), Error>> {
-        let sh = self.pshm.as_ref()?;
-        let p = match sh.segment_range(rank, offset, len)? {
+        let p = match self.pshm.as_ref() {
+            Some(sh) => sh.segment_range(rank, offset, len)?,
+            None if rank == self.rank => self.own_segment().and_then(|g| g.range(offset, len)),
+            None => return None,
+        };
+        let p = match p {
             Ok(p) => p,
             Err(e) => return Some(Err(e)),
         };

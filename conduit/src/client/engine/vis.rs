@@ -73,26 +73,31 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(());
         }
         let pieces = plan.pieces();
-        if let Some(sh) = &self.pshm {
-            if let Some(r) = sh.segment_range(rank, 0, 0) {
-                let base = r?;
-                for p in pieces {
-                    // SAFETY: the plan checked every piece against the
-                    // target's segment (mapped here from `base`) and the
-                    // caller's local span, whose pieces are valid memory
-                    // (the span itself may cover several allocations: the
-                    // raw entry points, hence `wrapping_add`).
-                    unsafe {
-                        let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
-                        match dir {
-                            Dir::Put => std::ptr::copy(l, r, p.len),
-                            Dir::Get => std::ptr::copy(r, l, p.len),
-                        }
+        // A supernode member's segment, or this rank's own (a copy also
+        // with the shared-memory path off, as for contiguous transfers).
+        let mapped = match &self.pshm {
+            Some(sh) => sh.segment_range(rank, 0, 0),
+            None if rank == self.rank => Some(self.own_segment().and_then(|g| g.range(0, 0))),
+            None => None,
+        };
+        if let Some(r) = mapped {
+            let base = r?;
+            for p in pieces {
+                // SAFETY: the plan checked every piece against the
+                // target's segment (mapped here from `base`) and the
+                // caller's local span, whose pieces are valid memory
+                // (the span itself may cover several allocations: the
+                // raw entry points, hence `wrapping_add`).
+                unsafe {
+                    let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
+                    match dir {
+                        Dir::Put => std::ptr::copy(l, r, p.len),
+                        Dir::Get => std::ptr::copy(r, l, p.len),
                     }
                 }
-                self.sets[set].stats.shared_rma.add(1);
-                return Ok(());
             }
+            self.sets[set].stats.shared_rma.add(1);
+            return Ok(());
         }
         let limit = self.tp.facts().rma_iov_limit;
         if dir == Dir::Put
