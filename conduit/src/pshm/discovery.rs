@@ -14,9 +14,12 @@ pub(super) struct Published {
     pub slots: u32,
     pub cap: u64,
     pub len: u64,
+    /// `GASNET_OFI_MAX_MEDIUM`: every rank sizes its receive buffers and
+    /// rings by it, so it must be the same everywhere.
+    pub max_medium: u64,
 }
 
-const RECORD: usize = 48;
+const RECORD: usize = 56;
 
 /// Bytes of the record `Shared::segment_record` makes.
 pub const SEGMENT_RECORD: usize = 16;
@@ -32,6 +35,7 @@ impl Published {
         b[28..32].copy_from_slice(&self.slots.to_le_bytes());
         b[32..40].copy_from_slice(&self.cap.to_le_bytes());
         b[40..48].copy_from_slice(&self.len.to_le_bytes());
+        b[48..56].copy_from_slice(&self.max_medium.to_le_bytes());
         b
     }
 
@@ -49,6 +53,7 @@ impl Published {
             slots: u32_at(28),
             cap: u64_at(32),
             len: u64_at(40),
+            max_medium: u64_at(48),
         })
     }
 }
@@ -255,9 +260,10 @@ mod tests {
             slots: 4,
             cap: 65536,
             len: 1 << 20,
+            max_medium: 8192,
         };
         assert_eq!(Published::from_bytes(&p.to_bytes()), Some(p));
-        assert_eq!(Published::from_bytes(&[0; 47]), None);
+        assert_eq!(Published::from_bytes(&[0; 55]), None);
     }
 
     #[test]

@@ -122,6 +122,7 @@ impl<M: Mode> Shared<M> {
             slots: slots as u32,
             cap: cap as u64,
             len: inbox.as_ref().map_or(0, |m| m.len() as u64),
+            max_medium: cfg.am.max_medium as u64,
         };
         let all = boot.allgather(&mine.to_bytes())?;
         let mut recs = Vec::with_capacity(size);
@@ -137,6 +138,20 @@ impl<M: Mode> Shared<M> {
                 crate::config::pshm::SUPERNODE_MAXSIZE,
                 mine.maxsize,
                 recs[r].maxsize
+            )));
+        }
+        // A larger Medium than a receiver sized its buffers and rings for
+        // would be lost (the provider drops it) or overrun its ring.
+        if let Some(r) = recs.iter().position(|p| p.max_medium != mine.max_medium) {
+            return Err(Error::Config(crate::config::ConfigError::Conflict(
+                gex_env::EnvError::new(
+                    crate::config::am::MAX_MEDIUM,
+                    &mine.max_medium.to_string(),
+                    format!(
+                        "the same value on every rank (rank {rank} has {}, rank {r} has {})",
+                        mine.max_medium, recs[r].max_medium
+                    ),
+                ),
             )));
         }
         let kernels: Vec<[u64; 2]> = recs.iter().map(|p| p.kernel).collect();

@@ -118,3 +118,42 @@ fn bad_counts_are_refused_by_name() {
         assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
     }
 }
+
+/// Ranks started with different `GASNET_OFI_MAX_MEDIUM` (each reads its
+/// own environment) refuse to start, naming both values, with the
+/// shared-memory path on and off and over tcp: before, a larger Medium
+/// than the receiver sized its rings for panicked in the ring (a debug
+/// assertion), and over the provider it was dropped and the job hung.
+#[test]
+fn a_max_medium_that_differs_between_ranks_is_refused() {
+    let _g = serial();
+    let launcher = tests::workspace_bin("gasnetrun-ofi", super::AM);
+    let script = "if [ \"$GASNET_OFI_RANK\" = 0 ]; then export GASNET_OFI_MAX_MEDIUM=512; \
+                  else export GASNET_OFI_MAX_MEDIUM=65536; fi; exec \"$@\"";
+    for (p, pshm) in [("shm", "0"), ("shm", "1"), ("tcp", "1")] {
+        let device = if p == "shm" { "shm" } else { "lo" };
+        let mut cmd = tests::job_command(
+            &launcher,
+            2,
+            std::path::Path::new("/bin/sh"),
+            &["-c", script, "sh", super::AM, "flood", "20", "20"],
+            p,
+            device,
+        );
+        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm);
+        let out = tests::run_with_deadline(&mut cmd, std::time::Duration::from_secs(60));
+        tests::assert_no_survivors(super::AM);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{p} {pshm}: {err}");
+        // Each rank finds the difference; the first to exit ends the job,
+        // so the other's line may be cut off.
+        let lines = [
+            "gex-am: GASNET_OFI_MAX_MEDIUM=\"512\" is not accepted: expected the same value on every rank (rank 0 has 512, rank 1 has 65536)",
+            "gex-am: GASNET_OFI_MAX_MEDIUM=\"65536\" is not accepted: expected the same value on every rank (rank 1 has 65536, rank 0 has 512)",
+        ];
+        assert!(
+            err.lines().any(|l| lines.contains(&l)),
+            "{p} {pshm}: neither rank's line in\n{err}"
+        );
+    }
+}
