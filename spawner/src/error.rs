@@ -59,20 +59,19 @@ impl SpawnError {
 
     /// The exit code a launcher uses for this error: 2 for usage errors
     /// (including bad variables and unsupported spawners), as a shell when
-    /// a program cannot be started (126 when it is found but may not be
-    /// run, 127 otherwise), 1 otherwise.
+    /// a program cannot be started (127 when it is not found, 126 when it
+    /// is found but cannot be run: not executable, a directory, an argument
+    /// list too long, ...), 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             SpawnError::Usage(_)
             | SpawnError::Env(_)
             | SpawnError::Unsupported(_)
             | SpawnError::Bootstrap(BootstrapError::Env(_)) => 2,
-            SpawnError::Spawn { source, .. }
-                if source.kind() == std::io::ErrorKind::PermissionDenied =>
-            {
-                126
+            SpawnError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                127
             }
-            SpawnError::Spawn { .. } => 127,
+            SpawnError::Spawn { .. } => 126,
             _ => 1,
         }
     }

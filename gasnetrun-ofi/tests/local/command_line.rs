@@ -96,8 +96,9 @@ fn bad_n_is_refused_with_exit_2_and_one_line() {
 }
 
 /// A program that cannot be started ends the job as a shell would: 127
-/// when it is not found, 126 when it may not be run, with one line naming
-/// it.
+/// when it is not found, 126 when it is found but cannot be run (not
+/// executable, a loop of links, an argument list too long), with one line
+/// naming it.
 #[test]
 fn a_program_that_cannot_start_exits_126_or_127() {
     let _g = serial();
@@ -107,9 +108,14 @@ fn a_program_that_cannot_start_exits_126_or_127() {
     let not_exec = dir.join("not-executable");
     std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
     let missing = dir.join("missing");
+    // Found, but the kernel cannot run it for another reason than its
+    // permissions (a loop of symbolic links): 126, as a shell's.
+    let looped = dir.join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
     for (prog, code, why) in [
         (&missing, 127, "No such file or directory"),
         (&not_exec, 126, "Permission denied"),
+        (&looped, 126, "Too many levels of symbolic links"),
     ] {
         let p = prog.to_str().unwrap();
         let d = Job::start(&t, &["-n", "2", p], &[]).wait(DEADLINE);
