@@ -354,3 +354,39 @@ fn ssh_host_that_never_answers_ends_the_job_naming_it() {
         assert_no_survivors(&t);
     }
 }
+
+/// Environment values that are not UTF-8 reach remote ranks byte for byte,
+/// as local ones (a propagated `GASNET_*` variable and one named by `-E`):
+/// the ssh frame carried them read lossily, U+FFFD for each bad byte.
+#[test]
+fn ssh_environment_values_reach_the_ranks_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let _g = serial();
+    let sshd = Sshd::start("envbytes");
+    let t = token("sshenv");
+    let opts = sshd.options();
+    let out = Command::new(launcher())
+        .args([
+            "-spawner=ssh",
+            "-n",
+            "1",
+            "-E",
+            "MY_BYTES",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("printf '%s|%s' \"$GASNET_BYTES\" \"$MY_BYTES\"")
+        .arg(&t)
+        .env("GASNET_SSH_SERVERS", "127.0.0.1")
+        .env("GASNET_SSH_OPTIONS", &opts)
+        .env("GASNET_BYTES", std::ffi::OsStr::from_bytes(b"a\xffb"))
+        .env("MY_BYTES", std::ffi::OsStr::from_bytes(b"c\xfed"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run gasnetrun-ofi");
+    assert_no_survivors(&t);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // The launcher ends a last line without a newline with one.
+    assert_eq!(out.stdout, b"a\xffb|c\xfed\n", "{out:?}");
+}

@@ -86,8 +86,19 @@ impl Job {
                 "ssh spawner without ssh settings".into(),
             ));
         };
-        let env: Vec<(OsString, OsString)> =
-            plan.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+        // Each value as the process has it, byte for byte (the plan holds
+        // it read lossily, for its checks and messages): a value that is
+        // not UTF-8 reaches remote ranks unchanged, as local ones.
+        let env: Vec<(OsString, OsString)> = plan
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let raw = std::env::var_os(k)
+                    .filter(|raw| raw.to_string_lossy() == v.as_str())
+                    .unwrap_or_else(|| v.into());
+                (k.into(), raw)
+            })
+            .collect();
         let command = ssh.command();
         // The job of host `h` with the jobs of the hosts its agent starts.
         fn job_of(h: usize, plan: &Plan, degree: usize, base: &AgentJob) -> AgentJob {
