@@ -124,13 +124,16 @@ pub enum Error {
     /// A supernode member's collective cache could not be mapped here,
     /// and a collective needs to read it in place.
     #[error(
-        "the collective cache of rank {rank} could not be mapped here, and a small reduction \
-         to all on a team whose members share memory reads every member's cache in place; \
-         set GASNET_SUPERNODE_MAXSIZE=1 to go without the shared-memory path"
+        "the collective cache of rank {rank} could not be mapped here ({why}), and a small \
+         reduction to all on a team whose members share memory reads every member's cache in \
+         place; set GASNET_SUPERNODE_MAXSIZE=1 to go without the shared-memory path \
+         (known-issues.md: teams are never freed)"
     )]
     CollCacheUnmapped {
         /// The member.
         rank: usize,
+        /// Why the mapping failed (the system's error).
+        why: String,
     },
     /// A rank published a malformed record during start-up or attach.
     #[error("rank {rank} published a malformed {what}")]

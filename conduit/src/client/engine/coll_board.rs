@@ -170,7 +170,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         read: u64,
     ) -> Result<(), Error> {
         if let Some(p) = c.peers.iter().find(|p| p.mapped.is_none()) {
-            return Err(Error::CollCacheUnmapped { rank: p.job });
+            return Err(Error::CollCacheUnmapped {
+                rank: p.job,
+                why: p.unmapped.clone().unwrap_or_default(),
+            });
         }
         let (me, capacity) = (c.me, c.layout.board_capacity());
         let Some(b) = c.board.as_mut() else {

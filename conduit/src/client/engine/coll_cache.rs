@@ -40,6 +40,8 @@ pub(super) struct Peer {
     /// its own block).
     pub(super) mapped: Option<*mut u8>,
     pub(super) _map: Option<Mapping>,
+    /// Why a supernode member's block could not be mapped here.
+    pub(super) unmapped: Option<String>,
     /// Chunks to it go through its cache (else as AMs).
     pub(super) cached: bool,
 }

@@ -195,6 +195,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 });
             }
             let local = self.pshm.as_ref().and_then(|sh| sh.peer(job));
+            let mut unmapped = None;
             let (mapped, map) = if r == team.me {
                 (Some(block.mem.as_ptr()), None)
             } else if local.is_some() {
@@ -210,6 +211,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                              (/proc/{pid}/fd/{fd}: {e})",
                             self.rank
                         );
+                        unmapped = Some(format!("/proc/{pid}/fd/{fd}: {e}"));
                         (None, None)
                     }
                 }
@@ -222,6 +224,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 cached: mapped.is_some() || (rma && self.provider_reaches(job)),
                 mapped,
                 _map: map,
+                unmapped,
             });
         }
         // The board: every member shares memory with this rank (the same

@@ -329,7 +329,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     let Some(p) = peer.mapped else {
                         // Checked before the post: a mapping stays for the
                         // cache's life. Reported; the others are still read.
-                        first.get_or_insert(Error::CollCacheUnmapped { rank: peer.job });
+                        first.get_or_insert(Error::CollCacheUnmapped {
+                            rank: peer.job,
+                            why: peer.unmapped.clone().unwrap_or_default(),
+                        });
                         continue;
                     };
                     // SAFETY: member r's mapped block, holding its post of
