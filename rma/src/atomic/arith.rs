@@ -32,12 +32,10 @@ impl AtomicType {
     }
 }
 
+/// `Cas`'s comparison: the bit patterns, floating-point types included
+/// (what `FI_CSWAP` does, so AM and native domains agree).
 pub(super) fn equal(ty: AtomicType, a: u64, b: u64) -> bool {
-    match ty {
-        AtomicType::F32 => f32::from_bits(a as u32) == f32::from_bits(b as u32),
-        AtomicType::F64 => f64::from_bits(a) == f64::from_bits(b),
-        _ => ty.mask(a) == ty.mask(b),
-    }
+    ty.mask(a) == ty.mask(b)
 }
 
 macro_rules! int_arith {

@@ -19,8 +19,10 @@
 //! | `Inc` / `Dec` | `op0 + 1` / `op0 - 1` | `op0` (fetching forms) |
 //!
 //! Integer arithmetic wraps. Bit-wise operations are for integer types only.
-//! Floating-point `Cas` compares values (so `-0.0 == 0.0` and a NaN never
-//! matches), as C's `==` does.
+//! Floating-point `Cas` compares bit patterns, as on integers of the same
+//! width (GASNet-EX allows it; libfabric's `FI_CSWAP`, which native domains
+//! use, does so): `-0.0` does not match `0.0`, and a NaN matches the same
+//! NaN, so a domain gives the same answer by AM and natively.
 
 use std::fmt;
 

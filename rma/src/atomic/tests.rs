@@ -85,13 +85,22 @@ fn float_semantics() {
         AtomicOp::Min.apply(t, b(1.5f64), b(-2.0f64), 0),
         Some(b(-2.0f64))
     );
-    // Cas compares values: -0.0 == 0.0, NaN never equal.
+    // Cas compares bit patterns (as FI_CSWAP): -0.0 is not 0.0, a NaN
+    // matches the same NaN.
     assert_eq!(
         AtomicOp::Cas.apply(t, b(-0.0f64), b(0.0f64), b(4.0f64)),
-        Some(b(4.0f64))
+        None
     );
     assert_eq!(
         AtomicOp::Cas.apply(t, b(f64::NAN), b(f64::NAN), b(4.0f64)),
+        Some(b(4.0f64))
+    );
+    assert_eq!(
+        AtomicOp::Cas.apply(t, b(1.5f64), b(1.5f64), b(4.0f64)),
+        Some(b(4.0f64))
+    );
+    assert_eq!(
+        AtomicOp::Cas.apply(AtomicType::F32, b(-0.0f32), b(0.0f32), b(4.0f32)),
         None
     );
     let t = AtomicType::F32;

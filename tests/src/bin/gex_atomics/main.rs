@@ -130,6 +130,37 @@ fn check_type<V: AtomicValue>(c: &Client) -> Fallible<(usize, &'static str)> {
             checks += 1;
         }
     }
+    if ty.is_float() {
+        // Cas compares bit patterns on every implementation (as FI_CSWAP):
+        // -0.0 does not match 0.0 either way, a NaN matches the same NaN.
+        let bits = |x: f64| {
+            if ty.size() == 4 {
+                (x as f32).to_bits() as u64
+            } else {
+                x.to_bits()
+            }
+        };
+        let nine = bits(9.0);
+        for (start, expect) in [(-0.0, 0.0), (0.0, -0.0), (f64::NAN, f64::NAN)] {
+            for op in [AtomicOp::Cas, AtomicOp::Fcas] {
+                let (start, expect) = (bits(start), bits(expect));
+                ad.set(peer, off, V::from_bits(start))?;
+                ad.op(peer, off, op, V::from_bits(expect), V::from_bits(nine))?;
+                let now = ad.get(peer, off)?.to_bits();
+                let want = if start == expect { nine } else { start };
+                if now != want || op.apply(ty, start, expect, nine).unwrap_or(start) != want {
+                    return Err(fail(format!(
+                        "{op} on {ty} of {:?} expecting {:?}: target holds {:?}, expected {:?}",
+                        V::from_bits(start),
+                        V::from_bits(expect),
+                        V::from_bits(now),
+                        V::from_bits(want)
+                    )));
+                }
+                checks += 1;
+            }
+        }
+    }
     Ok((checks, ad.implementation().name()))
 }
 
