@@ -33,12 +33,14 @@ fn every_path(tx_on_reply: bool) {
                 let (me, n) = (c.rank(), c.size());
                 let mine = pattern(me, SEG / n);
                 // Each rank writes its slice of every segment, by a
-                // different path per destination.
+                // different path per destination (its own segment by the
+                // deferred NB put, a copy: a transfer within a rank never
+                // reaches the provider; the next rank by the blocking put).
                 for d in 0..n {
                     let at = me * (SEG / n);
-                    match d % 3 {
-                        0 => c.put(d, at, &mine).unwrap(),
-                        1 => c
+                    match (d + 3 - me) % 3 {
+                        1 => c.put(d, at, &mine).unwrap(),
+                        2 => c
                             .rma_scope(|s| {
                                 for (k, ch) in mine.chunks(1000).enumerate() {
                                     s.put_nbi(d, at + k * 1000, ch)?;
@@ -90,7 +92,7 @@ fn every_path(tx_on_reply: bool) {
 /// (limit 0), under EAGAIN, delays and reordering: every rank writes
 /// 3,000 puts of 1..=48 bytes into each rank's segment (itself included)
 /// and syncs, the data is exact everywhere, and the counters say which
-/// path the puts took.
+/// path the puts to the other ranks took (those to itself are copies).
 #[test]
 fn small_nbi_puts_aggregated_or_not_under_faults() {
     for limit in ["256", "0"] {
@@ -150,9 +152,9 @@ fn small_nbi_puts_aggregated_or_not_under_faults() {
             let (pc, batches) = e.value();
             if limit == "0" {
                 assert_eq!((pc.aggregate, batches), (0, 0), "{pc:?}");
-                assert_eq!(pc.inject + pc.bounce + pc.block, 9000, "{pc:?}");
+                assert_eq!(pc.inject + pc.bounce + pc.block, 6000, "{pc:?}");
             } else {
-                assert_eq!(pc.aggregate, 9000, "{pc:?}");
+                assert_eq!(pc.aggregate, 6000, "{pc:?}");
                 // Several batches per target: a batch holds one Medium.
                 assert!(batches > 3 && batches < 100, "{batches} batches");
             }
