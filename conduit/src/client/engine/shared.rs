@@ -385,7 +385,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Local::Read(dst) => copy_bytes(p, dst, len),
             }
         }
-        self.sets[set].stats.shared_rma.add(1);
+        // RMA_SHARED counts copies through the shared-memory path only (a
+        // copy within this rank with the path off is not one).
+        if self.pshm.is_some() {
+            self.sets[set].stats.shared_rma.add(1);
+        }
         Some(Ok(()))
     }
 

@@ -96,7 +96,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     }
                 }
             }
-            self.sets[set].stats.shared_rma.add(1);
+            // RMA_SHARED counts copies through the shared-memory path only (a
+            // copy within this rank with the path off is not one).
+            if self.pshm.is_some() {
+                self.sets[set].stats.shared_rma.add(1);
+            }
             return Ok(());
         }
         let limit = self.tp.facts().rma_iov_limit;
