@@ -141,12 +141,29 @@ fn dies_by(sig: libc::c_int, name: &str) {
         eprintln!("still alive 5 s after signal {sig}");
         std::process::exit(3);
     }
-    let out = Command::new(std::env::current_exe().unwrap())
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--nocapture"])
         .env(CHILD, "1")
         .env("GASNET_QUIET", "1")
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run this test binary again");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("wait for the rank");
+    // What its shm endpoints left in /dev/shm (a rank killed by a signal
+    // it does not handle cannot remove them; the launcher does that for
+    // its ranks, and this test is the launcher here).
+    if let Ok(dir) = std::fs::read_dir("/dev/shm") {
+        for e in dir.flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{pid}:"))
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     assert_eq!(
         out.status.signal(),
         Some(sig),
