@@ -3,8 +3,9 @@
 //! to job rank and back.
 //!
 //! A split team's handle is the address of its [`TmObj`], which lives
-//! until the process ends (`gex_TM_Destroy` retires it: later calls naming
-//! it are fatal errors, and collective events started on it stay valid). A
+//! until the process ends (`gex_TM_Destroy` releases the team's resources
+//! and retires the handle: later calls naming it are fatal errors, and so
+//! is waiting for a collective event of it left unsynced). A
 //! handle is only ever looked up in the table of teams this process made,
 //! never dereferenced as given.
 
@@ -247,9 +248,10 @@ pub(crate) fn keep(
     obj as *const TmObj as Handle
 }
 
-/// `gex_TM_Destroy`: retire a split team (collective over it; the
-/// primordial team cannot be destroyed). Its collectives are flushed
-/// first. When the client granted scratch space to the split and
+/// `gex_TM_Destroy`: destroy a split team (collective over it; the
+/// primordial team cannot be destroyed): its collectives are flushed, the
+/// members synchronise and the team's resources are released
+/// ([`conduit::client::Team::retire`]). When the client granted scratch space to the split and
 /// `scratch_p` is not NULL, it is handed back there and 1 returned; else 0.
 #[no_mangle]
 pub extern "C" fn gex_TM_Destroy(
@@ -263,7 +265,10 @@ pub extern "C" fn gex_TM_Destroy(
         fatal(CALL, "tm is the primordial team, which cannot be destroyed")
     }
     let t = team(a, CALL, tm);
-    if let Err(e) = t.flush() {
+    // Collective: flushed, synchronised, then the team's collective cache
+    // is released (GEX_FLAG_GLOBALLY_QUIESCED, which allows skipping the
+    // synchronisation, is accepted and the members synchronise anyway).
+    if let Err(e) = t.retire() {
         failed(CALL, &e)
     }
     let Some(obj) = split_team(a, tm) else {

@@ -255,3 +255,54 @@ fn teams_split_at_once_by_threads_get_distinct_ids() {
         r.expect_line(&format!("{p} -n {n} GASNET_SUPERNODE_MAXSIZE={pshm}"), line);
     }
 }
+
+/// Teams made, used (collectives through the collective cache, an event
+/// dropped unwaited) and destroyed in a loop under a descriptor limit of
+/// 64 above what a rank holds: a rank's descriptors and mappings stay
+/// level (before `Team::destroy`, every team kept its memory file, its
+/// registration and its mappings, and the job ran out of descriptors
+/// within the rounds). The world team cannot be destroyed; a retired
+/// team's handle refuses collectives.
+#[test]
+fn destroyed_teams_release_their_resources() {
+    let _g = serial();
+    let line = "gex-coll destroy: ok: 300 rounds of two teams made, used and destroyed, descriptors and mappings kept level; the world team refused; a retired team refused";
+    for (n, p, pshm) in [
+        (3, "shm", "0"),
+        (4, "shm", "0"),
+        (3, "shm", "1"),
+        (3, "tcp", "1"),
+        (3, "sockets", "1"),
+        (3, "udp", "1"),
+    ] {
+        let r = run(
+            n,
+            &["destroy", "300"],
+            p,
+            &[("GASNET_SUPERNODE_MAXSIZE", pshm)],
+        );
+        r.expect_line(&format!("{p} -n {n} GASNET_SUPERNODE_MAXSIZE={pshm}"), line);
+    }
+}
+
+/// A member of a team whose members share memory cannot map the others'
+/// collective caches (job rank 1 runs out of descriptors just after
+/// making its own): the members agree on it, every member goes without
+/// the team's cache, and six rounds of reductions and broadcasts are
+/// exact, with no board post and no chunk copied into a cache on any
+/// rank (before, rank 1 failed its first small reduction to all and the
+/// others waited for ever).
+#[test]
+fn a_member_that_cannot_map_the_caches_takes_the_team_off_them() {
+    let _g = serial();
+    let line = "gex-coll unmapped: ok: a member that could not map the others' caches: the team went without its cache on every member, and 6 rounds of collectives were exact";
+    for n in [3, 4] {
+        run(
+            n,
+            &["unmapped"],
+            "shm",
+            &[("GASNET_SUPERNODE_MAXSIZE", "0")],
+        )
+        .expect_line(&format!("shm -n {n}"), line);
+    }
+}

@@ -11,14 +11,28 @@
  * one word summing exactly; a compare-and-swap lock guarding a plain
  * counter; a domain over the split team, its targets named by team rank
  * and by job rank; a domain created with GEX_FLAG_AD_FAVOR_MY_RANK, on
- * this rank's own word and a shared one. Prints one line per rank. */
+ * this rank's own word and a shared one; 200 teams split, used and
+ * destroyed (gex_TM_Destroy) without the rank's descriptors growing.
+ * Prints one line per rank. */
 #include <gasnetex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 
 static gex_Rank_t me, n;
+
+/* Descriptors this process holds (-1 if /proc cannot say). */
+static int open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    int k = 0;
+    while (readdir(d)) k++;
+    closedir(d);
+    return k - 3; /* ".", ".." and the directory's own */
+}
 static int errors;
 #define FAIL(...) do { fprintf(stderr, "coll.c: rank %u: ", (unsigned)me); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); errors++; } while (0)
 
@@ -354,6 +368,36 @@ int main(int argc, char **argv) {
         gex_Memvec_t none;
         if (gex_TM_Destroy(ht, &none, 0) != 0) FAIL("a created team without scratch handed some back");
         free(rev);
+        gex_Coll_BarrierBlocking(tm, 0);
+    }
+    /* Teams split, used and destroyed in a loop under a descriptor limit
+     * 64 above what the rank holds: gex_TM_Destroy releases each team's
+     * collective cache (before, every team kept a descriptor and the job
+     * ran out within the rounds). */
+    {
+        enum { ROUNDS = 200 };
+        struct rlimit rl;
+        int fd0 = open_fds(), fd1 = -1;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && fd0 > 0 && (rlim_t)fd0 + 64 < rl.rlim_cur) {
+            rl.rlim_cur = (rlim_t)fd0 + 64;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        for (int r = 0; r < ROUNDS && !errors; r++) {
+            gex_TM_t lt = GEX_TM_INVALID;
+            gex_TM_Split(&lt, tm, (int)(me % 2), 0, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+            gex_Rank_t ln = gex_TM_QuerySize(lt);
+            int64_t v = r, s = 0;
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(lt, &s, &v, GEX_DT_I64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+            if (s != (int64_t)r * ln) FAIL("destroy loop, round %d: sum %lld, want %lld", r, (long long)s, (long long)r * ln);
+            static char b[4096];
+            if (gex_TM_QueryRank(lt) == 0) memset(b, r & 0xff, sizeof b);
+            gex_Event_Wait(gex_Coll_BroadcastNB(lt, 0, b, b, sizeof b, 0));
+            if (b[0] != (char)(r & 0xff) || b[4095] != (char)(r & 0xff)) FAIL("destroy loop, round %d: broadcast wrong", r);
+            gex_Memvec_t none;
+            if (gex_TM_Destroy(lt, &none, 0) != 0) FAIL("destroy loop: scratch handed back");
+            if (r == 9) fd1 = open_fds();
+        }
+        if (fd1 >= 0 && open_fds() > fd1) FAIL("destroyed teams kept descriptors: %d after 10 rounds, %d after %d", fd1, open_fds(), ROUNDS);
         gex_Coll_BarrierBlocking(tm, 0);
     }
     int checks = reductions(tm, "world") + reductions(half, "half"), achecks;

@@ -121,13 +121,15 @@ pub enum Error {
         /// The first rank that failed.
         rank: usize,
     },
-    /// A supernode member's collective cache could not be mapped here,
-    /// and a collective needs to read it in place.
+    /// A supernode member's collective cache is not mapped here, yet a
+    /// collective reads it in place. The members agree on their mappings
+    /// before any uses the cache (a team one of whose members could not
+    /// map another's goes without it), so this is an internal error.
     #[error(
-        "the collective cache of rank {rank} could not be mapped here ({why}), and a small \
-         reduction to all on a team whose members share memory reads every member's cache in \
-         place; set GASNET_SUPERNODE_MAXSIZE=1 to go without the shared-memory path \
-         (known-issues.md: teams are never freed)"
+        "the collective cache of rank {rank} is not mapped here ({why}), yet a collective on a \
+         team whose members share memory reads it in place (the members agree on their \
+         mappings before using the cache: an internal error, please report it); set \
+         GASNET_SUPERNODE_MAXSIZE=1 to go without the shared-memory path"
     )]
     CollCacheUnmapped {
         /// The member.
@@ -291,8 +293,12 @@ pub enum Error {
     /// why): no member made one.
     #[error("another member of the split could not make its new team (its own error says why), so no member made one")]
     SplitFailedElsewhere,
-    /// A team this rank does not know.
-    #[error("team {id} is not a team of this rank")]
+    /// [`crate::client::Team::destroy`] on the world team (GASNet-EX's
+    /// primordial team), which lives as long as the client.
+    #[error("the world team (GASNet-EX's primordial team) cannot be destroyed: only teams made by a split can")]
+    DestroyWorld,
+    /// A team this rank does not know (never made, or destroyed).
+    #[error("team {id} is not a team of this rank (never made here, or destroyed)")]
     NoTeam {
         /// The team id.
         id: u32,

@@ -390,6 +390,47 @@ impl<'c, M: Mode, S, T: Transport> Team<'c, M, S, T> {
         self.core.coll_flush(self.id)
     }
 
+    /// Destroy the team, collective over its members (GASNet-EX's
+    /// `gex_TM_Destroy`): every member waits until its own collectives on
+    /// the team are complete and their writes over ([`Team::flush`]), the
+    /// members synchronise, then each releases what the team holds (its
+    /// collective cache: a memory file, its registration with the
+    /// provider, the mappings of the other members' caches). A team that
+    /// is dropped without it keeps those for the life of the client, so a
+    /// program that makes teams in a loop destroys them.
+    ///
+    /// Taking the handle proves that no collective event of the team is
+    /// still borrowed here; atomic domains made on it stay usable (they
+    /// hold its membership only).
+    ///
+    /// Errors: [`Error::DestroyWorld`] for the world team, and any error
+    /// of the flush or the synchronisation (the team's resources are then
+    /// kept: another member may still be using them).
+    ///
+    /// ```no_run
+    /// use conduit::client::{Client, CollOp};
+    ///
+    /// let c = Client::init().unwrap();
+    /// let world = c.world().unwrap();
+    /// for round in 0..10_000u64 {
+    ///     let pair = world.split(Some(c.rank() as u32 / 2), 0).unwrap().unwrap();
+    ///     pair.allreduce(CollOp::Sum, &[round]).unwrap();
+    ///     pair.destroy().unwrap();
+    /// }
+    /// ```
+    pub fn destroy(self) -> Result<(), Error> {
+        self.retire()
+    }
+
+    /// [`Team::destroy`] through a shared handle (for a handle that cannot
+    /// be given up, such as one a foreign-language API keeps): after it,
+    /// every collective on this handle returns [`Error::NoTeam`], and an
+    /// event of the team still unwaited returns that error.
+    pub fn retire(&self) -> Result<(), Error> {
+        super::engine::not_in_handler("a team's destroy")?;
+        self.core.coll_destroy(self.id)
+    }
+
     /// Create an atomic domain over `V` with the operations `ops`,
     /// collective over the team (as `gex_AD_Create` on a team): its
     /// operations name targets by their rank in this team. The

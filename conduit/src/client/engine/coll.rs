@@ -71,6 +71,8 @@ impl<R> TeamEntry<R> {
 
 #[path = "coll_advance.rs"]
 mod advance;
+#[path = "coll_destroy.rs"]
+mod destroy;
 
 /// A chunk as it arrived.
 struct InMsg {
@@ -116,6 +118,10 @@ pub(crate) struct CollState<M: Mode, R: Send> {
     pub queued: AtomicBool,
     /// Some team's cache or abandoned collectives need advancing.
     pub busy: AtomicBool,
+    /// Ids of teams destroyed here: never taken again by a split (a chunk
+    /// for one, which the destroy's synchronisation rules out, is dropped
+    /// rather than parked for a later team).
+    retired: M::Lock<HashSet<u32>>,
 }
 
 impl<M: Mode, R: Send> CollState<M, R> {
@@ -127,6 +133,7 @@ impl<M: Mode, R: Send> CollState<M, R> {
             next_id: AtomicU32::new(1),
             advancing: AtomicBool::new(false),
             queued: AtomicBool::new(false),
+            retired: M::Lock::new(HashSet::default()),
         }
     }
 }
@@ -187,7 +194,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .fetch_max(id.saturating_add(1), Ordering::AcqRel);
         {
             let mut teams = self.coll.teams.lock();
-            if teams.contains_key(&id) {
+            if teams.contains_key(&id) || self.coll.retired.lock().contains(&id) {
                 return Err(Error::TeamIdTaken { id });
             }
             teams.insert(id, TeamEntry::new(team.clone(), colls));
@@ -216,7 +223,22 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// `team` is the team's membership, as the caller's handle holds it
     /// (the same as the entry's: borrowed, not cloned, per collective).
     pub fn coll_start(&self, id: u32, team: &coll::Team, op: CollOp) -> Result<u32, Error> {
-        self.cache_settle(id)?;
+        self.coll_start_with(id, team, op, false)
+    }
+
+    /// [`Core::coll_start`]; with `via_am`, the collective travels as
+    /// Active Messages whatever the team's cache (and does not begin one):
+    /// every member must pass the same `via_am` for it.
+    fn coll_start_with(
+        &self,
+        id: u32,
+        team: &coll::Team,
+        op: CollOp,
+        via_am: bool,
+    ) -> Result<u32, Error> {
+        if !via_am {
+            self.cache_settle(id)?;
+        }
         let len = match &op {
             CollOp::Broadcast { len, .. } => *len,
             CollOp::ReduceToOne { src, .. } | CollOp::ReduceToAll { src, .. } => src.len(),
@@ -226,7 +248,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let (seq, msgs) = {
             let mut teams = self.coll.teams.lock();
             let e = entry_mut(&mut teams, id)?;
-            let exchange = if matches!(e.cache, CacheState::Unset) {
+            let exchange = if !via_am && matches!(e.cache, CacheState::Unset) {
                 self.cache_begin(e)?
             } else {
                 None
@@ -235,12 +257,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 CollOp::Broadcast { root, .. } => (true, *root),
                 _ => (false, 0),
             };
-            let posted = bcast && e.cache.posts_bcast(len);
+            let cache = !via_am;
+            let posted = cache && bcast && e.cache.posts_bcast(len);
             let posted_all =
-                matches!(op, CollOp::ReduceToAll { .. }) && e.cache.posts_allreduce(len);
-            let chunk = e.cache.chunk_for(len, bcast);
+                cache && matches!(op, CollOp::ReduceToAll { .. }) && e.cache.posts_allreduce(len);
+            let chunk = e.cache.chunk_for(len, bcast).filter(|_| cache);
             // `coll_allreduce_now` chooses the board by this predicate.
-            let on_board = matches!(op, CollOp::ReduceToAll { .. })
+            let on_board = cache
+                && matches!(op, CollOp::ReduceToAll { .. })
                 && e.cache.allreduce_on_board(len, e.colls.direct_exchange());
             let before = e.colls.next_seq();
             let started = match chunk {
@@ -364,7 +388,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Send every message (a failed one does not keep the others from
     /// their ranks); the first error.
-    fn coll_send(&self, id: u32, seq: u32, team: &coll::Team, msgs: Vec<Msg>) -> Result<(), Error> {
+    pub(super) fn coll_send(
+        &self,
+        id: u32,
+        seq: u32,
+        team: &coll::Team,
+        msgs: Vec<Msg>,
+    ) -> Result<(), Error> {
         let mut first = None;
         for m in msgs {
             let r = team.to_job(m.to).map_err(Error::from).and_then(|dest| {
@@ -423,8 +453,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     pub fn coll_test(&self, id: u32, seq: u32) -> Result<bool, Error> {
         self.coll_advance()?;
         let mut teams = self.coll.teams.lock();
+        // Not `entry_mut`'s error when present: built only when it is not.
         let Some(e) = teams.get_mut(&id) else {
-            return Ok(false);
+            return Err(Error::NoTeam { id });
         };
         if e.colls.has_failed(seq) {
             // Its chunks still queued for slots are never read: dropped

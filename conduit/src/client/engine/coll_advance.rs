@@ -6,6 +6,7 @@
 
 use super::{owe_board, TeamEntry, H_COLL};
 use crate::client::engine::coll_cache::CacheState;
+use crate::client::engine::coll_exchange::Step;
 use crate::client::engine::Core;
 use crate::client::error::Error;
 use crate::sync::{Lock, Mode};
@@ -60,7 +61,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let mut teams = self.coll.teams.lock();
             for m in queued {
                 let Some(e) = teams.get_mut(&m.team) else {
-                    parked.push(m);
+                    if self.coll.retired.lock().contains(&m.team) {
+                        // The destroy's synchronisation rules it out; a
+                        // later team never takes the id.
+                        tracing::warn!(
+                            team = m.team,
+                            seq = m.seq,
+                            src = m.src,
+                            "a collective chunk for a destroyed team dropped"
+                        );
+                    } else {
+                        parked.push(m);
+                    }
                     continue;
                 };
                 let Some(from) = e.team.to_team(m.src) else {
@@ -152,10 +164,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         sends: &mut Vec<(u32, u32, Vec<Msg>)>,
     ) -> Result<(), Error> {
         let mut first = None;
-        if let CacheState::Exchanging { seq, .. } = e.cache {
-            if e.colls.is_done(seq) {
-                first = self.cache_finish(e, seq).err();
-            }
+        match self.cache_step(e) {
+            Step::Send(seq, msgs) => sends.push((id, seq, msgs)),
+            Step::Failed(err) => first = Some(err),
+            Step::Settled | Step::Waiting => {}
         }
         let work = !e.cached.is_empty() || !e.cache.idle() || e.cache.reading();
         if let CacheState::Ready(c) = &mut e.cache {

@@ -71,18 +71,24 @@ pub(super) enum Pending {
 pub(super) type Record = [u64; RECORD_WORDS];
 
 /// A team's block before its members' records are known.
+///
+/// Fields drop in order: the registrations close before the memory they
+/// register is unmapped.
 pub(crate) struct Block<R> {
     pub(super) layout: Layout,
-    pub(super) mem: Arc<Mapping>,
     pub(super) regions: Vec<R>,
+    pub(super) mem: Arc<Mapping>,
     pub(super) record: Record,
 }
 
 /// A team's cache in use.
+///
+/// Fields drop in order: the registrations close before the memory they
+/// register is unmapped (a destroyed team's, or at the client's end).
 pub(crate) struct Cache<R> {
     pub(super) layout: Layout,
-    pub(super) mem: Arc<Mapping>,
     pub(super) _regions: Vec<R>,
+    pub(super) mem: Arc<Mapping>,
     pub(super) me: usize,
     pub(super) peers: Vec<Peer>,
     pub(super) slots: Slots,
@@ -110,6 +116,12 @@ pub(crate) enum CacheState<R> {
     Off,
     /// The members' records are being gathered by collective `seq`.
     Exchanging { seq: u32, block: Option<Block<R>> },
+    /// The members agree by collective `seq` on what they made of the
+    /// records (`None`: this rank could not make the cache).
+    Agreeing {
+        seq: u32,
+        cache: Option<Box<Cache<R>>>,
+    },
     /// In use.
     Ready(Box<Cache<R>>),
 }

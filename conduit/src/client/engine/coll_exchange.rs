@@ -5,7 +5,10 @@
 //! fills its row; a later collective waits for that exchange to end, then
 //! maps the blocks of this supernode. A member that could not make a block
 //! leaves its row empty, and then no member uses the cache, so every
-//! member decides the same.
+//! member decides the same. What a member makes of the records (its
+//! mappings of the other members' blocks) can fail on it alone, so the
+//! members then agree, by a second reduction as AMs, before any uses the
+//! cache, and if one could not, every member goes without it.
 
 use super::coll::{entry_mut, TeamEntry};
 use super::coll_cache::{Block, Cache, CacheState, Peer, RECORD_WORDS};
@@ -20,6 +23,23 @@ use coll::cache::{Layout, Slots};
 use coll::{CollOp, DType, Msg, Op, Reduction};
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// A member's vote in the agreement: it could not map a member's block.
+const VOTE_UNMAPPED: u32 = 1;
+/// A member's vote: it could not make the cache.
+const VOTE_NO_CACHE: u32 = 2;
+
+/// Where a team's cache set-up stands ([`Core::cache_step`]).
+pub(super) enum Step {
+    /// Settled (ready, or going without).
+    Settled,
+    /// A collective of the set-up is still in flight.
+    Waiting,
+    /// The agreement started: send these messages of collective `.0`.
+    Send(u32, Vec<Msg>),
+    /// It failed here.
+    Failed(Error),
+}
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// A team's first collective: allocate its cache block and start the
@@ -65,18 +85,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(Some((seq, msgs)))
     }
 
-    /// Finish team `id`'s record exchange if it is complete; with `wait`,
-    /// make progress until it is.
+    /// Wait until team `id`'s cache is settled: its record exchange and
+    /// the members' agreement on what they made are complete, so every
+    /// member routes its later collectives alike.
     pub(super) fn cache_settle(&self, id: u32) -> Result<(), Error> {
         loop {
             {
                 let mut teams = self.coll.teams.lock();
                 let e = entry_mut(&mut teams, id)?;
-                let CacheState::Exchanging { seq, .. } = e.cache else {
-                    return Ok(());
-                };
-                if e.colls.is_done(seq) {
-                    return self.cache_finish(e, seq);
+                match self.cache_step(e) {
+                    Step::Settled => return Ok(()),
+                    Step::Waiting => {}
+                    Step::Send(seq, msgs) => {
+                        let team = e.team.clone();
+                        drop(teams);
+                        self.coll_send(id, seq, &team, msgs)?;
+                        continue;
+                    }
+                    Step::Failed(err) => return Err(err),
                 }
             }
             self.progress_within(0, Progress::Full)?;
@@ -85,13 +111,44 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
     }
 
+    /// Move a team's cache set-up one step: a complete exchange makes the
+    /// cache (mapping the blocks of this supernode) and starts the
+    /// agreement, whose messages the caller sends as AMs; a complete
+    /// agreement settles it.
+    pub(super) fn cache_step(&self, e: &mut TeamEntry<T::Region>) -> Step {
+        match &e.cache {
+            CacheState::Exchanging { seq, .. } if e.colls.is_done(*seq) => {
+                let seq = *seq;
+                match self.cache_finish(e, seq) {
+                    Ok(Some((aseq, msgs))) => Step::Send(aseq, msgs),
+                    Ok(None) => Step::Settled,
+                    Err(err) => Step::Failed(err),
+                }
+            }
+            CacheState::Agreeing { seq, .. } if e.colls.is_done(*seq) => {
+                let seq = *seq;
+                match self.cache_agreed(e, seq) {
+                    Ok(()) => Step::Settled,
+                    Err(err) => Step::Failed(err),
+                }
+            }
+            CacheState::Exchanging { .. } | CacheState::Agreeing { .. } => Step::Waiting,
+            _ => Step::Settled,
+        }
+    }
+
     /// The exchange `seq` is complete: make the cache (or go without one
-    /// when a member has none or the members' blocks differ).
-    pub(super) fn cache_finish(&self, e: &mut TeamEntry<T::Region>, seq: u32) -> Result<(), Error> {
+    /// when a member has none or the members' blocks differ), then start
+    /// the members' agreement on it (its sequence number and messages).
+    fn cache_finish(
+        &self,
+        e: &mut TeamEntry<T::Region>,
+        seq: u32,
+    ) -> Result<Option<(u32, Vec<Msg>)>, Error> {
         let table = e.colls.take_result(seq)?.unwrap_or_default();
         let CacheState::Exchanging { block, .. } = std::mem::replace(&mut e.cache, CacheState::Off)
         else {
-            return Ok(());
+            return Ok(None);
         };
         let records: Vec<u64> = table
             .chunks_exact(8)
@@ -100,18 +157,69 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let rows: Vec<&[u64]> = records.chunks_exact(RECORD_WORDS).collect();
         let agree =
             rows.len() == e.team.size() && rows.iter().all(|r| r[3] != 0 && r[3] == rows[0][3]);
-        match block {
-            Some(b) if agree => {
-                e.cache = CacheState::Ready(Box::new(self.cache_ready(&e.team, b, &records)?));
-            }
-            _ => {
+        let Some(b) = block.filter(|_| agree) else {
+            // Every member sees the same table: all go without.
+            tracing::warn!(
+                "rank {}: team of {} goes without a collective cache (a member has none, \
+                 or GASNET_OFI_COLL_CACHE_PAGES differs between members)",
+                self.rank,
+                e.team.size()
+            );
+            return Ok(None);
+        };
+        // What this rank could make is its own: a mapping of a member's
+        // block can fail here only (descriptors or memory exhausted), and
+        // a team whose members read each other's boards would then wait
+        // for ever for this rank's posts. The members agree first.
+        let (vote, cache) = match self.cache_ready(&e.team, b, &records) {
+            Ok(c) if c.peers.iter().any(|p| p.unmapped.is_some()) => (VOTE_UNMAPPED, Some(c)),
+            Ok(c) => (0, Some(c)),
+            Err(err) => {
                 tracing::warn!(
-                    "rank {}: team of {} goes without a collective cache (a member has none, \
-                     or GASNET_OFI_COLL_CACHE_PAGES differs between members)",
+                    "rank {}: no collective cache for a team of {}: {}",
                     self.rank,
-                    e.team.size()
+                    e.team.size(),
+                    err.report()
                 );
+                (VOTE_NO_CACHE, None)
             }
+        };
+        let (aseq, msgs) = e.colls.start(CollOp::ReduceToAll {
+            src: vote.to_ne_bytes().to_vec(),
+            reduction: Reduction::Builtin(Op::Bor, DType::U32),
+        })?;
+        e.cache = CacheState::Agreeing {
+            seq: aseq,
+            cache: cache.map(Box::new),
+        };
+        Ok(Some((aseq, msgs)))
+    }
+
+    /// The agreement `seq` is complete: use the cache as made, or go
+    /// without it on every member if a member could not make it or could
+    /// not map another's block (a pair that cannot reach each other's
+    /// blocks can neither read the board nor credit the slots).
+    fn cache_agreed(&self, e: &mut TeamEntry<T::Region>, seq: u32) -> Result<(), Error> {
+        let votes = e.colls.take_result(seq)?.unwrap_or_default();
+        let votes = votes.get(..4).map_or(VOTE_NO_CACHE, |b| {
+            u32::from_ne_bytes(b.try_into().expect("4 bytes"))
+        });
+        let CacheState::Agreeing { cache, .. } = std::mem::replace(&mut e.cache, CacheState::Off)
+        else {
+            return Ok(());
+        };
+        match cache {
+            Some(c) if votes == 0 => e.cache = CacheState::Ready(c),
+            _ => tracing::warn!(
+                "rank {}: team of {} goes without a collective cache (a member could not {})",
+                self.rank,
+                e.team.size(),
+                if votes & VOTE_UNMAPPED != 0 {
+                    "map another member's cache"
+                } else {
+                    "make its cache"
+                }
+            ),
         }
         Ok(())
     }

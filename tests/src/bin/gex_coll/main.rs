@@ -22,6 +22,11 @@
 //!   once; blocking reductions to all run at once and as collectives
 //!   while another member still has one in flight; prints the cache counters (`COLL_CACHE_LOCAL`,
 //!   `COLL_CACHE_RMA`, `COLL_BOARD`, `COLL_BOARD_BCAST`, `COLL_BOARD_NOW`).
+//! * `destroy [rounds]`: teams made, used and destroyed in a loop under a
+//!   lowered descriptor limit; the rank's descriptors and mappings must
+//!   not grow (see `destroy.rs`).
+//! * `unmapped`: a member cannot map the other members' collective
+//!   caches; the team agrees to go without its board (see `unmapped.rs`).
 //! * `par-split [rounds]`: a multi-threaded client whose threads split
 //!   teams at the same time; every new team's allreduce checked (3 or
 //!   more ranks; see `par_split.rs`).
@@ -41,8 +46,10 @@ use tests::program::expect_err;
 use tests::{fail, Fallible};
 
 mod cache;
+mod destroy;
 mod par_split;
 mod reduce;
+mod unmapped;
 mod user;
 
 use cache::cache;
@@ -304,10 +311,14 @@ fn main() {
         "bad" => bad(&c),
         "cache" => cache(&c),
         "attach" => before_attach(&c),
+        "unmapped" => unmapped::unmapped(&c),
+        "destroy" => {
+            tests::program::count_arg(&args, 2, 300).and_then(|n| destroy::destroy(&c, n))
+        }
         "lat" => tests::program::count_arg(&args, 2, 1000)
             .and_then(|n| sizes(args.get(3)).and_then(|s| lat(&c, n, &s))),
         _ => Err(fail(format!(
-            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache, attach, par-split [rounds] or lat <n>"
+            "unknown mode {mode:?}: expected bcast, reduce, user, teams, bad, cache, attach, destroy [rounds], unmapped, par-split [rounds] or lat <n>"
         ))),
     };
     tests::program::finish(&c, "gex-coll", &mode, r);
