@@ -173,26 +173,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(())
     }
 
-    /// The element at `offset` of `rank`'s segment when it is mapped here.
-    fn mapped_element(
-        &self,
-        rank: usize,
-        offset: usize,
-        ty: AtomicType,
-    ) -> Option<Result<*mut u8, Error>> {
-        if let Some(r) = self
-            .pshm
-            .as_ref()
-            .and_then(|sh| sh.segment_range(rank, offset, ty.size()))
-        {
-            return Some(r);
-        }
-        if rank != self.rank {
-            return None;
-        }
-        Some(self.own_segment().and_then(|g| g.range(offset, ty.size())))
-    }
-
     /// A native atomic; the target's old value (0 for non-fetching calls).
     #[allow(clippy::too_many_arguments)]
     pub fn atomic_native(
@@ -250,7 +230,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // Checks the rank, and the range against the target's published
         // segment.
         self.remote(set, rank, offset, ty.size())?;
-        if let Some(p) = self.mapped_element(rank, offset, ty) {
+        if let Some(p) = self.mapped_range(rank, offset, ty.size()) {
             let p = p?;
             self.sets[set].stats.shared_rma.add(1);
             // SAFETY: `p` is the checked, aligned element in a mapped

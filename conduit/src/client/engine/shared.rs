@@ -351,6 +351,30 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         first.map_or(Ok(()), Err)
     }
 
+    /// Where `offset..offset + len` of `rank`'s segment is mapped here:
+    /// a member of this supernode's (the shared-memory path), or this
+    /// rank's own (whether or not the path is on); `Some(Err)` for a range
+    /// outside the segment, `None` when only the provider reaches it.
+    #[inline]
+    pub(super) fn mapped_range(
+        &self,
+        rank: usize,
+        offset: usize,
+        len: usize,
+    ) -> Option<Result<*mut u8, Error>> {
+        if let Some(r) = self
+            .pshm
+            .as_ref()
+            .and_then(|sh| sh.segment_range(rank, offset, len))
+        {
+            return Some(r);
+        }
+        if rank != self.rank {
+            return None;
+        }
+        Some(self.own_segment().and_then(|g| g.range(offset, len)))
+    }
+
     /// A put or get with `rank`'s segment done as a copy, when `rank` is in
     /// this supernode or is this rank (also with the shared-memory path
     /// off: a transfer within a rank is a copy whatever the settings, so
@@ -366,12 +390,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         local: Local,
         len: usize,
     ) -> Option<Result<(), Error>> {
-        let p = match self.pshm.as_ref() {
-            Some(sh) => sh.segment_range(rank, offset, len)?,
-            None if rank == self.rank => self.own_segment().and_then(|g| g.range(offset, len)),
-            None => return None,
-        };
-        let p = match p {
+        let p = match self.mapped_range(rank, offset, len)? {
             Ok(p) => p,
             Err(e) => return Some(Err(e)),
         };

@@ -75,12 +75,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let pieces = plan.pieces();
         // A supernode member's segment, or this rank's own (a copy also
         // with the shared-memory path off, as for contiguous transfers).
-        let mapped = match &self.pshm {
-            Some(sh) => sh.segment_range(rank, 0, 0),
-            None if rank == self.rank => Some(self.own_segment().and_then(|g| g.range(0, 0))),
-            None => None,
-        };
-        if let Some(r) = mapped {
+        if let Some(r) = self.mapped_range(rank, 0, 0) {
             let base = r?;
             for p in pieces {
                 // SAFETY: the plan checked every piece against the
