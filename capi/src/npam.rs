@@ -103,11 +103,18 @@ fn prepare(
     } else {
         most.min(max)
     };
-    let own = if client_buf.is_null() {
-        vec![0u64; size.div_ceil(8)]
-    } else {
-        Vec::new()
-    };
+    let mut own = Vec::new();
+    if client_buf.is_null() {
+        // A buffer as large as the payload may be: its allocation failing
+        // is a fatal error naming the sizes, not an abort of the process.
+        if own.try_reserve_exact(size.div_ceil(8)).is_err() {
+            fatal(
+                call,
+                &format!("cannot allocate {size} bytes for the payload (least_payload={least}, most_payload={most}): out of memory"),
+            )
+        }
+        own.resize(size.div_ceil(8), 0u64);
+    }
     PREPARED.with(|p| {
         *p.borrow_mut() = Some(Box::new(Prepared {
             dest,

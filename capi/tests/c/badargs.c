@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static gex_Token_t saved;
 static void keep_token(gex_Token_t t) { saved = t; }
@@ -43,6 +44,17 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "ad-op") || !strcmp(mode, "ad-outside") || !strcmp(mode, "ad-type") || !strcmp(mode, "ad-result") || !strcmp(mode, "ad-misaligned")) gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD | GEX_OP_GET, 0);
     if (!strcmp(mode, "coll1-flags") || !strcmp(mode, "coll1-unknown-flag") || !strcmp(mode, "coll1-nbytes") || !strcmp(mode, "coll1-srcimage") || !strcmp(mode, "coll1-init-twice"))
         gasnet_coll_init(NULL, 0, NULL, 0, 0);
+    /* A team destroyed by both ranks (collective), for the cases that
+     * use it afterwards; an event of it left unsynced. */
+    gex_TM_t dead = GEX_TM_INVALID;
+    gex_Event_t dead_ev = GEX_EVENT_INVALID;
+    static uint64_t dead_src = 1, dead_dst;
+    if (!strcmp(mode, "tm-destroyed") || !strcmp(mode, "tm-destroyed-event")) {
+        gex_TM_Split(&dead, tm, 0, 0, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
+        if (!strcmp(mode, "tm-destroyed-event"))
+            dead_ev = gex_Coll_ReduceToAllNB(dead, &dead_dst, &dead_src, GEX_DT_U64, 8, 1, GEX_OP_ADD, NULL, NULL, 0);
+        gex_TM_Destroy(dead, NULL, 0);
+    }
     if (me == 0) {
         if (!strcmp(mode, "handler-index")) {
             gex_AM_Entry_t e = {5, nop, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "low"};
@@ -77,6 +89,24 @@ int main(int argc, char **argv) {
             gex_AM_RequestShort0(tm, me, 200, 0);
             GASNET_BLOCKUNTIL(saved != NULL);
             gex_AM_ReplyShort0(saved, 200, 0);
+        } else if (!strcmp(mode, "tm-destroyed")) {
+            gex_Coll_BarrierNB(dead, 0);
+        } else if (!strcmp(mode, "tm-destroyed-event")) {
+            gex_Event_Wait(dead_ev);
+        } else if (!strcmp(mode, "tm-destroy-world")) {
+            gex_TM_Destroy(tm, NULL, 0);
+        } else if (!strcmp(mode, "prepare-oom")) {
+            /* Address space for 256 MiB more than the process maps: the
+             * conduit's own buffer for a 2 GiB Long cannot be had. */
+            unsigned long pages = 0;
+            FILE *f = fopen("/proc/self/statm", "r");
+            if (!f || fscanf(f, "%lu", &pages) != 1) return 1;
+            fclose(f);
+            struct rlimit rl = {(rlim_t)pages * 4096 + (256u << 20), RLIM_INFINITY};
+            if (getrlimit(RLIMIT_AS, &rl) == 0) rl.rlim_cur = (rlim_t)pages * 4096 + (256u << 20);
+            if (setrlimit(RLIMIT_AS, &rl) != 0) return 1;
+            size_t max = gex_AM_MaxRequestLong(tm, (me + 1) % n, GEX_EVENT_NOW, 0, 0);
+            gex_AM_PrepareRequestLong(tm, (me + 1) % n, NULL, max, max, peer, NULL, 0, 0);
         } else if (!strcmp(mode, "prepare-numargs")) {
             gex_AM_PrepareRequestMedium(tm, (me + 1) % n, NULL, 8, 8, NULL, 0, 17);
         } else if (!strcmp(mode, "commit-size")) {
