@@ -176,3 +176,45 @@ fn a_launcher_command_killed_by_a_signal_is_reported() {
         );
     }
 }
+
+/// A rank that exits 0 without ever starting GASNet, while the others
+/// did and wait for it in the bootstrap: the job ends at once with 1,
+/// naming it (before, it waited for the exit timeout). A job none of
+/// whose ranks starts GASNet (`hostname`) still exits 0.
+#[test]
+fn rank_exiting_zero_without_joining_ends_the_job_at_once() {
+    let _g = serial();
+    let t = token("nojoin");
+    let b = bc();
+    let script = format!("[ \"$GASNET_OFI_RANK\" = 1 ] && exit 0; exec {b} $0 hang");
+    let d = Job::start(
+        &t,
+        &["-n", "3", "sh", "-c", &script, &t],
+        &[("GASNET_EXITTIMEOUT", "20")],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(1), "stderr: {}", d.err_text());
+    let lines: Vec<_> = d
+        .err
+        .iter()
+        .filter(|l| l.contains("terminating the job"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", d.err);
+    assert!(
+        lines[0].starts_with("gasnetrun-ofi: rank 1 on host ")
+            && lines[0].contains(
+                "exited with code 0 without joining the job (it never started GASNet: gex_Client_Init, gasnet_init or Client::init)"
+            ),
+        "{}",
+        lines[0]
+    );
+    assert!(d.elapsed < Duration::from_secs(10), "took {:?}", d.elapsed);
+    let t = token("plain");
+    let d = Job::start(
+        &t,
+        &["-n", "3", "sh", "-c", "sleep 0.$GASNET_OFI_RANK", &t],
+        &[],
+    )
+    .wait(DEADLINE);
+    assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
+}

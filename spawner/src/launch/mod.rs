@@ -13,7 +13,9 @@
 //!   process group, SIGKILL `min(3 s, exit timeout)` later;
 //! * a rank that exits 0 while others run starts the exit timeout
 //!   (`GASNET_EXITTIMEOUT`, or `min(MAX, MIN + N * FACTOR)`): ranks still
-//!   running when it expires are torn down and the job exits 1;
+//!   running when it expires are torn down and the job exits 1; one that
+//!   exits 0 without ever saying hello while others did (it never started
+//!   GASNet, and they wait for it) ends the job at once with 1;
 //! * SIGINT, SIGTERM and SIGHUP on the launcher are passed to every rank
 //!   (a second one sends SIGKILL); the job then exits `128 + signal`.
 

@@ -237,6 +237,7 @@ impl Job {
                 for c in tree_children(rank, self.n, self.radix) {
                     self.try_welcome(c);
                 }
+                self.check_left_before_joining();
             }
             Ev::RankMsg { rank, msg } => match msg {
                 Msg::Abort { code } => {
@@ -384,6 +385,7 @@ impl Job {
             if self.running > 0 && self.grace.is_none() {
                 self.grace = Some((rank, Instant::now() + self.timeout));
             }
+            self.check_left_before_joining();
             return;
         }
         self.code.get_or_insert(end.shell_code());

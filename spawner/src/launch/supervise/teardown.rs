@@ -33,6 +33,35 @@ impl Job {
         }
     }
 
+    /// A rank that exited 0 without ever saying hello, in a job where
+    /// other ranks did: it never started GASNet, and the ranks that did
+    /// wait for it in the bootstrap, which cannot complete. The job ends
+    /// now with 1, naming it, rather than after the exit timeout. (A job
+    /// whose ranks all exit without a hello runs a program that does not
+    /// use GASNet, such as `hostname`: nothing to end.)
+    pub(super) fn check_left_before_joining(&mut self) {
+        if self.teardown.is_some() || self.code.is_some() || self.running == 0 {
+            return;
+        }
+        if !self.listen.iter().any(Option::is_some) {
+            return;
+        }
+        let Some(r) = (0..self.n)
+            .find(|&r| self.listen[r].is_none() && self.ends[r].is_some_and(|e| e.is_success()))
+        else {
+            return;
+        };
+        gex_env::eprintln_whole!(
+            "gasnetrun-ofi: rank {r} on host {} exited with code 0 without joining the job (it \
+             never started GASNet: gex_Client_Init, gasnet_init or Client::init) while {} rank(s) \
+             that did wait for it; terminating the job",
+            self.host_name(r),
+            self.listen.iter().flatten().count()
+        );
+        self.code = Some(1);
+        self.start_teardown(Signal::SIGTERM);
+    }
+
     /// ssh jobs: once every agent answered, the start-up deadline is
     /// gone; when it passes first, the job ends naming the hosts whose
     /// agent never answered (a host that does not answer ssh, or hangs).
