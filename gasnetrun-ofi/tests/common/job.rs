@@ -45,6 +45,14 @@ impl Done {
         self.err.iter().filter(|l| l.contains(text)).collect()
     }
 
+    /// The launcher's one line saying why it tore the job down (a panic
+    /// unless there is exactly one).
+    pub fn teardown_line(&self) -> &str {
+        let lines = self.err_with("terminating the job");
+        assert_eq!(lines.len(), 1, "{:?}", self.err);
+        lines[0]
+    }
+
     pub fn out_text(&self) -> String {
         self.out.join("\n")
     }

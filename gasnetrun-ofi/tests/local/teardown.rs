@@ -13,13 +13,8 @@ fn exit_code_of_a_rank_is_the_job_exit_code() {
     let b = bc();
     let d = Job::start(&t, &["-n", "4", &b, &t, "exit", "1", "3"], &[]).wait(DEADLINE);
     assert_eq!(d.code, Some(3), "stderr: {}", d.err_text());
-    let lines: Vec<_> = d
-        .err
-        .iter()
-        .filter(|l| l.contains("terminating the job"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{:?}", d.err);
-    assert!(lines[0].contains("rank 1 on host ") && lines[0].contains("exited with code 3"));
+    let line = d.teardown_line();
+    assert!(line.contains("rank 1 on host ") && line.contains("exited with code 3"));
 }
 
 #[test]
@@ -59,17 +54,12 @@ fn kill_9_of_one_rank_ends_the_job_within_the_exit_timeout() {
     let took = killed.elapsed();
     assert!(took < Duration::from_secs(3), "teardown took {took:?}");
     assert_eq!(d.code, Some(128 + 9), "stderr: {}", d.err_text());
-    let lines: Vec<_> = d
-        .err
-        .iter()
-        .filter(|l| l.contains("terminating the job"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{:?}", d.err);
+    let line = d.teardown_line();
     assert!(
-        lines[0].starts_with("gasnetrun-ofi: rank 2 on host ")
-            && lines[0].contains("was killed by signal 9 (SIGKILL)"),
+        line.starts_with("gasnetrun-ofi: rank 2 on host ")
+            && line.contains("was killed by signal 9 (SIGKILL)"),
         "{}",
-        lines[0]
+        line
     );
 }
 
@@ -194,19 +184,14 @@ fn rank_exiting_zero_without_joining_ends_the_job_at_once() {
     )
     .wait(DEADLINE);
     assert_eq!(d.code, Some(1), "stderr: {}", d.err_text());
-    let lines: Vec<_> = d
-        .err
-        .iter()
-        .filter(|l| l.contains("terminating the job"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{:?}", d.err);
+    let line = d.teardown_line();
     assert!(
-        lines[0].starts_with("gasnetrun-ofi: rank 1 on host ")
-            && lines[0].contains(
+        line.starts_with("gasnetrun-ofi: rank 1 on host ")
+            && line.contains(
                 "exited with code 0 without joining the job (it never started GASNet: gex_Client_Init, gasnet_init or Client::init)"
             ),
         "{}",
-        lines[0]
+        line
     );
     assert!(d.elapsed < Duration::from_secs(10), "took {:?}", d.elapsed);
     let t = token("plain");
