@@ -266,7 +266,7 @@ fn teams_split_at_once_by_threads_get_distinct_ids() {
 #[test]
 fn destroyed_teams_release_their_resources() {
     let _g = serial();
-    let line = "gex-coll destroy: ok: 300 rounds of two teams made, used and destroyed, descriptors and mappings kept level; the world team refused; a retired team refused";
+    let line = "gex-coll destroy: ok: 300 rounds of four teams made, used and destroyed, descriptors and mappings kept level; the world team refused; a retired team refused";
     for (n, p, pshm) in [
         (3, "shm", "0"),
         (4, "shm", "0"),

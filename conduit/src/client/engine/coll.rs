@@ -41,6 +41,10 @@ pub(crate) struct TeamEntry<R> {
     pub(super) cached: HashSet<u32>,
     /// Collectives whose events were dropped unwaited: retired once done.
     abandoned: HashSet<u32>,
+    /// Being destroyed: flushed, so its cache is no longer read (a chunk
+    /// left in a slot by a collective that failed here is never read, and
+    /// no credit for it goes to a member that may have freed its block).
+    closing: bool,
 }
 
 impl<R> TeamEntry<R> {
@@ -51,6 +55,7 @@ impl<R> TeamEntry<R> {
             cache: CacheState::Unset,
             cached: HashSet::default(),
             abandoned: HashSet::default(),
+            closing: false,
         }
     }
 
@@ -62,10 +67,13 @@ impl<R> TeamEntry<R> {
 
     /// Whether the cache or abandoned collectives need advancing.
     fn busy(&self) -> bool {
-        !self.cached.is_empty()
-            || !self.abandoned.is_empty()
-            || !self.cache.idle()
-            || self.cache.reading()
+        self.cache_work() || !self.abandoned.is_empty()
+    }
+
+    /// Whether the cache needs reading or writing (never once the team is
+    /// closing).
+    fn cache_work(&self) -> bool {
+        !self.closing && (!self.cached.is_empty() || !self.cache.idle() || self.cache.reading())
     }
 }
 

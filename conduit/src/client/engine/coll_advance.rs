@@ -169,7 +169,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             Step::Failed(err) => first = Some(err),
             Step::Settled | Step::Waiting => {}
         }
-        let work = !e.cached.is_empty() || !e.cache.idle() || e.cache.reading();
+        let work = e.cache_work();
         if let CacheState::Ready(c) = &mut e.cache {
             if work {
                 match self.cache_poll(c, &mut e.colls) {

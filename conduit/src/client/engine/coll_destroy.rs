@@ -3,9 +3,13 @@
 //! other members' blocks) and its state are released, collectively.
 //!
 //! A member may free its block only once no member will touch it again:
-//! every member first waits until every collective it started on the team
-//! is complete and every write of its cache is over (its flush: chunks
-//! delivered, credits and flags written), then the members synchronise by
+//! every member first waits until its cache's set-up is settled (the
+//! agreement on it takes a sequence number on every member), then until
+//! every collective it started on the team is complete and every write of
+//! its cache is over (its flush: chunks delivered, credits and flags
+//! written); from then on it no longer reads its cache (a chunk a member
+//! left there for a collective that failed here would be credited to a
+//! member that may have freed its block). Then the members synchronise by
 //! a reduction that travels as Active Messages, never through the cache
 //! being freed. A member that finished that reduction knows that every
 //! other member finished its flush, so nothing more arrives in its block;
@@ -32,8 +36,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if id == 0 {
             return Err(Error::DestroyWorld);
         }
+        // The cache's set-up first: its agreement takes a sequence number,
+        // and every member must have taken it before the barrier takes
+        // the next (a member whose exchange ended inside its only
+        // collective has not started its agreement yet).
+        self.cache_settle(id)?;
         self.coll_flush(id)?;
-        let team = entry_mut(&mut self.coll.teams.lock(), id)?.team.clone();
+        let team = {
+            let mut teams = self.coll.teams.lock();
+            let e = entry_mut(&mut teams, id)?;
+            e.closing = true;
+            e.team.clone()
+        };
         let barrier = CollOp::ReduceToAll {
             src: vec![0; 4],
             reduction: Reduction::Builtin(Op::Bor, DType::U32),

@@ -145,11 +145,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         e: &mut TeamEntry<T::Region>,
         seq: u32,
     ) -> Result<Option<(u32, Vec<Msg>)>, Error> {
-        let table = e.colls.take_result(seq)?.unwrap_or_default();
+        // Off whatever the result: a failed exchange is not waited for
+        // again.
         let CacheState::Exchanging { block, .. } = std::mem::replace(&mut e.cache, CacheState::Off)
         else {
             return Ok(None);
         };
+        let table = e.colls.take_result(seq)?.unwrap_or_default();
         let records: Vec<u64> = table
             .chunks_exact(8)
             .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
@@ -200,14 +202,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// not map another's block (a pair that cannot reach each other's
     /// blocks can neither read the board nor credit the slots).
     fn cache_agreed(&self, e: &mut TeamEntry<T::Region>, seq: u32) -> Result<(), Error> {
-        let votes = e.colls.take_result(seq)?.unwrap_or_default();
-        let votes = votes.get(..4).map_or(VOTE_NO_CACHE, |b| {
-            u32::from_ne_bytes(b.try_into().expect("4 bytes"))
-        });
+        // Off whatever the result: a failed agreement is not waited for
+        // again.
         let CacheState::Agreeing { cache, .. } = std::mem::replace(&mut e.cache, CacheState::Off)
         else {
             return Ok(());
         };
+        let votes = e.colls.take_result(seq)?.unwrap_or_default();
+        let votes = votes.get(..4).map_or(VOTE_NO_CACHE, |b| {
+            u32::from_ne_bytes(b.try_into().expect("4 bytes"))
+        });
         match cache {
             Some(c) if votes == 0 => e.cache = CacheState::Ready(c),
             _ => tracing::warn!(

@@ -2,7 +2,10 @@
 //! round splits the world twice (halves by parity, in reverse rank order,
 //! and the whole), runs on both collectives that take the collective
 //! cache (small and 4 KiB reductions to all, a 4 KiB broadcast) and drops
-//! one non-blocking reduction unwaited, then destroys both. The rank's
+//! one non-blocking reduction unwaited, then destroys both; then splits a
+//! team that runs one reduction only before
+//! its destroy (in pairs, whose second member polls before it), and one
+//! that runs none. The rank's
 //! descriptor limit is lowered to 64 above what it holds, so teams that
 //! kept their memory files would run out within the rounds; after the
 //! rounds, the descriptors and mappings the rank holds must not have
@@ -92,6 +95,29 @@ pub fn destroy(c: &Client, rounds: usize) -> Fallible<String> {
         exercise(&whole, round)?;
         half.destroy()?;
         whole.destroy()?;
+        // A team with one collective only, and one with none. In pairs
+        // of job ranks, the second member polls a while before the
+        // collective: the first member's chunks of the cache's record
+        // exchange and of the reduction are held for it when it starts
+        // them, so both complete at once and the exchange's end (and the
+        // agreement that follows it) comes later there than elsewhere.
+        let once = w
+            .split(Some(me as u32 / 2), 0)?
+            .ok_or_else(|| fail("the split in pairs gave no team"))?;
+        if once.rank() == 1 {
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(2);
+            while std::time::Instant::now() < until {
+                c.poll()?;
+            }
+        }
+        let got = once.allreduce(CollOp::Sum, &[1u32])?;
+        if got != [once.size() as u32] {
+            return Err(fail(format!("{once:?}: one allreduce summed {got:?}")));
+        }
+        once.destroy()?;
+        w.split(Some(0), 0)?
+            .ok_or_else(|| fail("the split of the whole gave no team"))?
+            .destroy()?;
         // After every member was a broadcast's root of both teams (up to
         // 10 ranks): providers that connect on first use hold their
         // connections by then.
@@ -122,6 +148,6 @@ pub fn destroy(c: &Client, rounds: usize) -> Fallible<String> {
     }
     w.barrier()?;
     Ok(format!(
-        "ok: {rounds} rounds of two teams made, used and destroyed, descriptors and mappings kept level; the world team refused; a retired team refused"
+        "ok: {rounds} rounds of four teams made, used and destroyed, descriptors and mappings kept level; the world team refused; a retired team refused"
     ))
 }
