@@ -441,7 +441,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .into());
         }
-        self.coll.queued.store(true, Ordering::Release);
         self.coll.inbox.lock().push(InMsg {
             team: args[0],
             seq: args[1],
@@ -451,6 +450,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             chunk: args[3],
             data: payload.to_vec(),
         });
+        // After the push: an advance that clears the flag and then takes
+        // the inbox either takes this chunk or leaves the flag set for it
+        // (set before the push, another thread's advance could clear it
+        // and take the inbox before the chunk was in it, stranding it).
+        self.coll.queued.store(true, Ordering::Release);
         Ok(())
     }
 

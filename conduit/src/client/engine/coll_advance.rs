@@ -142,10 +142,21 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
         }
         if !parked.is_empty() {
-            let mut inbox = self.coll.inbox.lock();
-            parked.append(&mut inbox);
-            *inbox = parked;
-            // Parked chunks wait for their team, not for the next poll.
+            let teams: Vec<u32> = parked.iter().map(|m| m.team).collect();
+            {
+                let mut inbox = self.coll.inbox.lock();
+                parked.append(&mut inbox);
+                *inbox = parked;
+            }
+            // Parked chunks wait for their team, not for the next poll;
+            // but a team another thread added while they were out of the
+            // inbox found it empty (`requeue_parked`), so they are looked
+            // at again if theirs exists now. (Put back before this look,
+            // added before that one: one of the two sees the other.)
+            let made = self.coll.teams.lock();
+            if teams.iter().any(|t| made.contains_key(t)) {
+                self.coll.queued.store(true, Ordering::Release);
+            }
         }
         for (id, seq, team, out) in am {
             if let Err(e) = self.coll_send(id, seq, &team, out) {
