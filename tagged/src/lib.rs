@@ -15,4 +15,4 @@ pub mod layout;
 pub mod request;
 
 pub use layout::{Decoded, Layout, LayoutError, LimitError, ProviderTagFacts, TagMode};
-pub use request::{Kind, OpError, Part, ReqId, Requests, Status};
+pub use request::{Kind, OpError, Part, ReqId, Requests, Status, NO_OWNER};

@@ -139,8 +139,14 @@ enum State {
 #[derive(Debug)]
 struct Slot {
     gen: u32,
+    /// The communicator (id) the request is on; [`NO_OWNER`] for one that
+    /// no communicator waits for.
+    owner: u32,
     state: State,
 }
+
+/// The owner of requests no communicator waits for (detached sends).
+pub const NO_OWNER: u32 = u32::MAX;
 
 /// The table of requests.
 #[derive(Debug, Default)]
@@ -156,18 +162,21 @@ impl Requests {
         Requests::default()
     }
 
-    /// Start a request of `kind`.
-    pub fn start(&mut self, kind: Kind) -> ReqId {
+    /// Start a request of `kind` on communicator `owner` (or
+    /// [`NO_OWNER`]).
+    pub fn start(&mut self, owner: u32, kind: Kind) -> ReqId {
         self.pending += 1;
         if let Some(idx) = self.free.pop() {
             let s = &mut self.slots[idx as usize];
             s.gen = s.gen.wrapping_add(1);
+            s.owner = owner;
             s.state = State::Pending(kind);
             return ReqId { idx, gen: s.gen };
         }
         let idx = self.slots.len() as u32;
         self.slots.push(Slot {
             gen: 0,
+            owner,
             state: State::Pending(kind),
         });
         ReqId { idx, gen: 0 }
@@ -176,6 +185,15 @@ impl Requests {
     /// Requests started and not yet finished.
     pub fn pending(&self) -> usize {
         self.pending
+    }
+
+    /// Requests on communicator `owner` not yet finished (a scan: for a
+    /// communicator's free, not for hot paths).
+    pub fn pending_on(&self, owner: u32) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.owner == owner && matches!(s.state, State::Pending(_)))
+            .count()
     }
 
     /// The kind of the request pending in slot `idx` (completions carry
@@ -196,6 +214,7 @@ impl Requests {
             Some(Slot {
                 gen,
                 state: State::Pending(k),
+                ..
             }) if *gen == id.gen => Some(*k),
             _ => None,
         }
@@ -268,7 +287,7 @@ impl Requests {
 
     /// Whether `id` has finished.
     pub fn is_done(&self, id: ReqId) -> bool {
-        matches!(self.slots.get(id.idx as usize), Some(Slot { gen, state: State::Done(_) }) if *gen == id.gen)
+        matches!(self.slots.get(id.idx as usize), Some(Slot { gen, state: State::Done(_), .. }) if *gen == id.gen)
     }
 
     /// Take the outcome of a finished request and free its slot.
@@ -295,15 +314,15 @@ mod tests {
     #[test]
     fn detached_sends_free_their_slot_when_they_finish() {
         let mut r = Requests::new();
-        let a = r.start(Kind::Detached { len: 8 });
-        let b = r.start(Kind::Detached { len: 9 });
+        let a = r.start(1, Kind::Detached { len: 8 });
+        let b = r.start(1, Kind::Detached { len: 9 });
         assert_eq!(r.pending(), 2);
         assert!(r.complete(a.idx, Part::Main, Status::default()));
         assert_eq!(r.pending(), 1);
         assert!(!r.is_done(a));
         assert_eq!(r.take(a), None);
         assert_eq!(r.kind_at(a.idx), None);
-        let c = r.start(Kind::Send { len: 1 });
+        let c = r.start(1, Kind::Send { len: 1 });
         assert_eq!(c.idx, a.idx, "the freed slot is reused");
         assert_ne!(c.gen, a.gen);
         r.fail(
@@ -316,7 +335,7 @@ mod tests {
         );
         assert_eq!(r.pending(), 1);
         assert_eq!(r.take(b), None);
-        assert_eq!(r.start(Kind::Probe).idx, b.idx);
+        assert_eq!(r.start(1, Kind::Probe).idx, b.idx);
         // The Send in a's old slot is unaffected.
         assert!(r.complete(c.idx, Part::Main, Status::default()));
         assert_eq!(r.take(c).map(|o| o.map(|s| s.len)), Some(Ok(1)));
@@ -337,11 +356,14 @@ mod tests {
     #[test]
     fn sync_send_needs_both_parts() {
         let mut r = Requests::new();
-        let id = r.start(Kind::SyncSend {
-            len: 8,
-            sent: false,
-            acked: false,
-        });
+        let id = r.start(
+            1,
+            Kind::SyncSend {
+                len: 8,
+                sent: false,
+                acked: false,
+            },
+        );
         assert!(!r.complete(id.idx, Part::Ack, Status::default()));
         assert!(!r.is_done(id));
         assert!(r.complete(id.idx, Part::Main, Status::default()));
@@ -353,11 +375,14 @@ mod tests {
     #[test]
     fn stale_handles_see_nothing() {
         let mut r = Requests::new();
-        let a = r.start(Kind::Recv {
-            cap: 4,
-            counted: true,
-            from: None,
-        });
+        let a = r.start(
+            1,
+            Kind::Recv {
+                cap: 4,
+                counted: true,
+                from: None,
+            },
+        );
         r.complete(
             a.idx,
             Part::Main,
@@ -368,7 +393,7 @@ mod tests {
             },
         );
         assert!(r.take(a).is_some());
-        let b = r.start(Kind::Send { len: 1 });
+        let b = r.start(1, Kind::Send { len: 1 });
         assert_eq!(a.idx, b.idx);
         assert!(!r.is_done(a));
         assert!(r.take(a).is_none());
@@ -382,5 +407,20 @@ mod tests {
             }),
         );
         assert!(r.take(b).unwrap().is_err());
+    }
+
+    #[test]
+    fn pending_requests_are_counted_per_communicator() {
+        let mut r = Requests::new();
+        let a = r.start(3, Kind::Send { len: 1 });
+        r.start(4, Kind::Probe);
+        r.start(NO_OWNER, Kind::Detached { len: 2 });
+        assert_eq!(
+            (r.pending_on(3), r.pending_on(4), r.pending_on(5)),
+            (1, 1, 0)
+        );
+        assert!(r.complete(a.idx, Part::Main, Status::default()));
+        assert_eq!(r.pending_on(3), 0, "a finished request is not pending");
+        assert_eq!(r.pending(), 2);
     }
 }

@@ -447,7 +447,7 @@ fn tagged_calls_inside_a_handler_are_refused() {
         );
         r.expect_line(
             &format!("{p} GASNET_SUPERNODE_MAXSIZE={pshm}"),
-            "gex-tagged in-handler: ok: 11 tagged calls refused inside a handler, each by name; a tagged message after it",
+            "gex-tagged in-handler: ok: 12 tagged calls refused inside a handler, each by name; a tagged message after it",
         );
     }
 }
@@ -478,6 +478,22 @@ fn communicators_duplicated_at_once_by_threads_get_distinct_ids() {
             &format!(
                 "gex-tagged dup-threads: ok: 4 threads x 50 rounds duplicated communicators at once on {n} ranks, every id distinct, messages on their own communicator"
             ),
+        );
+    }
+}
+
+/// A communicator freed while a member has a receive pending on it: every
+/// member is refused with `FreePending` naming that member, and the
+/// communicator stays usable (before, the free went through: the receive
+/// was left to match the next communicator to take the id, and a
+/// synchronous sender could wait for ever for its acknowledgement).
+#[test]
+fn a_communicator_with_pending_requests_is_not_freed() {
+    let _g = serial();
+    for p in ["tcp", "sockets", "udp"] {
+        run(2, &["free-pending"], p, &[], 60).expect_line(
+            p,
+            "gex-tagged free-pending: ok: a free with a receive pending refused on every member, naming it; the message received, then freed",
         );
     }
 }

@@ -89,7 +89,7 @@ impl<M: Mode> Engine<M> {
                 from: sel.source,
             }
         };
-        let id = x.reqs.lock().start(kind);
+        let id = x.reqs.lock().start(c.cid, kind);
         slot.req
             .store(context(id.idx, Part::Main), Ordering::Release);
         let w = Waiting {
@@ -141,8 +141,8 @@ impl<M: Mode, S, T: Transport> std::fmt::Debug for Message<'_, '_, M, S, T> {
 }
 
 impl<'a, 'c, M: Mode, S, T: Transport> Message<'a, 'c, M, S, T> {
-    /// The message's source, tag and size (`size`; `len` is 0 until
-    /// received).
+    /// The message's source, tag and size (`size`, and `len` as for a
+    /// probe: the message's size).
     pub fn status(&self) -> Status {
         self.status
     }

@@ -156,6 +156,8 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
     /// Is a matching message waiting? Its status if so (the message stays
     /// to be received).
     pub fn iprobe(&self, source: Option<u32>, tag: Option<u32>) -> Result<Option<Status>, Error> {
+        // It waits for the provider's answer, making progress meanwhile.
+        crate::client::engine::not_in_handler("a tagged probe")?;
         let sel = Select {
             source,
             tag,
@@ -353,15 +355,43 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         self.make(cid, members)
     }
 
-    /// Free the communicator (collective over its members: a barrier, then
-    /// its id may be reused). A clone of it used afterwards fails with
+    /// Free the communicator (collective over its members: they agree,
+    /// then its id may be reused). A clone of it used afterwards fails with
     /// [`TaggedError::Freed`].
+    ///
+    /// A member with requests still pending on it (a receive not matched
+    /// yet, a synchronous send not acknowledged) would leave them to match
+    /// the communicator that takes its id next, or an acknowledgement
+    /// unsent: every member then gets [`TaggedError::FreePending`] naming
+    /// the members that have some, and the communicator stays usable
+    /// (MPI lets such requests complete after the free; here they are
+    /// waited for, or cancelled, first).
     pub fn free(self) -> Result<(), Error> {
         crate::client::engine::not_in_handler("a communicator's free")?;
         if self.info.cid == 0 {
             return Err(TaggedError::FreeWorld.into());
         }
-        self.barrier()?;
+        let cid = self.info.cid;
+        let mine = self.eng.ctx(self.info.ctx).reqs.lock().pending_on(cid) as u32;
+        let all = self.allgather(&mine.to_le_bytes())?;
+        let mut busy = Vec::new();
+        for (r, a) in all.iter().enumerate() {
+            let b: [u8; 4] = a
+                .as_slice()
+                .try_into()
+                .map_err(|_| malformed("free", "bad count"))?;
+            if u32::from_le_bytes(b) != 0 {
+                busy.push(r as u32);
+            }
+        }
+        if !busy.is_empty() {
+            return Err(TaggedError::FreePending {
+                cid,
+                pending: mine,
+                ranks: busy,
+            }
+            .into());
+        }
         self.info
             .freed
             .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -113,6 +113,17 @@ pub enum TaggedError {
         /// Its id (which a later communicator may have taken).
         cid: u32,
     },
+    /// `Comm::free` while members have requests pending on the
+    /// communicator: no member freed it.
+    #[error("communicator {cid} not freed: members {ranks:?} (communicator ranks) have requests still pending on it ({pending} here); wait for or cancel them first, then free it")]
+    FreePending {
+        /// Its id.
+        cid: u32,
+        /// Requests pending on it here.
+        pending: u32,
+        /// The members with some.
+        ranks: Vec<u32>,
+    },
     /// The world communicator cannot be freed.
     #[error("the world communicator cannot be freed")]
     FreeWorld,

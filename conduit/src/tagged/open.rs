@@ -142,6 +142,11 @@ pub(crate) fn open<M: Mode>(
     boot: &dyn Bootstrap,
 ) -> Result<Engine<M>, Error> {
     let (layout, mut info) = choose::<M>(w, st.tag_mode)?;
+    // Every rank of the job must fit the layout's source field (the tag
+    // keeps only its low bits: larger ranks would alias smaller ones).
+    layout
+        .check_source(boot.size().saturating_sub(1) as u32)
+        .map_err(TaggedError::from)?;
     let entry = info.first().ok_or(Error::NoFiInfo)?;
     let cq_data_size = entry.cq_data_size();
     let inject = entry.inject_size();

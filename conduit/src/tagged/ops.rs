@@ -111,15 +111,18 @@ impl<M: Mode> Engine<M> {
             });
         }
         self.await_send_room(x)?;
-        let id = x.reqs.lock().start(if sync {
-            Kind::SyncSend {
-                len,
-                sent: false,
-                acked: false,
-            }
-        } else {
-            Kind::Send { len }
-        });
+        let id = x.reqs.lock().start(
+            c.cid,
+            if sync {
+                Kind::SyncSend {
+                    len,
+                    sent: false,
+                    acked: false,
+                }
+            } else {
+                Kind::Send { len }
+            },
+        );
         let posted = Posted {
             ctx: c.ctx,
             id: Some(id),
@@ -192,7 +195,10 @@ impl<M: Mode> Engine<M> {
         self.await_send_room(x)?;
         let copy: Box<[u8]> = src.into();
         let ptr = copy.as_ptr();
-        let id = x.reqs.lock().start(Kind::Detached { len: src.len() });
+        let id = x
+            .reqs
+            .lock()
+            .start(tagged::NO_OWNER, Kind::Detached { len: src.len() });
         {
             let mut copies = x.copies.lock();
             let i = id.idx as usize;
@@ -208,8 +214,10 @@ impl<M: Mode> Engine<M> {
             x.tx.tsend(ptr, src.len(), data, addr, bits, mctx)
         });
         if let Err(e) = r {
-            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+            // The copy goes before the slot is given back: once free, the
+            // slot (and its place in `copies`) may be another thread's.
             x.copies.lock()[id.idx as usize] = None;
+            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
             return Err(e);
         }
         self.sent(x);
@@ -248,7 +256,7 @@ impl<M: Mode> Engine<M> {
                 from: sel.source,
             }
         };
-        let id = x.reqs.lock().start(kind);
+        let id = x.reqs.lock().start(c.cid, kind);
         let ctx = context(id.idx, Part::Main) as usize;
         let flags = if probe { sys::FI_PEEK as u64 } else { 0 };
         let w = super::engine::Waiting {

@@ -40,6 +40,8 @@ mod bench;
 mod checks;
 #[path = "gex_tagged/foreign.rs"]
 mod foreign;
+#[path = "gex_tagged/free_pending.rs"]
+mod free_pending;
 #[path = "gex_tagged/in_handler.rs"]
 mod in_handler;
 #[path = "gex_tagged/layout.rs"]
@@ -76,12 +78,13 @@ fn main() {
         "all" => checks::all(&c),
         "in-handler" => in_handler::in_handler(c.clone()),
         "foreign" => foreign::foreign(&c),
+        "free-pending" => free_pending::free_pending(&c),
         "limits" => layout::limits(&c),
         "layout" => layout::layout(&c),
         "pingpong" => (|| bench::pingpong(&c, num(2, 8)?, num(3, 10_000)?))(),
         "bandwidth" => (|| bench::bandwidth(&c, num(2, 1 << 20)?, num(3, 64)?, num(4, 20)?))(),
         _ => Err(fail(format!(
-            "usage: gex-tagged all|in-handler|foreign|limits|layout|threads <t> <c> <n>|dup-threads <t> <rounds>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
+            "usage: gex-tagged all|in-handler|foreign|free-pending|limits|layout|threads <t> <c> <n>|dup-threads <t> <rounds>|pingpong <bytes> <iters>|bandwidth <bytes> <window> <iters> (got {mode:?})"
         ))),
     };
     match r {

@@ -217,9 +217,12 @@ impl<M: Mode> Engine<M> {
                         prov_errno: e.prov_errno,
                         text: format!("{len} bytes: {}", e.text),
                     };
+                    // The copy goes before the slot is given back (under
+                    // the lock, as on success): once free, the slot and its
+                    // place in `copies` may be another thread's.
+                    free_copy(c, idx);
                     reqs.fail(idx, Err(cause.clone()));
                     drop(reqs);
-                    free_copy(c, idx);
                     return Err(TaggedError::Op {
                         op: "a tagged send (from a copy, finished at return)",
                         cause,

@@ -15,11 +15,12 @@ thread_local! {
 }
 
 /// What each call is refused as.
-const CALLS: [(&str, &str); 11] = [
+const CALLS: [(&str, &str); 12] = [
     ("send", "a tagged send"),
     ("ssend", "a tagged send"),
     ("recv", "a tagged receive"),
     ("probe", "a tagged probe"),
+    ("iprobe", "a tagged probe"),
     ("improbe", "a matched probe"),
     ("mprobe", "a matched probe"),
     ("scope", "a tagged scope"),
@@ -41,6 +42,7 @@ fn calls(c: &Client) -> Vec<(&'static str, Result<(), String>)> {
         ("ssend", r(w.ssend(&b, 1, 5))),
         ("recv", r(w.recv(&mut b, Some(1), Some(5)).map(|_| ()))),
         ("probe", r(w.probe(Some(1), Some(5)).map(|_| ()))),
+        ("iprobe", r(w.iprobe(Some(1), Some(5)).map(|_| ()))),
         ("improbe", r(w.improbe(Some(1), Some(5)).map(|_| ()))),
         ("mprobe", r(w.mprobe(Some(1), Some(5)).map(|_| ()))),
         ("scope", r(w.scope(|_| Ok::<_, Error>(())))),
