@@ -52,8 +52,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             src: vec![0; 4],
             reduction: Reduction::Builtin(Op::Bor, DType::U32),
         };
-        let seq = self.coll_start_with(id, &team, barrier, true)?;
-        self.coll_wait(id, seq)?;
+        let synced = self
+            .coll_start_with(id, &team, barrier, true)
+            .and_then(|seq| self.coll_wait(id, seq));
+        if let Err(e) = synced {
+            // Left as it was: its cache is read again.
+            if let Some(t) = self.coll.teams.lock().get_mut(&id) {
+                t.closing = false;
+            }
+            return Err(e);
+        }
         let gone = {
             let mut teams = self.coll.teams.lock();
             self.coll.retired.lock().insert(id);
