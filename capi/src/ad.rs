@@ -243,13 +243,20 @@ pub extern "C" fn gex_AD_Destroy(ad: Handle) {
     const CALL: &str = "gex_AD_Destroy";
     with(CALL, ad, |_, _| ());
     let a = api(CALL);
-    let Ok(mut ads) = a.ads.try_borrow_mut() else {
+    let Ok(ads) = a.ads.try_borrow_mut() else {
         fatal(
             CALL,
             "called while an atomic operation is running (from a handler)",
         )
     };
-    ads.retain(|o| !std::ptr::eq(&**o as *const AdObj as *const c_void, ad));
+    // Kept as a tombstone, not freed: a domain created later could take
+    // its address, and the stale handle would then reach that domain.
+    if let Some(o) = ads
+        .iter()
+        .find(|o| std::ptr::eq(&***o as *const AdObj as *const c_void, ad))
+    {
+        o.destroyed.set(true);
+    }
 }
 
 /// `gex_AD_QueryFlags`.

@@ -52,6 +52,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("other-thread", 1, "*** FATAL ERROR (proc ?): in gex_System_QueryJobRank(): called from a thread other than the one that called gex_Client_Init (this is the SEQ library: one thread makes every GASNet call)"),
     ("ad-op", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNB_U64(): opcode=GEX_OP_FCAS is not one of the domain's operations (ops=0xADDR)"),
     ("ad-favor-two", 1, "*** FATAL ERROR (proc 0): in gex_AD_Create(): flags=0xADDR names GEX_FLAG_AD_FAVOR_MY_RANK and GEX_FLAG_AD_FAVOR_REMOTE: the GEX_FLAG_AD_FAVOR_* hints are mutually exclusive (give at most one)"),
+    ("ad-destroyed", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNB_U64(): ad=0xADDR is not a live atomic domain (GEX_AD_INVALID, destroyed, or never created)"),
     ("ad-invalid", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNBI_U64(): ad=0xADDR is not a live atomic domain (GEX_AD_INVALID, destroyed, or never created)"),
     ("ad-outside", 1, "*** FATAL ERROR (proc 0): in gex_AD_OpNB_U64(): tgt_addr=0xADDR with nbytes=8 is outside rank 1's segment [0xADDR, 0xADDR)"),
     ("coll-root", 1, "*** FATAL ERROR (proc 0): in gex_Coll_BroadcastNB(): root=2 is not a rank of the team (0..2)"),
@@ -117,6 +118,15 @@ fn bad_arguments_give_exact_messages() {
     for &(mode, code, line) in CASES {
         let r = job(&s.shared, &exe, 2, &[mode], "tcp");
         let out = scrub(&format!("{}\n{}", r.stdout, r.stderr));
+        // A destroyed atomic domain stays a tombstone: no domain created
+        // after it takes its address (and a stale handle its place).
+        if mode == "ad-destroyed"
+            && !out.contains("ad-destroyed: no new domain took the destroyed one's address")
+        {
+            failures.push(format!(
+                "{mode}: a new domain reused a destroyed one's address\n{out}"
+            ));
+        }
         // A conduit's fatal error (also inside a handler) ends the job
         // through the collective exit: code 1, and the launcher signals no
         // rank. A process without a client ("proc ?") ends on its own, and

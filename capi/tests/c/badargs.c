@@ -46,6 +46,18 @@ int main(int argc, char **argv) {
         gasnet_coll_init(NULL, 0, NULL, 0, 0);
     /* A team destroyed by both ranks (collective), for the cases that
      * use it afterwards; an event of it left unsynced. */
+    /* A destroyed domain, then one of the same shape (which may take the
+     * freed one's address): the stale handle must still be refused. */
+    gex_AD_t dead_ad = GEX_AD_INVALID, live_ad[16];
+    int reused = 0;
+    if (!strcmp(mode, "ad-destroyed")) {
+        gex_AD_Create(&dead_ad, tm, GEX_DT_U64, GEX_OP_FADD, 0);
+        gex_AD_Destroy(dead_ad);
+        for (int i = 0; i < 16; i++) {
+            gex_AD_Create(&live_ad[i], tm, GEX_DT_U64, GEX_OP_FADD, 0);
+            reused |= live_ad[i] == dead_ad;
+        }
+    }
     gex_TM_t dead = GEX_TM_INVALID;
     gex_Event_t dead_ev = GEX_EVENT_INVALID;
     static uint64_t dead_src = 1, dead_dst;
@@ -148,6 +160,11 @@ int main(int argc, char **argv) {
             gex_AD_OpNB_U64(ad, &old, (me + 1) % n, peer, GEX_OP_FCAS, 0, 1, 0);
         } else if (!strcmp(mode, "ad-favor-two")) {
             gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD, GEX_FLAG_AD_FAVOR_MY_RANK | GEX_FLAG_AD_FAVOR_REMOTE);
+        } else if (!strcmp(mode, "ad-destroyed")) {
+            uint64_t old;
+            printf("ad-destroyed: %s\n", reused ? "a new domain took the destroyed one's address" : "no new domain took the destroyed one's address");
+            fflush(stdout);
+            gex_AD_OpNB_U64(dead_ad, &old, (me + 1) % n, peer, GEX_OP_FADD, 1, 0, 0);
         } else if (!strcmp(mode, "ad-invalid")) {
             gex_AD_OpNBI_U64(GEX_AD_INVALID, NULL, 0, peer, GEX_OP_SET, 1, 0, 0);
         } else if (!strcmp(mode, "ad-outside")) {
