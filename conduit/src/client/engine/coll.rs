@@ -253,7 +253,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         let mut first = None;
         let aborts;
-        let (seq, msgs) = {
+        let (seq, msgs, exchange) = {
             let mut teams = self.coll.teams.lock();
             let e = entry_mut(&mut teams, id)?;
             let exchange = if !via_am && matches!(e.cache, CacheState::Unset) {
@@ -281,11 +281,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Some(chunk) => e.colls.start_chunked(op, chunk),
                 None => e.colls.start(op),
             };
-            if let Some((xseq, xmsgs)) = exchange {
-                // The exchange goes whether or not this rank's arguments
-                // were accepted: the other members take part in it.
-                self.coll_send(id, xseq, &e.team, xmsgs)?;
-            }
             // A collective failed here (this rank's own arguments, or a
             // held chunk) ends the other members' waits for it.
             aborts = e.colls.take_aborts();
@@ -300,7 +295,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         self.coll.busy.store(true, Ordering::Release);
                     }
                     drop(teams);
+                    // The exchange goes whether or not this rank's
+                    // arguments were accepted: the other members take part
+                    // in it.
+                    let sent = self.send_exchange(id, team, exchange);
                     self.send_aborts(id, team, aborts)?;
+                    sent?;
                     return Err(err.into());
                 }
             };
@@ -361,10 +361,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     }
                 }
             }
-            (seq, msgs)
+            (seq, msgs, exchange)
         };
-        self.coll_send(id, seq, team, msgs)?;
+        // Sent with the teams lock dropped (a send may wait for credits,
+        // and other threads' collectives need the lock meanwhile): the
+        // exchange first, then this collective's messages and aborts, each
+        // whatever became of the one before.
+        let sent = self.send_exchange(id, team, exchange);
+        let r = self.coll_send(id, seq, team, msgs);
         self.send_aborts(id, team, aborts)?;
+        sent?;
+        r?;
         if let Some(e) = first {
             return Err(e);
         }
@@ -374,6 +381,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.deferred.put(e);
         }
         Ok(seq)
+    }
+
+    /// Send the messages of a team's cache record exchange, if this
+    /// collective began one.
+    fn send_exchange(
+        &self,
+        id: u32,
+        team: &coll::Team,
+        exchange: Option<(u32, Vec<Msg>)>,
+    ) -> Result<(), Error> {
+        match exchange {
+            Some((xseq, xmsgs)) => self.coll_send(id, xseq, team, xmsgs),
+            None => Ok(()),
+        }
     }
 
     /// Send abort messages (always as AMs: a collective's cache may be

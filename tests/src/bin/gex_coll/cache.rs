@@ -33,19 +33,7 @@ pub(super) fn cache(c: &Client) -> Fallible<String> {
         }
     }
     // A user type wider than a slot: its chunks cannot go through slots.
-    let wide = Reduction::User {
-        op: UserOp {
-            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
-                for (a, b) in acc.chunks_exact_mut(8).zip(other.chunks_exact(8)) {
-                    let s = u64::from_ne_bytes(a.try_into().unwrap())
-                        + u64::from_ne_bytes(b.try_into().unwrap());
-                    a.copy_from_slice(&s.to_ne_bytes());
-                }
-            }),
-            commutative: true,
-        },
-        elem_size: 6000,
-    };
+    let wide = super::user::u64_sum(6000);
     let src: Vec<u8> = (0..1500u64)
         .flat_map(|i| (i + me as u64).to_ne_bytes())
         .collect();

@@ -11,6 +11,24 @@ fn mat_of(r: usize, k: usize) -> Mat {
 
 pub(super) use mat2::{from_bytes as mats, product as product_op};
 
+/// A commutative user operator that adds the native-endian `u64`s of
+/// elements of `elem_size` bytes (a multiple of 8) lane by lane.
+pub(super) fn u64_sum(elem_size: usize) -> Reduction {
+    Reduction::User {
+        op: UserOp {
+            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
+                for (a, o) in acc.chunks_exact_mut(8).zip(other.chunks_exact(8)) {
+                    let s = u64::from_ne_bytes(a.try_into().unwrap())
+                        + u64::from_ne_bytes(o.try_into().unwrap());
+                    a.copy_from_slice(&s.to_ne_bytes());
+                }
+            }),
+            commutative: true,
+        },
+        elem_size,
+    }
+}
+
 /// This rank's `count` matrices.
 pub(super) fn my_matrices(me: usize, count: usize) -> Vec<u8> {
     mat2::to_bytes(&(0..count).map(|k| mat_of(me, k)).collect::<Vec<_>>())
@@ -65,19 +83,7 @@ pub(super) fn user(c: &Client) -> Fallible<String> {
             "non-commutative reduce: not the product in rank order",
         ));
     }
-    let sum = Reduction::User {
-        op: UserOp {
-            f: Arc::new(|acc: &mut [u8], other: &[u8]| {
-                for (a, o) in acc.chunks_exact_mut(8).zip(other.chunks_exact(8)) {
-                    let s = u64::from_ne_bytes(a.try_into().unwrap())
-                        + u64::from_ne_bytes(o.try_into().unwrap());
-                    a.copy_from_slice(&s.to_ne_bytes());
-                }
-            }),
-            commutative: true,
-        },
-        elem_size: 8,
-    };
+    let sum = u64_sum(8);
     let s = w
         .allreduce_nb(sum, (me as u64 + 1).to_ne_bytes().to_vec())?
         .wait()?
