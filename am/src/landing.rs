@@ -160,6 +160,14 @@ impl Lender {
     /// report behind the last one is ignored (reports may arrive out of
     /// order); one beyond the slots taken is an error.
     pub fn credit(&mut self, dest: usize, upto: u32) -> Result<(), Error> {
+        if dest >= self.next.len() {
+            // A report naming a rank outside the job (a corrupt header).
+            return Err(Error::BadCredit {
+                src: dest as u32,
+                upto,
+                why: format!("rank {dest} is outside the job of {}", self.next.len()),
+            });
+        }
         let taken = self.next[dest].wrapping_sub(self.freed[dest]);
         let advance = upto.wrapping_sub(self.freed[dest]);
         if advance > SLOTS {
@@ -290,6 +298,18 @@ impl Keeper {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credit_naming_a_rank_outside_the_job_is_refused() {
+        let mut l = Lender::new(2);
+        match l.credit(5, 1) {
+            Err(Error::BadCredit { src: 5, upto: 1, why }) => {
+                assert_eq!(why, "rank 5 is outside the job of 2")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(l.credit(1, 0).is_ok());
+    }
 
     #[test]
     fn cq_data_round_trips_and_foreign_data_is_refused() {
