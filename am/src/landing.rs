@@ -303,7 +303,11 @@ mod tests {
     fn a_credit_naming_a_rank_outside_the_job_is_refused() {
         let mut l = Lender::new(2);
         match l.credit(5, 1) {
-            Err(Error::BadCredit { src: 5, upto: 1, why }) => {
+            Err(Error::BadCredit {
+                src: 5,
+                upto: 1,
+                why,
+            }) => {
                 assert_eq!(why, "rank 5 is outside the job of 2")
             }
             other => panic!("{other:?}"),

@@ -86,6 +86,54 @@ fn endpoint_counts_outside_the_range_are_refused() {
     }
 }
 
+/// Ranks that ask for different numbers of endpoint sets are refused at
+/// start-up on every rank, naming both counts, with the shared-memory path
+/// on (a rank with more sets wrote past a peer's rings) and off.
+#[test]
+fn ranks_with_different_endpoint_counts_are_refused() {
+    for maxsize in ["0", "1"] {
+        let fabric = SimFabric::new(SimConfig {
+            ranks: 2,
+            ..SimConfig::default()
+        });
+        let boots = LocalBootstrap::group(2);
+        let got: Vec<Option<String>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = boots
+                .into_iter()
+                .enumerate()
+                .map(|(r, boot)| {
+                    let fabric = &fabric;
+                    sc.spawn(move || {
+                        let o = Options::new(())
+                            .endpoints(2 - r)
+                            .bootstrap(Arc::new(boot))
+                            .config(sim::config(&[("GASNET_SUPERNODE_MAXSIZE", maxsize)]))
+                            .end_with(sim::end_thread);
+                        ClientOf::<Seq, (), SimTransport>::init_sim(fabric.network(r), o)
+                            .err()
+                            .map(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let want = |r: usize| {
+            Some(format!(
+                "rank {r} opened {} endpoint set(s) but rank {} opened {}: every rank of the \
+                 job must ask for the same number of endpoints",
+                2 - r,
+                1 - r,
+                1 + r
+            ))
+        };
+        assert_eq!(
+            got,
+            vec![want(0), want(1)],
+            "GASNET_SUPERNODE_MAXSIZE={maxsize}"
+        );
+    }
+}
+
 /// A range outside this rank's segment, by every local view, names this
 /// rank (not `usize::MAX`).
 #[test]

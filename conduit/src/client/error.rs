@@ -145,6 +145,23 @@ pub enum Error {
         /// What.
         what: &'static str,
     },
+    /// Ranks opened different numbers of endpoint sets
+    /// (`Options::endpoints`): the job's address tables and shared-memory
+    /// rings are laid out by it on every rank.
+    #[error(
+        "rank {rank} opened {sets} endpoint set(s) but rank {other} opened {other_sets}: \
+         every rank of the job must ask for the same number of endpoints"
+    )]
+    EndpointSetsDiffer {
+        /// This rank.
+        rank: usize,
+        /// Its sets.
+        sets: usize,
+        /// The first rank found with another count.
+        other: usize,
+        /// That rank's sets.
+        other_sets: usize,
+    },
     /// The shared-memory path between ranks of a host could not be set up,
     /// or its memory was found overwritten (fatal).
     #[error("the shared-memory path: {0}")]

@@ -17,9 +17,12 @@ pub(super) struct Published {
     /// `GASNET_OFI_MAX_MEDIUM`: every rank sizes its receive buffers and
     /// rings by it, so it must be the same everywhere.
     pub max_medium: u64,
+    /// Endpoint sets the rank opened: a peer's rings and the provider's
+    /// address table are laid out by it, so it must be the same everywhere.
+    pub sets: u32,
 }
 
-const RECORD: usize = 56;
+const RECORD: usize = 60;
 
 /// Bytes of the record `Shared::segment_record` makes.
 pub const SEGMENT_RECORD: usize = 16;
@@ -36,6 +39,7 @@ impl Published {
         b[32..40].copy_from_slice(&self.cap.to_le_bytes());
         b[40..48].copy_from_slice(&self.len.to_le_bytes());
         b[48..56].copy_from_slice(&self.max_medium.to_le_bytes());
+        b[56..60].copy_from_slice(&self.sets.to_le_bytes());
         b
     }
 
@@ -54,6 +58,7 @@ impl Published {
             cap: u64_at(32),
             len: u64_at(40),
             max_medium: u64_at(48),
+            sets: u32_at(56),
         })
     }
 }
@@ -261,6 +266,7 @@ mod tests {
             cap: 65536,
             len: 1 << 20,
             max_medium: 8192,
+            sets: 3,
         };
         assert_eq!(Published::from_bytes(&p.to_bytes()), Some(p));
         assert_eq!(Published::from_bytes(&[0; 55]), None);

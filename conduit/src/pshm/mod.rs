@@ -123,6 +123,7 @@ impl<M: Mode> Shared<M> {
             cap: cap as u64,
             len: inbox.as_ref().map_or(0, |m| m.len() as u64),
             max_medium: cfg.am.max_medium as u64,
+            sets: sets as u32,
         };
         let all = boot.allgather(&mine.to_bytes())?;
         let mut recs = Vec::with_capacity(size);
@@ -153,6 +154,16 @@ impl<M: Mode> Shared<M> {
                     ),
                 ),
             )));
+        }
+        // A peer's inbox has rings for its own sets only (and its address
+        // table entries for them): a rank with more would write past it.
+        if let Some(r) = recs.iter().position(|p| p.sets != mine.sets) {
+            return Err(Error::EndpointSetsDiffer {
+                rank,
+                sets: mine.sets as usize,
+                other: r,
+                other_sets: recs[r].sets as usize,
+            });
         }
         let kernels: Vec<[u64; 2]> = recs.iter().map(|p| p.kernel).collect();
         let nbrhds = if cfg.pshm.enabled() {
