@@ -98,9 +98,13 @@ pub extern "C" fn gasnett_format_memveclist(
     let stats = gasnett_memveclist_stats_t {
         minsz: list.iter().map(|&(_, l)| l).min().unwrap_or(0),
         maxsz: list.iter().map(|&(_, l)| l).max().unwrap_or(0),
-        totalsz: list.iter().map(|&(_, l)| l).sum(),
+        // Wrapping, as GASNet's C tools compute (and never a panic).
+        totalsz: list.iter().fold(0usize, |t, &(_, l)| t.wrapping_add(l)),
         minaddr: live().map(|&(a, _)| a).min().unwrap_or(0) as *mut c_void,
-        maxaddr: live().map(|&(a, l)| a + l - 1).max().unwrap_or(0) as *mut c_void,
+        maxaddr: live()
+            .map(|&(a, l)| a.wrapping_add(l - 1))
+            .max()
+            .unwrap_or(0) as *mut c_void,
     };
     let head = format!(
         "{} entries, totalsz={}, bounds=[{:p}...{:p}]",
@@ -135,7 +139,7 @@ pub extern "C" fn gasnett_format_addrlist(
     let hi = list.iter().map(|&p| p as usize).max().unwrap_or(0);
     let stats = gasnett_addrlist_stats_t {
         minaddr: lo as *mut c_void,
-        maxaddr: (hi + len.saturating_sub(1)) as *mut c_void,
+        maxaddr: hi.wrapping_add(len.saturating_sub(1)) as *mut c_void,
     };
     let head = format!(
         "{} entries, totalsz={}, len={}, bounds=[{:p}...{:p}]",
@@ -254,6 +258,29 @@ mod tests {
         let t = text(&buf);
         assert!(t.starts_with("40 entries, totalsz=1060,"), "{t}");
         assert!(t.contains("{0x1040,    8}"), "{t}");
+    }
+
+    #[test]
+    fn sizes_and_bounds_past_the_address_space_wrap_as_in_c() {
+        let big = 64usize;
+        let list = [
+            gex_Memvec_t {
+                gex_addr: 0usize.wrapping_sub(16) as *mut c_void,
+                gex_len: 32,
+            },
+            gex_Memvec_t {
+                gex_addr: big as *mut c_void,
+                gex_len: usize::MAX,
+            },
+        ];
+        let mut buf = vec![0 as c_char; gasnett_format_memveclist_bufsz(2)];
+        let st = gasnett_format_memveclist(buf.as_mut_ptr(), 2, list.as_ptr().cast());
+        assert_eq!(st.totalsz, 31);
+        assert_eq!(st.maxsz, usize::MAX);
+        assert_eq!(st.maxaddr as usize, big - 2);
+        let addrs = [usize::MAX as *mut c_void];
+        let st = gasnett_format_addrlist(buf.as_mut_ptr(), 1, addrs.as_ptr(), 8);
+        assert_eq!(st.maxaddr as usize, 6);
     }
 
     #[test]
