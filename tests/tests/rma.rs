@@ -209,6 +209,27 @@ fn an_attach_refused_on_one_rank_fails_on_every_rank() {
     }
 }
 
+/// An attach whose mapping of a peer's segment fails on one rank (no
+/// descriptor left) fails on every rank instead of leaving the others in
+/// the attach's last barrier; a second attach then works.
+#[test]
+fn an_attach_that_one_rank_cannot_map_fails_on_every_rank() {
+    let _g = serial();
+    for n in [3, 4] {
+        let r = run(
+            n,
+            &["attach-unmappable"],
+            "shm",
+            &[("GASNET_SUPERNODE_MAXSIZE", "0")],
+            60,
+        );
+        r.expect_line(
+            &format!("{n} ranks"),
+            "gex-rma attach-unmappable: ok: an attach that rank 1 could not map failed on every rank, then all attached",
+        );
+    }
+}
+
 #[test]
 fn segment_size_errors() {
     let _g = serial();

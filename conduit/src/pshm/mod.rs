@@ -47,6 +47,9 @@ pub(crate) struct PeerSegment {
     _map: Option<Mapping>,
 }
 
+/// The supernode's segments as one attach mapped them, not yet kept.
+pub(crate) struct PeerSegments(Vec<PeerSegment>);
+
 // SAFETY: an address of shared memory mapped for the client's life; the
 // conduit only copies through it.
 unsafe impl Send for PeerSegment {}
@@ -321,8 +324,13 @@ set {}=1 to turn the shared-memory path off",
 
     /// Map every peer's segment from the records the attach exchange
     /// gathered (`records[rank]`, from [`Shared::segment_record`]); `own`
-    /// is this rank's segment.
-    pub fn attach(&self, records: &[&[u8]], own: &Mapping) -> Result<(), Error> {
+    /// is this rank's segment. Nothing is kept: [`Shared::set_segments`]
+    /// keeps the result once every rank's attach could go on.
+    pub(crate) fn map_segments(
+        &self,
+        records: &[&[u8]],
+        own: &Mapping,
+    ) -> Result<PeerSegments, Error> {
         let mut segs = Vec::with_capacity(self.members.len());
         for (i, &r) in self.members.iter().enumerate() {
             if i == self.me {
@@ -359,8 +367,15 @@ set {}=1 to turn the shared-memory path off",
                 _map: Some(m),
             });
         }
-        let _ = self.segments.set(segs);
-        Ok(())
+        Ok(PeerSegments(segs))
+    }
+
+    /// Keep the segments [`Shared::map_segments`] mapped (once: a client
+    /// attaches one segment).
+    pub(crate) fn set_segments(&self, segs: PeerSegments) -> Result<(), Error> {
+        self.segments
+            .set(segs.0)
+            .map_err(|_| Error::SegmentAttached)
     }
 
     /// Where `rank`'s segment bytes `off..off+len` are mapped here, when

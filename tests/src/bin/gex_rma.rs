@@ -19,6 +19,8 @@
 //!   overlap have `memmove`'s result (`gex_rma/overlap.rs`).
 //! * `attach-uneven`: an attach refused on rank 0 only fails on every
 //!   rank (none waits for ever), then all attach (`gex_rma/uneven.rs`).
+//! * `attach-unmappable`: rank 1 of a host cannot map its peers' segments
+//!   (one descriptor left): every rank's attach fails, then all attach.
 //! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
 //!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
 //!   (its resident set from /proc/self/status).
@@ -87,6 +89,7 @@ fn main() {
         "bad" => bad(&c),
         "memory" => memory(&c),
         "attach-uneven" => uneven::uneven(&c),
+        "attach-unmappable" => uneven::unmappable(&c),
         "overlap" => overlap::overlap(&c),
         "owned" => c
             .attach_segment(SEG)
@@ -114,7 +117,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|memory|attach <bytes>|attach-uneven|overlap|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|std-exit (got {mode:?})"
         ))),
     };
     match r {

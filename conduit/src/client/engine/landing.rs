@@ -95,15 +95,16 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         Ok(Some((regions, mem)))
     }
 
-    /// Keep the landing area once every rank published (`records[rank]`:
-    /// empty, or `RECORD` bytes per region).
-    pub(super) fn keep_landing(
+    /// The landing area and every rank's, once every rank published
+    /// (`records[rank]`: empty, or `RECORD` bytes per region); kept by
+    /// [`Core::keep_landing`] once every rank's attach could go on.
+    pub(super) fn make_landing(
         &self,
         area: Area<T::Region>,
         records: &[&[u8]],
-    ) -> Result<(), Error> {
+    ) -> Result<Option<Landing<M, T::Region>>, Error> {
         let Some((regions, mem)) = area else {
-            return Ok(());
+            return Ok(None);
         };
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
@@ -139,10 +140,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 .collect(),
             unsent: (0..n).map(|_| AtomicBool::new(false)).collect(),
         };
-        if self.landing.set(l).is_err() {
-            return Err(Error::SegmentAttached);
+        Ok(Some(l))
+    }
+
+    /// Keep what [`Core::make_landing`] made.
+    pub(super) fn keep_landing(&self, l: Option<Landing<M, T::Region>>) -> Result<(), Error> {
+        match l.map(|l| self.landing.set(l)) {
+            Some(Err(_)) => Err(Error::SegmentAttached),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// What this rank publishes for its landing area.

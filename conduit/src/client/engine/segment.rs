@@ -150,6 +150,56 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(rank) = all.iter().position(|b| b[..] == FAILED) {
             return Err(Error::SegmentElsewhere { rank });
         }
+        // What follows can fail on one rank only (a peer's segment that
+        // cannot be mapped: descriptors or memory exhausted): the ranks
+        // agree before any keeps what it made, so a failure here fails the
+        // attach on every rank (the others would wait in the barrier
+        // below for ever) and nothing of it stays for a later attach.
+        // The segment (and its file) stays open until every rank has
+        // mapped it or failed, whatever becomes of this rank's part.
+        let open = mem.clone();
+        let made = self.segment_from(&all, mem, regions, area, size);
+        let verdicts = self.boot.allgather(if made.is_ok() {
+            &[1u8][..]
+        } else {
+            &FAILED[..]
+        })?;
+        drop(open);
+        let (state, segs, landing) = made?;
+        if let Some(rank) = verdicts.iter().position(|b| b[..] == FAILED) {
+            return Err(Error::SegmentElsewhere { rank });
+        }
+        if let (Some(sh), Some(segs)) = (&self.pshm, segs) {
+            sh.set_segments(segs)?;
+        }
+        self.keep_landing(landing)?;
+        if self.segment.set(state).is_err() {
+            return Err(Error::SegmentAttached);
+        }
+        // No rank reaches a peer's segment before the peer keeps it.
+        self.boot.barrier()?;
+        Ok(())
+    }
+
+    /// This rank's part of an attach once every rank published (`all`):
+    /// the segment's state, the supernode's segments mapped, the landing
+    /// area; nothing of it kept yet.
+    #[allow(clippy::type_complexity)]
+    fn segment_from(
+        &self,
+        all: &[Vec<u8>],
+        mem: Arc<Mapping>,
+        regions: Vec<T::Region>,
+        area: super::landing::Area<T::Region>,
+        size: usize,
+    ) -> Result<
+        (
+            SegmentState<T::Region>,
+            Option<crate::pshm::PeerSegments>,
+            Option<super::landing::Landing<M, T::Region>>,
+        ),
+        Error,
+    > {
         let nreg = regions.len();
         let mut peers = vec![Vec::with_capacity(self.size); nreg];
         let mut shared_records = Vec::with_capacity(self.size);
@@ -183,10 +233,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 peers[set].push(info);
             }
         }
-        if let Some(sh) = &self.pshm {
-            sh.attach(&shared_records, &mem)?;
-        }
-        self.keep_landing(area, &landing_records)?;
+        let segs = match &self.pshm {
+            Some(sh) => Some(sh.map_segments(&shared_records, &mem)?),
+            None => None,
+        };
+        let landing = self.make_landing(area, &landing_records)?;
         let state = SegmentState {
             _regions: regions,
             mem,
@@ -194,11 +245,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             rank: self.rank,
             peers,
         };
-        if self.segment.set(state).is_err() {
-            return Err(Error::SegmentAttached);
-        }
-        self.boot.barrier()?;
-        Ok(())
+        Ok((state, segs, landing))
     }
 
     /// Check `size`, then map, register and describe this rank's segment:
