@@ -145,9 +145,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Keep what [`Core::make_landing`] made.
     pub(super) fn keep_landing(&self, l: Option<Landing<M, T::Region>>) -> Result<(), Error> {
-        match l.map(|l| self.landing.set(l)) {
-            Some(Err(_)) => Err(Error::SegmentAttached),
-            _ => Ok(()),
+        match l {
+            Some(l) => self.landing.set(l).map_err(|_| Error::SegmentAttached),
+            None => Ok(()),
         }
     }
 
