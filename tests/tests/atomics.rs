@@ -68,7 +68,7 @@ fn every_operation_and_type_with_each_implementation() {
             let by = [imp; 6].join(" ");
             r.expect_line(
                                 &format!("{p} {mode}"),
-                &format!("gex-atomics all: ok: 162 operation x type checks per rank (i32 u32 i64 u64 f32 f64 by {by})"),
+                &format!("gex-atomics all: ok: 194 operation x type checks per rank (i32 u32 i64 u64 f32 f64 by {by})"),
             );
         }
     }

@@ -131,8 +131,6 @@ fn check_type<V: AtomicValue>(c: &Client) -> Fallible<(usize, &'static str)> {
         }
     }
     if ty.is_float() {
-        // Cas compares bit patterns on every implementation (as FI_CSWAP):
-        // -0.0 does not match 0.0 either way, a NaN matches the same NaN.
         let bits = |x: f64| {
             if ty.size() == 4 {
                 (x as f32).to_bits() as u64
@@ -140,23 +138,42 @@ fn check_type<V: AtomicValue>(c: &Client) -> Fallible<(usize, &'static str)> {
                 x.to_bits()
             }
         };
+        // One operation from `start` with operands `a`, `b`: the target
+        // must hold `want`, as the rule's own evaluation says.
+        let one = |op: AtomicOp, start: u64, a: u64, b: u64, want: u64| -> Fallible<()> {
+            ad.set(peer, off, V::from_bits(start))?;
+            ad.op(peer, off, op, V::from_bits(a), V::from_bits(b))?;
+            let now = ad.get(peer, off)?.to_bits();
+            if now != want || op.apply(ty, start, a, b).unwrap_or(start) != want {
+                return Err(fail(format!(
+                    "{op} on {ty} of {:?} with {:?}, {:?}: target holds {:?}, expected {:?}",
+                    V::from_bits(start),
+                    V::from_bits(a),
+                    V::from_bits(b),
+                    V::from_bits(now),
+                    V::from_bits(want)
+                )));
+            }
+            Ok(())
+        };
+        // Cas compares bit patterns on every implementation (as FI_CSWAP):
+        // -0.0 does not match 0.0 either way, a NaN matches the same NaN.
         let nine = bits(9.0);
         for (start, expect) in [(-0.0, 0.0), (0.0, -0.0), (f64::NAN, f64::NAN)] {
+            let (start, expect) = (bits(start), bits(expect));
+            let want = if start == expect { nine } else { start };
             for op in [AtomicOp::Cas, AtomicOp::Fcas] {
-                let (start, expect) = (bits(start), bits(expect));
-                ad.set(peer, off, V::from_bits(start))?;
-                ad.op(peer, off, op, V::from_bits(expect), V::from_bits(nine))?;
-                let now = ad.get(peer, off)?.to_bits();
-                let want = if start == expect { nine } else { start };
-                if now != want || op.apply(ty, start, expect, nine).unwrap_or(start) != want {
-                    return Err(fail(format!(
-                        "{op} on {ty} of {:?} expecting {:?}: target holds {:?}, expected {:?}",
-                        V::from_bits(start),
-                        V::from_bits(expect),
-                        V::from_bits(now),
-                        V::from_bits(want)
-                    )));
-                }
+                one(op, start, expect, nine, want)?;
+                checks += 1;
+            }
+        }
+        // Min and Max store the operand only when it compares less
+        // (greater) than the target (FI_MIN / FI_MAX): equal (0.0, -0.0)
+        // or unordered (a NaN) leaves the target as it was.
+        for (start, operand) in [(0.0, -0.0), (-0.0, 0.0), (f64::NAN, 1.0), (1.0, f64::NAN)] {
+            let (start, operand) = (bits(start), bits(operand));
+            for op in [AtomicOp::Min, AtomicOp::Fmin, AtomicOp::Max, AtomicOp::Fmax] {
+                one(op, start, operand, 0, start)?;
                 checks += 1;
             }
         }
