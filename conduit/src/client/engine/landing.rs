@@ -59,9 +59,13 @@ impl<M: Mode, R: Region> Landing<M, R> {
 }
 
 /// Whether this rank keeps a landing area: the setting, the provider's
-/// profile and its facts (remote CQ data, two remote pieces per write).
-pub(crate) fn wanted(setting: LongWritedata, provider: &str, cq_data: bool, iovs: usize) -> bool {
-    let possible = cq_data && iovs >= 2;
+/// profile and its facts (remote CQ data, two remote pieces per write, and
+/// memory registered for the whole domain: a landing is written at the
+/// peer's AM endpoint, which a region bound to one endpoint
+/// (`FI_MR_ENDPOINT`, bound to the RMA endpoint) would not serve).
+pub(crate) fn wanted(setting: LongWritedata, f: &crate::transport::Facts) -> bool {
+    let possible = f.remote_cq_data && f.rma_iov_limit >= 2 && !f.mr_endpoint;
+    let provider = f.provider.as_str();
     match setting {
         LongWritedata::Off => false,
         LongWritedata::On => possible,
@@ -77,11 +81,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     pub(super) fn open_landing(&self) -> Result<Area<T::Region>, Error> {
         let f = self.tp.facts();
         let setting = self.cfg.am.long_writedata;
-        if !wanted(setting, &f.provider, f.remote_cq_data, f.rma_iov_limit) {
+        if !wanted(setting, f) {
             if setting == LongWritedata::On {
                 tracing::info!(
                     "GASNET_OFI_LONG_AM_WRITEDATA=on: {} lacks remote CQ data or two remote \
-                     iovs per write; AM Longs go put-then-send",
+                     iovs per write, or binds memory to one endpoint (FI_MR_ENDPOINT); AM \
+                     Longs go put-then-send",
                     f.provider
                 );
             }
