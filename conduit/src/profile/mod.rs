@@ -165,6 +165,14 @@ pub struct Profile {
     /// connection of a connection-oriented provider; absent: each AM leaves
     /// from its own side's endpoint.
     pub am_paired_endpoints: Option<bool>,
+    /// `true`: RMA and atomics are addressed to the peer's request
+    /// endpoint, and a round of progress reads the reply queue only while
+    /// a reply or a reply-endpoint completion can arrive (else once in 16
+    /// rounds): for a provider that performs a peer's RMA in the target's
+    /// progress of the endpoint it is addressed to, with memory registered
+    /// for the whole domain (shm); absent: RMA goes to the reply endpoint,
+    /// whose queue every round reads.
+    pub quiet_reply_queue: Option<bool>,
     /// With a libfabric older than this version, AMs are received one per
     /// buffer, posted without `FI_MULTI_RECV` (`GASNET_OFI_RECEIVE_BUFF_SIZE`
     /// = `recv`, with that mode's buffer count), unless the user set

@@ -17,7 +17,7 @@ use crate::ofi::{
     AddressVector, AtomicArgs, CompletionQueue, Domain, Endpoint, FiAddr, MemoryRegion, OfiError,
 };
 use crate::transport::{
-    Access, AtomicBufs, Completion, Context, Cq, Ep, Facts, Polled, PostError, Transport,
+    Access, AtomicBufs, Completion, Context, Cq, Ep, Facts, Polled, PostError, Side, Transport,
 };
 use ofi_sys as sys;
 use rma::atomic::{AtomicType, Native};
@@ -82,7 +82,35 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     /// `TX_IDLE_READ`th reads it anyway, so an error completion of an
     /// operation that asked for none is still reported.
     tx_idle: Box<[L::Tally]>,
+    /// The peer endpoint RMA and atomics are addressed to: the request
+    /// endpoint where the profile says `quiet_reply_queue` (its queue is
+    /// read in every full round, so a peer's transfer that needs this
+    /// rank's progress is served by it), the reply endpoint otherwise.
+    rma_peer: Ep,
+    /// The profile's `quiet_reply_queue`: a round reads the reply queue
+    /// only while `reply_watch` says something can arrive there.
+    quiet: bool,
+    /// Per set, with `quiet`: posts of the reply endpoint that report a
+    /// completion, less the reply queue's entries read (approximate: a
+    /// reply read takes one too; only how often the queue is read
+    /// depends on it).
+    reply_watch: Box<[L::Tally]>,
+    /// Per set, with `quiet`: reads of the reply queue since this set last
+    /// sent a request (a reply can come only after one; many requests, a
+    /// barrier's, get none, so a count of them would never fall to zero).
+    since_request: Box<[L::Tally]>,
+    /// Per set, with `quiet`: rounds in a row that skipped the reply queue.
+    rx_idle: Box<[L::Tally]>,
 }
+
+/// With `quiet_reply_queue`, the reply queue is read every round for this
+/// many rounds after a request was sent (a round trip takes a few to a
+/// few tens of rounds)...
+const REPLY_WINDOW: usize = 256;
+
+/// ...and afterwards, while no post of the reply endpoint owes a
+/// completion, once in this many rounds (a later reply still arrives).
+const RX_IDLE_READ: usize = 16;
 
 /// An idle round reads the TX queue once in this many.
 const TX_IDLE_READ: usize = 64;
@@ -129,13 +157,23 @@ impl<L: DomainLock> OfiTransport<L> {
         self.senders.index(ep)
     }
 
+    /// A request about to go (to a peer's request endpoint) may draw a
+    /// reply: the reply queue is read every round for `REPLY_WINDOW`
+    /// rounds (with `quiet`).
+    #[inline(always)]
+    fn expect_reply(&self, set: usize, ep: Ep) {
+        if self.quiet && ep == Ep::Request {
+            self.since_request[set].set(0);
+        }
+    }
+
     /// Post an operation of the endpoint at `index` in its set that
     /// reports a completion, inside the domain lock. The request endpoint's
     /// (index 0) completions go to
     /// the TX queue: counted before the call (a completion may be read by
     /// another thread before the call returns), uncounted if the post
-    /// fails. The reply endpoint's go to the reply queue, which every
-    /// round reads: not counted.
+    /// fails. The reply endpoint's go to the reply queue: counted in
+    /// `reply_watch` where the profile makes that queue quiet.
     #[inline(always)]
     fn counted(
         &self,
@@ -144,8 +182,22 @@ impl<L: DomainLock> OfiTransport<L> {
         post: impl FnOnce() -> Result<(), PostError>,
     ) -> Result<(), PostError> {
         if index != 0 {
-            let _g = self.lock.enter();
-            return post();
+            if !self.quiet {
+                let _g = self.lock.enter();
+                return post();
+            }
+            // Counted before the call: its completion may be read by
+            // another thread before the call returns.
+            let w = &self.reply_watch[set];
+            w.add(1);
+            let r = {
+                let _g = self.lock.enter();
+                post()
+            };
+            if r.is_err() {
+                w.sub(1);
+            }
+            return r;
         }
         let p = &self.pending[set];
         p.add(1);
@@ -242,10 +294,11 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     #[inline]
     fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
+        self.expect_reply(set, ep);
         let _g = self.lock.enter();
         // SAFETY: calls are serialised as the domain's threading level
-        // requires (the lock, or a transport that is not Sync); inject copies
-        // the bytes before returning.
+        // requires (the lock, or a transport that is not Sync); inject
+        // copies the bytes before returning.
         unsafe { self.sets[set].eps[self.from(ep)].inject(bytes, to) }.map_err(post_error)
     }
 
@@ -261,6 +314,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<(), PostError> {
         let to = self.addr(dest, set, ep)?;
         let from = self.from(ep);
+        self.expect_reply(set, ep);
         self.counted(set, from, || {
             // SAFETY: buffer lifetime per this function's contract;
             // the closure runs inside the domain lock.
@@ -305,7 +359,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         ctx: Context,
         inject: bool,
     ) -> Result<(), PostError> {
-        let to = self.addr(dest, set, Ep::Rma)?;
+        let to = self.addr(dest, set, self.rma_peer)?;
         let mut flags = (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64;
         if inject {
             flags |= sys::FI_INJECT as u64;
@@ -343,7 +397,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         remote: rma::plan::Remote,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let src = self.addr(from, set, Ep::Rma)?;
+        let src = self.addr(from, set, self.rma_peer)?;
         let desc = desc.map_or(std::ptr::null_mut(), |d| d.0);
         self.counted(set, ep_index(Ep::Rma), || {
             // SAFETY: destination lifetime per this function's contract;
@@ -405,7 +459,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
             operand,
             compare,
             result,
-            dest: self.addr(dest, set, Ep::Rma)?,
+            dest: self.addr(dest, set, self.rma_peer)?,
             addr: remote.addr,
             key: remote.key,
             context: ctx.encode() as *mut libc::c_void,
@@ -427,7 +481,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         v: &mut crate::ofi::RmaVec,
         ctx: Context,
     ) -> Result<(), PostError> {
-        let to = self.addr(peer, set, Ep::Rma)?;
+        let to = self.addr(peer, set, self.rma_peer)?;
         let flags = if write {
             (sys::FI_DELIVERY_COMPLETE | sys::FI_COMPLETION) as u64
         } else {
@@ -462,6 +516,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
         v.set_data(data);
         let flags = sys::FI_COMPLETION as u64 | sys::FI_REMOTE_CQ_DATA as u64 | self.msg_completion;
         let from = self.from(ep);
+        self.expect_reply(set, ep);
         self.counted(set, from, || {
             // SAFETY: per this function's contract; the closure runs
             // inside the domain lock.
@@ -487,6 +542,7 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     ) -> Result<Polled, Error> {
         let s = &self.sets[set];
         match cq {
+            Cq::Rx(Side::Reply) if self.quiet => self.poll_quiet_reply(set, out),
             Cq::Rx(side) => self.read_queue(&s.rx[side.index()], true, out),
             Cq::Tx => self.poll_tx(set, out),
         }

@@ -176,6 +176,13 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 net.caps.provider
             );
         }
+        let quiet = crate::profile::lookup(&net.caps.provider).quiet_reply_queue == Some(true);
+        if quiet {
+            tracing::debug!(
+                "{}: RMA goes to the peer's request endpoint; a round reads the reply queue only while something can arrive there (profile: quiet_reply_queue)",
+                net.caps.provider
+            );
+        }
         let facts = Facts {
             provider: net.caps.provider.clone(),
             max_msg_size: net.caps.max_msg_size,
@@ -211,6 +218,15 @@ impl<L: DomainLock> Network for OfiNetwork<L> {
                 lock: L::new(net.big_lock),
                 pending: (0..plan.sets).map(|_| Default::default()).collect(),
                 tx_idle: (0..plan.sets).map(|_| Default::default()).collect(),
+                rma_peer: if quiet {
+                    crate::transport::Ep::Request
+                } else {
+                    crate::transport::Ep::Rma
+                },
+                quiet,
+                reply_watch: (0..plan.sets).map(|_| Default::default()).collect(),
+                since_request: (0..plan.sets).map(|_| Default::default()).collect(),
+                rx_idle: (0..plan.sets).map(|_| Default::default()).collect(),
             },
             pack_names(&names),
         ))

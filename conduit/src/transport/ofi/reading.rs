@@ -2,7 +2,9 @@
 //! be in it, entries converted to [`Completion`]s (AM receives, landings
 //! of remote writes with CQ data, sends and RMA), error entries.
 
-use super::{flags, DomainLock, OfiTransport, Tally, MAX_BATCH, TX_IDLE_READ};
+use super::{
+    flags, DomainLock, OfiTransport, Tally, MAX_BATCH, REPLY_WINDOW, RX_IDLE_READ, TX_IDLE_READ,
+};
 use crate::client::Error;
 use crate::ofi::{CompletionQueue, CqEntry, CqRead};
 use crate::transport::{Completion, Context, ErrorCompletion, Polled};
@@ -33,6 +35,40 @@ impl<L: DomainLock> OfiTransport<L> {
             Ok(Polled::Completions(k)) => self.pending[set].sub(*k),
             Ok(Polled::Error(_)) => self.pending[set].sub(1),
             Err(_) => {}
+        }
+        r
+    }
+
+    /// The reply queue of set `set` with the profile's
+    /// `quiet_reply_queue`: read while something can arrive there (a
+    /// completion of a reply-endpoint post, a reply within `REPLY_WINDOW`
+    /// reads of the last request sent), else once in `RX_IDLE_READ`
+    /// rounds.
+    #[inline(always)]
+    pub(super) fn poll_quiet_reply(
+        &self,
+        set: usize,
+        out: &mut [MaybeUninit<Completion>],
+    ) -> Result<Polled, Error> {
+        let w = &self.reply_watch[set];
+        let since = &self.since_request[set];
+        let n = since.get();
+        if n < REPLY_WINDOW {
+            since.set(n + 1);
+        } else if w.get() == 0 {
+            let idle = &self.rx_idle[set];
+            let n = idle.get() + 1;
+            if n < RX_IDLE_READ {
+                idle.set(n);
+                return Ok(Polled::Empty);
+            }
+            idle.set(0);
+        }
+        let r = self.read_queue(&self.sets[set].rx[1], true, out);
+        match &r {
+            Ok(Polled::Completions(k)) => w.sub(*k),
+            Ok(Polled::Error(_)) => w.sub(1),
+            _ => {}
         }
         r
     }
