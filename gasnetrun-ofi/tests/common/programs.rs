@@ -226,7 +226,7 @@ pub fn extended_programs(n: usize, paths: Paths) -> Vec<ClientRun> {
         run(
             "gex-atomics",
             &["all"],
-            "gex-atomics all: ok: 162 operation x type checks per rank (i32 u32 i64 u64 f32 \
+            "gex-atomics all: ok: 194 operation x type checks per rank (i32 u32 i64 u64 f32 \
              f64 by native native native native native native)"
                 .into(),
         ),

@@ -159,7 +159,7 @@ pub const PROGRAMS: &[Program] = &[
         ranks: 4,
         args: &["all"],
         exit_code: 0,
-        want: "gex-atomics all: ok: 162 operation x type checks per rank",
+        want: "gex-atomics all: ok: 194 operation x type checks per rank",
         what: "remote atomics: every operation x type of GASNet-EX's atomic domains, checked (native where fi_*atomicvalid confirms them and the profile allows, else by AM; the line says which)",
     },
     Program {
