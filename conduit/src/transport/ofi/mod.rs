@@ -181,32 +181,22 @@ impl<L: DomainLock> OfiTransport<L> {
         index: usize,
         post: impl FnOnce() -> Result<(), PostError>,
     ) -> Result<(), PostError> {
-        if index != 0 {
-            if !self.quiet {
-                let _g = self.lock.enter();
-                return post();
-            }
-            // Counted before the call: its completion may be read by
-            // another thread before the call returns.
-            let w = &self.reply_watch[set];
-            w.add(1);
-            let r = {
-                let _g = self.lock.enter();
-                post()
-            };
-            if r.is_err() {
-                w.sub(1);
-            }
-            return r;
+        // Counted before the call: its completion may be read by another
+        // thread before the call returns.
+        let tally = match index {
+            0 => Some(&self.pending[set]),
+            _ if self.quiet => Some(&self.reply_watch[set]),
+            _ => None,
+        };
+        if let Some(t) = tally {
+            t.add(1);
         }
-        let p = &self.pending[set];
-        p.add(1);
         let r = {
             let _g = self.lock.enter();
             post()
         };
-        if r.is_err() {
-            p.sub(1);
+        if let (Some(t), true) = (tally, r.is_err()) {
+            t.sub(1);
         }
         r
     }

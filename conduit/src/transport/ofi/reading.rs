@@ -11,6 +11,19 @@ use crate::transport::{Completion, Context, ErrorCompletion, Polled};
 use ofi_sys as sys;
 use std::mem::MaybeUninit;
 
+/// An idle round of a queue that nothing is expected in: skip it, except
+/// every `every`th such round (counted in `idle`), which reads it anyway.
+#[inline(always)]
+fn skip_idle(idle: &impl Tally, every: usize) -> bool {
+    let n = idle.get() + 1;
+    if n < every {
+        idle.set(n);
+        return true;
+    }
+    idle.set(0);
+    false
+}
+
 impl<L: DomainLock> OfiTransport<L> {
     /// The TX queue of set `set`, unless nothing can be in it.
     #[inline(always)]
@@ -20,14 +33,8 @@ impl<L: DomainLock> OfiTransport<L> {
         out: &mut [MaybeUninit<Completion>],
     ) -> Result<Polled, Error> {
         let s = &self.sets[set];
-        if self.pending[set].get() == 0 {
-            let idle = &self.tx_idle[set];
-            let n = idle.get() + 1;
-            if n < TX_IDLE_READ {
-                idle.set(n);
-                return Ok(Polled::Empty);
-            }
-            idle.set(0);
+        if self.pending[set].get() == 0 && skip_idle(&self.tx_idle[set], TX_IDLE_READ) {
+            return Ok(Polled::Empty);
         }
         let r = self.read_queue(&s.tx, false, out);
         match &r {
@@ -55,14 +62,8 @@ impl<L: DomainLock> OfiTransport<L> {
         let n = since.get();
         if n < REPLY_WINDOW {
             since.set(n + 1);
-        } else if w.get() == 0 {
-            let idle = &self.rx_idle[set];
-            let n = idle.get() + 1;
-            if n < RX_IDLE_READ {
-                idle.set(n);
-                return Ok(Polled::Empty);
-            }
-            idle.set(0);
+        } else if w.get() == 0 && skip_idle(&self.rx_idle[set], RX_IDLE_READ) {
+            return Ok(Polled::Empty);
         }
         let r = self.read_queue(&self.sets[set].rx[1], true, out);
         match &r {
