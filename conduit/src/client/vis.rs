@@ -22,7 +22,7 @@ use super::engine::{not_in_handler, Dir};
 use super::{ClientOf, Error};
 use crate::sync::Mode;
 use crate::transport::Transport;
-use rma::vis::{plan_indexed, plan_strided, plan_vector, Indexed, Plan, Strided};
+use rma::vis::{walk_indexed, walk_strided, walk_vector, Indexed, Strided, Walk};
 
 impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     fn segment_len(&self, rank: usize) -> Result<usize, Error> {
@@ -34,10 +34,9 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         rank: usize,
         dir: Dir,
         local: *mut u8,
-        plan: Result<Plan, rma::vis::Error>,
+        walk: Result<Walk<'_>, rma::vis::Error>,
     ) -> Result<(), Error> {
-        let plan = plan?;
-        self.core().vis(0, rank, dir, local, &plan)?;
+        self.core().vis(0, rank, dir, local, walk?)?;
         self.core().exit_if_requested()
     }
 
@@ -52,7 +51,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         src_pieces: &[(usize, usize)],
     ) -> Result<(), Error> {
         not_in_handler("put_vector")?;
-        let plan = plan_vector(src_pieces, src.len(), dst, self.segment_len(rank)?);
+        let plan = walk_vector(src_pieces, src.len(), dst, self.segment_len(rank)?);
         self.vis_run(rank, Dir::Put, src.as_ptr() as *mut u8, plan)
     }
 
@@ -65,7 +64,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         src: &[(usize, usize)],
     ) -> Result<(), Error> {
         not_in_handler("get_vector")?;
-        let plan = plan_vector(dst_pieces, dst.len(), src, self.segment_len(rank)?);
+        let plan = walk_vector(dst_pieces, dst.len(), src, self.segment_len(rank)?);
         self.vis_run(rank, Dir::Get, dst.as_mut_ptr(), plan)
     }
 
@@ -82,7 +81,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         src_len: usize,
     ) -> Result<(), Error> {
         not_in_handler("put_indexed")?;
-        let plan = plan_indexed(
+        let plan = walk_indexed(
             Indexed {
                 offsets: src_offsets,
                 len: src_len,
@@ -109,7 +108,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         src_len: usize,
     ) -> Result<(), Error> {
         not_in_handler("get_indexed")?;
-        let plan = plan_indexed(
+        let plan = walk_indexed(
             Indexed {
                 offsets: dst_offsets,
                 len: dst_len,
@@ -142,7 +141,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         count: &[usize],
     ) -> Result<(), Error> {
         not_in_handler("put_strided")?;
-        let plan = plan_strided(
+        let plan = walk_strided(
             Strided {
                 offset: src_offset,
                 strides: src_strides,
@@ -173,7 +172,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         count: &[usize],
     ) -> Result<(), Error> {
         not_in_handler("get_strided")?;
-        let plan = plan_strided(
+        let plan = walk_strided(
             Strided {
                 offset: dst_offset,
                 strides: dst_strides,
@@ -209,7 +208,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         remote: &[(usize, usize)],
     ) -> Result<(), Error> {
         not_in_handler("a vector transfer")?;
-        let plan = plan_vector(local_pieces, local_len, remote, self.segment_len(rank)?);
+        let plan = walk_vector(local_pieces, local_len, remote, self.segment_len(rank)?);
         self.vis_run(rank, dir(put), local, plan)
     }
 
@@ -232,7 +231,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         remote_piece: usize,
     ) -> Result<(), Error> {
         not_in_handler("an indexed transfer")?;
-        let plan = plan_indexed(
+        let plan = walk_indexed(
             Indexed {
                 offsets: local_offsets,
                 len: local_piece,
@@ -267,7 +266,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         count: &[usize],
     ) -> Result<(), Error> {
         not_in_handler("a strided transfer")?;
-        let plan = plan_strided(
+        let plan = walk_strided(
             Strided {
                 offset: local_offset,
                 strides: local_strides,

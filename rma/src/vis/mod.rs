@@ -33,6 +33,10 @@
 //! the same number of bytes, and no offset, length or total overflows. On
 //! error nothing has been planned, so the engine writes nothing.
 //!
+//! The `walk_*` functions make the same checks and return a [`Walk`],
+//! which makes the pieces a window at a time (the engine moves a transfer
+//! of any number of pieces in bounded memory); `plan_*` collect a walk.
+//!
 //! Zero-length parts are ignored as GASNet ignores them: a zero-length
 //! vector entry's offset is not checked (GASNet bounds-checks only entries
 //! with `gex_len > 0`), an indexed list with a zero piece length moves
@@ -58,11 +62,13 @@ mod strided_tests;
 #[cfg(test)]
 mod tests;
 mod vector;
+mod walk;
 
 pub use apply::apply_packed;
 pub use pack::{decode, encode, pack, unpack, Encoder};
-pub use strided::{plan_strided, Strided};
-pub use vector::{plan_indexed, plan_vector, Indexed};
+pub use strided::{plan_strided, walk_strided, Strided};
+pub use vector::{plan_indexed, plan_vector, walk_indexed, walk_vector, Indexed};
+pub use walk::Walk;
 
 use std::fmt;
 

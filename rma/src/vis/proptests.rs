@@ -61,6 +61,12 @@ fn check_vector(seed: u64) {
     let remote_list = vec_list(rng, slen, Some(total));
     let plan = plan_vector(&local_list, llen, &remote_list, slen).unwrap();
     assert_eq!(plan.total_bytes(), total);
+    let w = rng.range(1, 4);
+    windows_match(
+        walk_vector(&local_list, llen, &remote_list, slen).unwrap(),
+        &plan,
+        w,
+    );
     assert!(plan.pieces().iter().all(|p| p.len > 0));
     let (local, seg) = (fill(llen, rng), fill(slen, rng));
     // Put: local (source) -> remote (destination).
@@ -103,6 +109,24 @@ fn check_indexed(seed: u64) {
         slen,
     )
     .unwrap();
+    let w = rng.range(1, 4);
+    windows_match(
+        walk_indexed(
+            Indexed {
+                offsets: &lo,
+                len: ll,
+            },
+            llen,
+            Indexed {
+                offsets: &ro,
+                len: rl,
+            },
+            slen,
+        )
+        .unwrap(),
+        &plan,
+        w,
+    );
     let as_list = |o: &[usize], len| o.iter().map(|&o| (o, len)).collect::<Vec<_>>();
     let (local_list, remote_list) = (as_list(&lo, ll), as_list(&ro, rl));
     let (local, seg) = (fill(llen, rng), fill(slen, rng));
@@ -184,6 +208,23 @@ fn check_strided(seed: u64) {
     }
     let plan = res.unwrap();
     assert_eq!(plan.total_bytes(), total);
+    let w = rng.range(1, 4);
+    let walk = walk_strided(
+        Strided {
+            offset: loff,
+            strides: &ls,
+        },
+        llen,
+        Strided {
+            offset: roff,
+            strides: &rs,
+        },
+        slen,
+        elemsz,
+        &count,
+    )
+    .unwrap();
+    windows_match(walk, &plan, w);
     let (local, seg) = (fill(llen, rng), fill(slen, rng));
     let (mut got, mut want) = (seg.clone(), seg.clone());
     apply_put(&plan, &local, &mut got);
@@ -201,6 +242,22 @@ fn check_strided(seed: u64) {
     let mut direct = seg.clone();
     apply_put(&plan, &local, &mut direct);
     assert_eq!(via, direct);
+}
+
+/// A walk taken `w` pieces at a time gives windows of at most `w` pieces
+/// whose concatenation is the whole plan, and totals that add up.
+fn windows_match(mut walk: Walk<'_>, plan: &Plan, w: usize) {
+    assert_eq!(walk.total_bytes(), plan.total_bytes());
+    let (mut pieces, mut bytes) = (Vec::new(), 0);
+    while let Some(win) = walk.next_window(w) {
+        assert!(!win.is_empty() && win.piece_count() <= w, "{win:?}");
+        assert_eq!(win.total_bytes(), win.pieces().iter().map(|p| p.len).sum());
+        bytes += win.total_bytes();
+        pieces.extend_from_slice(win.pieces());
+    }
+    assert_eq!(pieces, plan.pieces());
+    assert_eq!(bytes, plan.total_bytes());
+    assert!(walk.next_window(w).is_none());
 }
 
 /// A successful plan only names bytes inside both buffers.

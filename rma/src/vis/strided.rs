@@ -1,5 +1,6 @@
 //! Strided descriptions (`gex_VIS_Strided*`, GASNet-EX metadata format).
 
+use super::walk::{Dim, Odometer, Source, Walk};
 use super::{check_range, Error, Item, Plan, Side};
 
 /// A Strided description of one side: the first element's offset and
@@ -40,9 +41,23 @@ pub fn plan_strided(
     elemsz: usize,
     count: &[usize],
 ) -> Result<Plan, Error> {
-    let mut plan = Plan::default();
+    walk_strided(local, local_len, remote, segment_len, elemsz, count).map(Walk::into_plan)
+}
+
+/// Check a Strided transfer as [`plan_strided`] does and return its
+/// pieces as a [`Walk`], made a window at a time (the walk holds the
+/// normalised levels and an index, not the pieces).
+pub fn walk_strided(
+    local: Strided<'_>,
+    local_len: usize,
+    remote: Strided<'_>,
+    segment_len: usize,
+    elemsz: usize,
+    count: &[usize],
+) -> Result<Walk<'static>, Error> {
+    let none = || Walk::new(Source::Done, 0);
     if elemsz == 0 {
-        return Ok(plan);
+        return Ok(none());
     }
     let levels = count.len();
     if levels == 0 {
@@ -54,8 +69,17 @@ pub fn plan_strided(
             elemsz,
             segment_len,
         )?;
-        plan.push(local.offset, remote.offset, elemsz);
-        return Ok(plan);
+        return Ok(Walk::new(
+            Source::Strided(Odometer {
+                elemsz,
+                dims: Vec::new(),
+                idx: Vec::new(),
+                l: local.offset as i128,
+                r: remote.offset as i128,
+                done: false,
+            }),
+            elemsz,
+        ));
     }
     for (side, d) in [(Side::Local, &local), (Side::Remote, &remote)] {
         if d.strides.len() < levels {
@@ -67,7 +91,7 @@ pub fn plan_strided(
         }
     }
     if count.contains(&0) {
-        return Ok(plan);
+        return Ok(none());
     }
     let mut total = elemsz;
     for (i, &c) in count.iter().enumerate() {
@@ -86,42 +110,21 @@ pub fn plan_strided(
         });
     }
 
-    // Every offset below lies in the checked bounding boxes, so the i128
-    // arithmetic cannot overflow and the casts back to usize are exact.
+    // Every offset the walk makes lies in the checked bounding boxes, so
+    // its i128 arithmetic cannot overflow and the casts back to usize are
+    // exact.
     let (elemsz, dims) = normalise(elemsz, count, local.strides, remote.strides);
-    let mut idx = vec![0usize; dims.len()];
-    let mut l = local.offset as i128;
-    let mut r = remote.offset as i128;
-    loop {
-        plan.push(l as usize, r as usize, elemsz);
-        // Advance the odometer, level 0 fastest.
-        let mut k = 0;
-        loop {
-            let Some(d) = dims.get(k) else {
-                return Ok(plan);
-            };
-            if idx[k] + 1 < d.count {
-                idx[k] += 1;
-                l += d.local;
-                r += d.remote;
-                break;
-            }
-            let back = (d.count - 1) as i128;
-            l -= d.local * back;
-            r -= d.remote * back;
-            idx[k] = 0;
-            k += 1;
-        }
-    }
-}
-
-/// One level after normalisation: `count > 1` items, `local`/`remote`
-/// bytes apart.
-#[derive(Debug, Clone, Copy)]
-struct Dim {
-    count: usize,
-    local: i128,
-    remote: i128,
+    Ok(Walk::new(
+        Source::Strided(Odometer {
+            elemsz,
+            idx: vec![0; dims.len()],
+            dims,
+            l: local.offset as i128,
+            r: remote.offset as i128,
+            done: false,
+        }),
+        total,
+    ))
 }
 
 /// Drop levels of one item, widen the element while level 0 is contiguous

@@ -1,5 +1,6 @@
 //! Vector and Indexed descriptions (`gex_VIS_Vector*`, `gex_VIS_Indexed*`).
 
+use super::walk::{Cursor, List, Source, Walk};
 use super::{check_range, Error, Item, Plan, Side};
 
 /// Plan a Vector transfer (`gex_VIS_Vector{Put,Get}`).
@@ -18,6 +19,17 @@ pub fn plan_vector(
     remote: &[(usize, usize)],
     segment_len: usize,
 ) -> Result<Plan, Error> {
+    walk_vector(local, local_len, remote, segment_len).map(Walk::into_plan)
+}
+
+/// Check a Vector transfer as [`plan_vector`] does and return its pieces
+/// as a [`Walk`], made a window at a time.
+pub fn walk_vector<'a>(
+    local: &'a [(usize, usize)],
+    local_len: usize,
+    remote: &'a [(usize, usize)],
+    segment_len: usize,
+) -> Result<Walk<'a>, Error> {
     let local_total = check_list(local, Side::Local, local_len)?;
     let remote_total = check_list(remote, Side::Remote, segment_len)?;
     if local_total != remote_total {
@@ -26,7 +38,7 @@ pub fn plan_vector(
             remote: remote_total,
         });
     }
-    Ok(zip(local.iter().copied(), remote.iter().copied()))
+    Ok(zip(List::Vector(local), List::Vector(remote), local_total))
 }
 
 /// Check every non-empty entry against `bound` and give the list's total.
@@ -69,6 +81,17 @@ pub fn plan_indexed(
     remote: Indexed<'_>,
     segment_len: usize,
 ) -> Result<Plan, Error> {
+    walk_indexed(local, local_len, remote, segment_len).map(Walk::into_plan)
+}
+
+/// Check an Indexed transfer as [`plan_indexed`] does and return its
+/// pieces as a [`Walk`], made a window at a time.
+pub fn walk_indexed<'a>(
+    local: Indexed<'a>,
+    local_len: usize,
+    remote: Indexed<'a>,
+    segment_len: usize,
+) -> Result<Walk<'a>, Error> {
     let local_total = check_indexed(local, Side::Local, local_len)?;
     let remote_total = check_indexed(remote, Side::Remote, segment_len)?;
     if local_total != remote_total {
@@ -81,9 +104,11 @@ pub fn plan_indexed(
             remote_total,
         });
     }
-    let l = local.offsets.iter().map(|&o| (o, local.len));
-    let r = remote.offsets.iter().map(|&o| (o, remote.len));
-    Ok(zip(l, r))
+    Ok(zip(
+        List::Indexed(local),
+        List::Indexed(remote),
+        local_total,
+    ))
 }
 
 fn check_indexed(d: Indexed<'_>, side: Side, bound: usize) -> Result<usize, Error> {
@@ -99,30 +124,14 @@ fn check_indexed(d: Indexed<'_>, side: Side, bound: usize) -> Result<usize, Erro
         })
 }
 
-/// Walk two checked lists of equal totals together, emitting a piece for
-/// every stretch that is contiguous on both sides.
-fn zip(
-    local: impl Iterator<Item = (usize, usize)>,
-    remote: impl Iterator<Item = (usize, usize)>,
-) -> Plan {
-    let mut plan = Plan::default();
-    let mut local = local.filter(|&(_, len)| len > 0);
-    let mut remote = remote.filter(|&(_, len)| len > 0);
-    let mut l = local.next();
-    let mut r = remote.next();
-    while let (Some((lo, ll)), Some((ro, rl))) = (l, r) {
-        let n = ll.min(rl);
-        plan.push(lo, ro, n);
-        l = if n == ll {
-            local.next()
-        } else {
-            Some((lo + n, ll - n))
-        };
-        r = if n == rl {
-            remote.next()
-        } else {
-            Some((ro + n, rl - n))
-        };
-    }
-    plan
+/// Walk two checked lists of equal totals together, a piece for every
+/// stretch that is contiguous on both sides.
+fn zip<'a>(local: List<'a>, remote: List<'a>, total: usize) -> Walk<'a> {
+    Walk::new(
+        Source::Zip {
+            local: Cursor::new(local),
+            remote: Cursor::new(remote),
+        },
+        total,
+    )
 }

@@ -11,6 +11,9 @@
 //! * `bad`: a piece outside the segment, unequal totals, overflowing
 //!   strides, a piece outside the local buffer: each refused with its
 //!   message and nothing written.
+//! * `window`: a strided get and put of 2 Mi one-byte pieces each, checked,
+//!   with the peak resident set growing by at most 16 MiB over them (the
+//!   pieces are planned a window at a time).
 //!
 //! Rank 0 prints one summary line; errors print `gex-vis: rank R: ...`
 //! and end the job with code 1.
@@ -20,6 +23,9 @@
 use conduit::client::{Client, Error};
 use tests::program::expect_err;
 use tests::{fail, Fallible};
+
+#[path = "gex_vis/window.rs"]
+mod window;
 
 const SEG: usize = 4 << 20;
 /// The region of the target's segment the checks use.
@@ -234,12 +240,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
     let c = tests::program::init("gex-vis");
-    let r = c.attach_segment(SEG).map_err(Into::into).and_then(|()| {
+    let seg = if mode == "window" { window::SEG } else { SEG };
+    let r = c.attach_segment(seg).map_err(Into::into).and_then(|()| {
         c.barrier()?;
         match mode.as_str() {
             "all" => all(&c),
             "bad" => bad(&c),
-            _ => Err(fail(format!("unknown mode {mode:?}: expected all or bad"))),
+            "window" => window::window(&c),
+            _ => Err(fail(format!(
+                "unknown mode {mode:?}: expected all, bad or window"
+            ))),
         }
     });
     tests::program::finish(&c, "gex-vis", &mode, r);

@@ -15,7 +15,7 @@ use crate::ofi::RmaVec;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::{Context, Side, Transport};
 use ::rma::ops::Implicit;
-use ::rma::vis::{Piece, Plan};
+use ::rma::vis::{Piece, Walk};
 use am::send::Category;
 
 /// Internal handler: packed pieces to scatter (Medium request, 2 args:
@@ -29,6 +29,10 @@ pub(crate) const H_VIS_ACK: u8 = 7;
 const PACK_PIECE: usize = 256;
 /// Bound on one piece's encoding (three varints) in a packed message.
 const PIECE_CODE: usize = 30;
+/// Pieces planned and moved at a time: a window's plan takes about 24
+/// bytes a piece and its RMA batches about 64 more, so a transfer of any
+/// number of pieces holds at most a few MB of them.
+const VIS_WINDOW: usize = 1 << 16;
 
 /// The packed messages sent and not yet acknowledged: if the sender
 /// returns early (an error, an unwind), their acknowledgements free their
@@ -58,36 +62,38 @@ pub(crate) enum Dir {
 }
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
-    /// Move `plan`'s pieces between `local` (`local_len` bytes, lent for
-    /// the call) and `rank`'s segment. Returns when every piece is in
-    /// place.
+    /// Move `walk`'s pieces between `local` (lent for the call) and
+    /// `rank`'s segment, a window of at most `VIS_WINDOW` pieces at a time
+    /// (each window in place before the next is planned). Returns when
+    /// every piece is in place.
     pub(crate) fn vis(
         &self,
         set: usize,
         rank: usize,
         dir: Dir,
         local: *mut u8,
-        plan: &Plan,
+        mut walk: Walk<'_>,
     ) -> Result<(), Error> {
-        if plan.is_empty() {
+        if walk.is_empty() {
             return Ok(());
         }
-        let pieces = plan.pieces();
         // A supernode member's segment, or this rank's own (a copy also
         // with the shared-memory path off, as for contiguous transfers).
         if let Some(r) = self.mapped_range(rank, 0, 0) {
             let base = r?;
-            for p in pieces {
-                // SAFETY: the plan checked every piece against the
-                // target's segment (mapped here from `base`) and the
-                // caller's local span, whose pieces are valid memory
-                // (the span itself may cover several allocations: the
-                // raw entry points, hence `wrapping_add`).
-                unsafe {
-                    let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
-                    match dir {
-                        Dir::Put => std::ptr::copy(l, r, p.len),
-                        Dir::Get => std::ptr::copy(r, l, p.len),
+            while let Some(plan) = walk.next_window(VIS_WINDOW) {
+                for p in plan.pieces() {
+                    // SAFETY: the walk checked every piece against the
+                    // target's segment (mapped here from `base`) and the
+                    // caller's local span, whose pieces are valid memory
+                    // (the span itself may cover several allocations: the
+                    // raw entry points, hence `wrapping_add`).
+                    unsafe {
+                        let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
+                        match dir {
+                            Dir::Put => std::ptr::copy(l, r, p.len),
+                            Dir::Get => std::ptr::copy(r, l, p.len),
+                        }
                     }
                 }
             }
@@ -99,13 +105,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(());
         }
         let limit = self.tp.facts().rma_iov_limit;
-        if dir == Dir::Put
-            && pieces.len() > limit
-            && plan.total_bytes() / pieces.len() <= PACK_PIECE
-        {
-            return self.vis_packed_put(set, rank, local, pieces);
+        while let Some(plan) = walk.next_window(VIS_WINDOW) {
+            let pieces = plan.pieces();
+            if dir == Dir::Put
+                && pieces.len() > limit
+                && plan.total_bytes() / pieces.len() <= PACK_PIECE
+            {
+                self.vis_packed_put(set, rank, local, pieces)?;
+            } else {
+                self.vis_rma(set, rank, dir, local, pieces)?;
+            }
         }
-        self.vis_rma(set, rank, dir, local, pieces)
+        Ok(())
     }
 
     fn vis_rma(
