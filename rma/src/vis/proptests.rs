@@ -96,37 +96,19 @@ fn check_indexed(seed: u64) {
     };
     let lo = offs(rng, b * m, ll, llen);
     let ro = offs(rng, a * m, rl, slen);
-    let plan = plan_indexed(
+    let (l, r) = (
         Indexed {
             offsets: &lo,
             len: ll,
         },
-        llen,
         Indexed {
             offsets: &ro,
             len: rl,
         },
-        slen,
-    )
-    .unwrap();
-    let w = rng.range(1, 4);
-    windows_match(
-        walk_indexed(
-            Indexed {
-                offsets: &lo,
-                len: ll,
-            },
-            llen,
-            Indexed {
-                offsets: &ro,
-                len: rl,
-            },
-            slen,
-        )
-        .unwrap(),
-        &plan,
-        w,
     );
+    let plan = plan_indexed(l, llen, r, slen).unwrap();
+    let w = rng.range(1, 4);
+    windows_match(walk_indexed(l, llen, r, slen).unwrap(), &plan, w);
     let as_list = |o: &[usize], len| o.iter().map(|&o| (o, len)).collect::<Vec<_>>();
     let (local_list, remote_list) = (as_list(&lo, ll), as_list(&ro, rl));
     let (local, seg) = (fill(llen, rng), fill(slen, rng));
@@ -184,31 +166,6 @@ fn check_strided(seed: u64) {
         .collect();
     let (ls, loff, llen, _) = strided_side(rng, elemsz, &count);
     let (rs, roff, slen, _) = strided_side(rng, elemsz, &count);
-    let res = plan_strided(
-        Strided {
-            offset: loff,
-            strides: &ls,
-        },
-        llen,
-        Strided {
-            offset: roff,
-            strides: &rs,
-        },
-        slen,
-        elemsz,
-        &count,
-    );
-    let total = elemsz * count.iter().product::<usize>();
-    if total > llen.max(slen) {
-        assert!(
-            matches!(res, Err(Error::DestinationOverlaps { .. })),
-            "{res:?}"
-        );
-        return;
-    }
-    let plan = res.unwrap();
-    assert_eq!(plan.total_bytes(), total);
-    let w = rng.range(1, 4);
     let walk = walk_strided(
         Strided {
             offset: loff,
@@ -222,9 +179,21 @@ fn check_strided(seed: u64) {
         slen,
         elemsz,
         &count,
-    )
-    .unwrap();
-    windows_match(walk, &plan, w);
+    );
+    // What plan_strided returns.
+    let res = walk.clone().map(Walk::into_plan);
+    let total = elemsz * count.iter().product::<usize>();
+    if total > llen.max(slen) {
+        assert!(
+            matches!(res, Err(Error::DestinationOverlaps { .. })),
+            "{res:?}"
+        );
+        return;
+    }
+    let plan = res.unwrap();
+    assert_eq!(plan.total_bytes(), total);
+    let w = rng.range(1, 4);
+    windows_match(walk.unwrap(), &plan, w);
     let (local, seg) = (fill(llen, rng), fill(slen, rng));
     let (mut got, mut want) = (seg.clone(), seg.clone());
     apply_put(&plan, &local, &mut got);
