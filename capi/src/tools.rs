@@ -84,13 +84,21 @@ pub extern "C" fn gasnett_cpu_count() -> c_int {
     std::thread::available_parallelism().map_or(1, |n| n.get() as c_int)
 }
 
-fn verbose() -> bool {
-    std::env::var_os("GASNET_VERBOSEENV").is_some_and(|v| v != "0")
+/// A variable's value, `None` when unset or empty (the conduit's rule:
+/// an empty variable counts as unset).
+fn set_value(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// `gasnett_getenv_yesno_withdefault`: Y/YES/1/TRUE (any case) is 1,
-/// N/NO/0/FALSE is 0, unset is the default; anything else is a fatal
-/// error naming the variable.
+/// `GASNET_VERBOSEENV` set to a true value (`gex_env::parse_bool`'s words:
+/// `no`, `false`, `off` and `0` are off, as for the conduit).
+fn verbose() -> bool {
+    set_value("GASNET_VERBOSEENV").is_some_and(|v| gex_env::parse_bool(&v) == Some(true))
+}
+
+/// `gasnett_getenv_yesno_withdefault`: Y/YES/1/TRUE/ON (any case) is 1,
+/// N/NO/0/FALSE/OFF is 0, unset or empty is the default; anything else is
+/// a fatal error naming the variable.
 #[no_mangle]
 pub extern "C" fn gasnett_getenv_yesno_withdefault(key: *const c_char, default: c_int) -> c_int {
     if key.is_null() {
@@ -100,15 +108,14 @@ pub extern "C" fn gasnett_getenv_yesno_withdefault(key: *const c_char, default: 
     let k = unsafe { CStr::from_ptr(key) }
         .to_string_lossy()
         .into_owned();
-    let v = std::env::var(&k).ok();
-    let r = match v.as_deref().map(|s| s.trim().to_ascii_uppercase()) {
+    let v = set_value(&k);
+    let r = match v.as_deref().map(gex_env::parse_bool) {
         None => default,
-        Some(s) if ["Y", "YES", "1", "TRUE"].contains(&s.as_str()) => 1,
-        Some(s) if ["N", "NO", "0", "FALSE"].contains(&s.as_str()) => 0,
-        Some(_) => crate::state::fatal(
+        Some(Some(b)) => c_int::from(b),
+        Some(None) => crate::state::fatal(
             "gasnett_getenv_yesno_withdefault",
             &format!(
-                "{k}={}: accepted are Y, YES, 1, TRUE, N, NO, 0, FALSE",
+                "{k}={}: accepted are Y, YES, 1, TRUE, ON, N, NO, 0, FALSE, OFF",
                 v.unwrap_or_default()
             ),
         ),

@@ -280,6 +280,9 @@ pub fn prepare(
     };
     let (rma_inject_limit, n) = cfg.rma.resolve_inject_limit(caps.inject_size);
     warnings.extend(n);
+    let largest_am =
+        am::wire::message_len(am::wire::Kind::LongInline, am::MAX_ARGS, cfg.am.max_medium);
+    warnings.extend(cfg.am.resolve_long_am_rma_thresh(largest_am).1);
     for w in &warnings {
         if lead && !cfg.general.quiet {
             gex_env::eprintln_whole!("WARNING: {w}");

@@ -95,13 +95,16 @@ struct Cli {
     command: Vec<OsString>,
 }
 
+/// A count of ranks or hosts: 1 to `u32::MAX` (ranks are numbered in 32
+/// bits; a rank refuses a larger `GASNET_OFI_SIZE`).
 fn positive(s: &str) -> Result<usize, String> {
+    const MAX: usize = u32::MAX as usize;
+    let too_large = || format!("too large: at most {MAX}");
     match s.trim().parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),
+        Ok(v) if v > MAX => Err(too_large()),
         Ok(v) => Ok(v),
-        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
-            Err(format!("too large: at most {}", usize::MAX))
-        }
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(too_large()),
         Err(_) => Err("not a positive whole number".into()),
     }
 }

@@ -376,10 +376,20 @@ with {MAX_MEDIUM} = {}), single or recv",
 
     /// The AM Long packing threshold: `GASNET_OFI_LONG_AM_RMA_THRESH` when set,
     /// never above `max_data_length` (the largest AM data length), which is
-    /// also the default.
-    pub fn resolve_long_am_rma_thresh(&self, max_data_length: usize) -> usize {
-        self.long_am_rma_thresh
-            .map_or(max_data_length, |t| t.min(max_data_length))
+    /// also the default; with a note when the value set was reduced.
+    pub fn resolve_long_am_rma_thresh(&self, max_data_length: usize) -> (usize, Option<String>) {
+        match self.long_am_rma_thresh {
+            None => (max_data_length, None),
+            Some(t) if t <= max_data_length => (t, None),
+            Some(t) => (
+                max_data_length,
+                Some(format!(
+                    "{LONG_AM_RMA_THRESH}={t} is above the largest AM data length of \
+{max_data_length} bytes (with {MAX_MEDIUM} = {}); using {max_data_length}",
+                    self.max_medium
+                )),
+            ),
+        }
     }
 }
 

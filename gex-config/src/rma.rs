@@ -30,6 +30,9 @@ pub const PUT_AGGREGATE_LIMIT_DEFAULT: usize = 256;
 
 /// Default of `GASNET_OFI_NUM_BBUFS`.
 pub const NUM_BBUFS_DEFAULT: usize = 64;
+/// Most bounce buffers (`GASNET_OFI_NUM_BBUFS`): the pool's queue is
+/// allocated whole at start-up.
+pub const NUM_BBUFS_MAX: usize = 1 << 20;
 /// The `GASNET_OFI_BBUF_THRESHOLD` default is this many bounce buffers.
 pub const BBUF_THRESHOLD_DEFAULT_BBUFS: usize = 4;
 /// The most bounce buffers one put may use: `GASNET_OFI_BBUF_THRESHOLD` may
@@ -106,6 +109,14 @@ impl RmaConfig {
 {bbuf_threshold} / {bbuf_size})"
         );
         let num_bbufs = explained(num_bbufs, &count_rule)?;
+        if num_bbufs > NUM_BBUFS_MAX {
+            return Err(EnvError::new(
+                NUM_BBUFS,
+                &value_text(r, NUM_BBUFS, num_bbufs),
+                format!("a whole number from {bbufs_per_put} to {NUM_BBUFS_MAX}"),
+            )
+            .into());
+        }
         if num_bbufs < bbufs_per_put {
             return Err(ConfigError::Conflict(EnvError::new(
                 NUM_BBUFS,
@@ -241,6 +252,18 @@ size (4096 bytes; a number with an optional K, M, G or T suffix)"
 131072 bytes (32 x GASNET_OFI_BBUF_SIZE = 32 x 4096)"
         );
         assert_eq!(err(&[("GASNET_OFI_BBUF_THRESHOLD", "1.2K")]), "GASNET_OFI_BBUF_THRESHOLD=\"1.2K\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [1.2K is not a whole number of bytes]");
+    }
+
+    #[test]
+    fn too_many_bounce_buffers_are_refused() {
+        let env = MapEnv::from([("GASNET_OFI_NUM_BBUFS", "4000000000")]);
+        let e = RmaConfig::from_env(&EnvReader::new(&env), 4096).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "GASNET_OFI_NUM_BBUFS=\"4000000000\" is not accepted: expected a whole number from 4 to 1048576"
+        );
+        let env = MapEnv::from([("GASNET_OFI_NUM_BBUFS", "1048576")]);
+        assert!(RmaConfig::from_env(&EnvReader::new(&env), 4096).is_ok());
     }
 
     #[test]

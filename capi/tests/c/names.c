@@ -1,9 +1,12 @@
 /* Uses every name of the GASNet-EX C API subset (docs/c-api.md lists
  * them), so a missing or misspelt name fails the build. Built and linked
  * by the test suite; running it (one rank or more) exercises each once. */
+/* setenv, for the boolean variables below. */
+#define _POSIX_C_SOURCE 200112L
 #include <gasnetex.h>
 #include <gasnet_tools.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Configuration macros a program tests with #if. */
@@ -175,6 +178,14 @@ int main(int argc, char **argv) {
     uint64_t sum = gasnett_checksum(local, 8);
     int cpus = gasnett_cpu_count();
     int yes = gasnett_getenv_yesno_withdefault("NAMES_UNSET_VARIABLE", 1);
+    /* The conduit's boolean words; an empty variable counts as unset. */
+    setenv("NAMES_ON_VARIABLE", "on", 1);
+    setenv("NAMES_OFF_VARIABLE", "Off", 1);
+    setenv("NAMES_EMPTY_VARIABLE", "", 1);
+    if (gasnett_getenv_yesno_withdefault("NAMES_ON_VARIABLE", 0) != 1 ||
+        gasnett_getenv_yesno_withdefault("NAMES_OFF_VARIABLE", 1) != 0 ||
+        gasnett_getenv_yesno_withdefault("NAMES_EMPTY_VARIABLE", 1) != 1)
+        die();
     const char *host = gasnett_gethostname();
     int64_t k = gasnett_parse_int("4K", 1);
     gasnett_sched_yield();

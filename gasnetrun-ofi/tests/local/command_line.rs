@@ -85,6 +85,9 @@ fn bad_n_is_refused_with_exit_2_and_one_line() {
         &["-n", "0", "prog", &t][..],
         &["-n", "-1", "prog", &t],
         &["-n", "abc", "prog", &t],
+        // Above the 32-bit rank numbers (and beyond usize).
+        &["-n", "4294967296", "prog", &t],
+        &["-n", "99999999999999999999999", "prog", &t],
         &["prog", &t],
         &["-n"],
     ] {

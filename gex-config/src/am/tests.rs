@@ -218,13 +218,23 @@ fn long_am_rma_thresh() {
     let env = MapEnv::from([("GASNET_OFI_LONG_AM_RMA_THRESH", "2K")]);
     let a = read(&env).unwrap();
     assert_eq!(a.long_am_rma_thresh, Some(2048));
-    assert_eq!(a.resolve_long_am_rma_thresh(8256), 2048);
-    assert_eq!(a.resolve_long_am_rma_thresh(1000), 1000);
+    assert_eq!(a.resolve_long_am_rma_thresh(8256), (2048, None));
+    assert_eq!(
+        a.resolve_long_am_rma_thresh(1000),
+        (
+            1000,
+            Some(
+                "GASNET_OFI_LONG_AM_RMA_THRESH=2048 is above the largest AM data length of 1000 \
+bytes (with GASNET_OFI_MAX_MEDIUM = 8192); using 1000"
+                    .into()
+            )
+        )
+    );
     assert_eq!(
         read(&MapEnv::new())
             .unwrap()
             .resolve_long_am_rma_thresh(8256),
-        8256
+        (8256, None)
     );
     assert_eq!(err(&[("GASNET_OFI_LONG_AM_RMA_THRESH", "2Q")]), 
         "GASNET_OFI_LONG_AM_RMA_THRESH=\"2Q\" is not accepted: expected a size in bytes (a number with an optional K, M, G or T suffix) [\"2Q\" is not a number]"

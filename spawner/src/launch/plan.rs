@@ -232,6 +232,7 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
             let cap = crate::capacity::of_this_host(env)?;
             crate::capacity::check(n, &format!("{host:?} (this host)"), cap.as_ref())
                 .map_err(usage)?;
+            rank_table_fits(n)?;
             (
                 vec![host],
                 vec![0; n],
@@ -258,6 +259,7 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
                 })?,
                 None => route_to(&hosts[0], &from)?,
             };
+            rank_table_fits(n)?;
             (hosts, block_placement(n, nodes), Some(ssh_conf(env)?), ip)
         }
     };
@@ -272,6 +274,18 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
         bind_ip,
         env: propagated_env(env.source(), &spec.extra_env),
         verbose,
+    })
+}
+
+/// Refuse a job whose table of ranks (one word a rank) this launcher
+/// cannot allocate, rather than end with an allocation failure.
+fn rank_table_fits(n: usize) -> Result<(), SpawnError> {
+    let mut v: Vec<usize> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        usage(format!(
+            "-n {n}: the launcher cannot hold a table of {n} ranks ({} bytes) in memory",
+            n.saturating_mul(std::mem::size_of::<usize>())
+        ))
     })
 }
 

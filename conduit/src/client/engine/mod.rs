@@ -217,10 +217,13 @@ fn new_set<M: Mode, T: Transport>(
     } else {
         RecvMode::PerMessage
     };
-    let recv_mem = Arc::new(
-        Mapping::anonymous(nbuf * recv_size)
-            .map_err(|e| Error::map("AM receive buffers", nbuf * recv_size, e))?,
-    );
+    let recv_mem = Arc::new(Mapping::anonymous(nbuf * recv_size).map_err(|e| {
+        Error::map(
+            "AM receive buffers (GASNET_OFI_NUM_RECEIVE_BUFFS x GASNET_OFI_RECEIVE_BUFF_SIZE)",
+            nbuf * recv_size,
+            e,
+        )
+    })?);
     let max = [cfg.am.max_request_buffs, cfg.am.max_reply_buffs];
     let mut send_mem = Vec::new();
     for m in max {
@@ -291,7 +294,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let largest_am = wire::message_len(Kind::LongInline, am::MAX_ARGS, max_medium);
         cfg.check_receive_buff(|m| wire::message_len(Kind::LongInline, am::MAX_ARGS, m))?;
         let recv_size = wire::align_up(cfg.am.receive_buff_size.buffer_bytes(largest_am));
-        let long_thresh = cfg.am.resolve_long_am_rma_thresh(largest_am);
+        let (long_thresh, _) = cfg.am.resolve_long_am_rma_thresh(largest_am);
         let sets = p.sets;
         // The supernode first: when it holds every rank, the provider's
         // address vector needs none of the others' endpoints.
@@ -357,10 +360,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let bounce = if cfg.rma.num_bbufs > 0 {
             let pool = bbuf::Pool::new(cfg.rma.num_bbufs, cfg.rma.bbuf_size, page_size())?;
-            let mem = Arc::new(
-                Mapping::anonymous(pool.region_len())
-                    .map_err(|e| Error::map("bounce buffers", pool.region_len(), e))?,
-            );
+            let mem = Arc::new(Mapping::anonymous(pool.region_len()).map_err(|e| {
+                Error::map(
+                    "bounce buffers (GASNET_OFI_NUM_BBUFS x GASNET_OFI_BBUF_SIZE)",
+                    pool.region_len(),
+                    e,
+                )
+            })?);
             let regions = tp.register(&mem, Access::LocalRead)?;
             Some(Bounce { pool, regions, mem })
         } else {
