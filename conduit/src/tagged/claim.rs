@@ -67,6 +67,11 @@ impl<M: Mode> Engine<M> {
     /// (`FI_PEEK | FI_CLAIM`), the receive (`FI_CLAIM`) or the discard
     /// (`FI_CLAIM | FI_DISCARD`), with the probe's match bits.
     ///
+    /// `from`: the claimed message's source, where the probe found it (a
+    /// receive or discard completion may carry no CQ data: shm 2.x's
+    /// discard does not, and with the source in CQ data the completion
+    /// alone would name rank 0).
+    ///
     /// # Safety
     /// `slot` and `buf..buf+len` stay valid until the request finishes.
     unsafe fn start_claim(
@@ -75,6 +80,7 @@ impl<M: Mode> Engine<M> {
         slot: &ClaimSlot,
         (buf, len): (*mut u8, usize),
         sel: Select,
+        from: Option<u32>,
         flags: u64,
     ) -> Result<Posted, Error> {
         let (src, bits, ignore) = self.recv_match(c, sel)?;
@@ -86,7 +92,7 @@ impl<M: Mode> Engine<M> {
             Kind::Recv {
                 cap: len,
                 counted: false,
-                from: sel.source,
+                from: from.or(sel.source),
             }
         };
         let id = x.reqs.lock().start(c.cid, kind);
@@ -170,10 +176,14 @@ impl<'a, 'c, M: Mode, S, T: Transport> Message<'a, 'c, M, S, T> {
         op: &'static str,
     ) -> Result<Status, Error> {
         let c = self.comm;
+        let from = (self.status.source != Status::UNKNOWN_SOURCE).then_some(self.status.source);
         // The probe's match bits: some providers check them again.
         // SAFETY: the slot and buf outlive the wait below, which returns
         // only once the operation finished (or the process aborts).
-        let p = unsafe { c.eng.start_claim(&c.info, &slot, buf, self.sel, flags)? };
+        let p = unsafe {
+            c.eng
+                .start_claim(&c.info, &slot, buf, self.sel, from, flags)?
+        };
         let r = c.core.tagged_complete(c.eng, p, op);
         drop(slot);
         r
@@ -184,8 +194,11 @@ impl<M: Mode, S, T: Transport> Drop for Message<'_, '_, M, S, T> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             let flags = sys::FI_CLAIM | sys::FI_DISCARD;
-            if let Err(e) = self.finish(slot, (std::ptr::null_mut(), 0), flags, "discard") {
-                tracing::warn!("discarding a claimed message: {e}");
+            match self.finish(slot, (std::ptr::null_mut(), 0), flags, "discard") {
+                // A discard has no buffer: every non-empty message is
+                // reported truncated, which is what was asked.
+                Ok(_) | Err(Error::Tagged(TaggedError::Truncated(_))) => {}
+                Err(e) => tracing::warn!("discarding a claimed message: {e}"),
             }
         }
     }
@@ -220,8 +233,14 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
         let flags = sys::FI_PEEK as u64 | sys::FI_CLAIM;
         // SAFETY: a probe places no data; the slot outlives the wait.
         let p = unsafe {
-            self.eng
-                .start_claim(&self.info, &slot, (std::ptr::null_mut(), 0), sel, flags)?
+            self.eng.start_claim(
+                &self.info,
+                &slot,
+                (std::ptr::null_mut(), 0),
+                sel,
+                None,
+                flags,
+            )?
         };
         match self.core.tagged_complete(self.eng, p, "matched probe") {
             Ok(status) => Ok(Some(Message {

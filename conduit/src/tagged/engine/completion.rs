@@ -114,7 +114,15 @@ impl<M: Mode> Engine<M> {
         }
         let status = match (kind, part) {
             (Some(Kind::Recv { .. }), Part::Main) | (Some(Kind::Probe), Part::Main) => {
-                let d = self.layout.decode(e.tag(), e.data());
+                let mut d = self.layout.decode(e.tag(), e.data());
+                if let Some(Kind::Recv { from: Some(f), .. }) = kind {
+                    // The source travels in CQ data, and this entry has
+                    // none (shm 2.x's discard of a claimed message): the
+                    // source asked for or claimed, not rank 0.
+                    if self.layout.cq_data() && e.flags() & sys::FI_REMOTE_CQ_DATA as u64 == 0 {
+                        d.source = f;
+                    }
+                }
                 if d.sync && matches!(reqs.kind_at(idx), Some(Kind::Recv { .. })) {
                     acks.push((e.tag(), d.source));
                 }
@@ -270,7 +278,11 @@ impl<M: Mode> Engine<M> {
         match unsafe { self.ctx(ctx).tx.tinject(&[], None, addr, ack) } {
             Ok(()) => Ok(()),
             Err(e) if e.is_again() => {
-                self.acks.lock().push((ctx, addr, ack));
+                // The flag changes under the queue's lock, as in
+                // retry_acks: a retry that emptied the queue cannot clear
+                // it after this push.
+                let mut q = self.acks.lock();
+                q.push((ctx, addr, ack));
                 self.has_acks.store(true, Ordering::Relaxed);
                 Ok(())
             }
@@ -279,22 +291,33 @@ impl<M: Mode> Engine<M> {
     }
 
     pub(super) fn retry_acks(&self) -> Result<(), Error> {
-        let pending = std::mem::take(&mut *self.acks.lock());
-        self.has_acks.store(false, Ordering::Relaxed);
+        let pending = {
+            let mut q = self.acks.lock();
+            self.has_acks.store(false, Ordering::Relaxed);
+            std::mem::take(&mut *q)
+        };
         let mut left = Vec::new();
+        let mut failed = None;
         for (ctx, addr, bits) in pending {
+            if failed.is_some() {
+                // Kept for the next retry: an error on one does not drop
+                // the others.
+                left.push((ctx, addr, bits));
+                continue;
+            }
             // SAFETY: as in send_ack.
             match unsafe { self.ctx(ctx).tx.tinject(&[], None, addr, bits) } {
                 Ok(()) => {}
                 Err(e) if e.is_again() => left.push((ctx, addr, bits)),
-                Err(e) => return Err(e.into()),
+                Err(e) => failed = Some(e),
             }
         }
         if !left.is_empty() {
-            self.acks.lock().extend(left);
+            let mut q = self.acks.lock();
+            q.extend(left);
             self.has_acks.store(true, Ordering::Relaxed);
         }
-        Ok(())
+        failed.map_or(Ok(()), |e| Err(e.into()))
     }
 }
 
