@@ -67,8 +67,16 @@ impl MaxSegsize {
             }
             Some(v) => {
                 r.record(MAX_SEGSIZE, &v, false);
-                MaxSegsize::parse(&v)
-                    .ok_or_else(|| EnvError::new(MAX_SEGSIZE, &v, MAX_SEGSIZE_ACCEPTED).into())
+                MaxSegsize::parse(&v).ok_or_else(|| {
+                    let e = EnvError::new(MAX_SEGSIZE, &v, MAX_SEGSIZE_ACCEPTED);
+                    // An absolute size that does not fit says why.
+                    match parse_size(&v) {
+                        Err(why) if !v.contains('/') && why.contains("too large") => {
+                            e.because(why).into()
+                        }
+                        _ => e.into(),
+                    }
+                })
             }
         }
     }
@@ -158,5 +166,15 @@ per process (such as 0.5/P) or per host (such as 0.85/H)"
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn too_large_says_so() {
+        assert_eq!(
+            read("99999999999G").unwrap_err().to_string(),
+            "GASNET_MAX_SEGSIZE=\"99999999999G\" is not accepted: expected an absolute size (a \
+number with an optional K, M, G or T suffix) or a fraction of physical memory above 0 and at most 1, \
+per process (such as 0.5/P) or per host (such as 0.85/H) [99999999999G is too large]"
+        );
     }
 }

@@ -237,7 +237,7 @@ fn refusals_name_the_argument_or_variable_at_fault() {
     let t = token("refuse");
     let accepted = "-n N, -N NODES, -E VARS, -v, -t, -k, -spawner=KIND, --list-providers, -h, \
                     --help, -V, --version; put -- before a program whose name starts with -)";
-    let cases: [Refusal; 10] = [
+    let cases: [Refusal; 11] = [
         (
             &["--bogus", "-n", "2", "true"],
             &[],
@@ -318,6 +318,19 @@ fn refusals_name_the_argument_or_variable_at_fault() {
                  GASNET_SPAWN_MAX_PER_HOST to the most ranks a host may start",
                 bootstrap::this_host()
             ),
+        ),
+        (
+            // Over ssh the launcher checks the user's limit itself (and
+            // GASNET_VERBOSEENV reports it), before any host is contacted.
+            &["-n", "3", "true"],
+            &[
+                ("GASNET_SSH_SERVERS", "127.0.0.1"),
+                ("GASNET_SPAWN_MAX_PER_HOST", "2"),
+            ],
+            "gasnetrun-ofi: 3 ranks on host \"127.0.0.1\" are more than it can start: at most 2 \
+             (GASNET_SPAWN_MAX_PER_HOST=2); use fewer ranks or more hosts, or set \
+             GASNET_SPAWN_MAX_PER_HOST to the most ranks a host may start"
+                .into(),
         ),
     ];
     for (args, env, want) in cases {

@@ -259,6 +259,14 @@ pub(super) fn make_plan(spec: &JobSpec, env: &EnvReader<'_>) -> Result<Plan, Spa
                 })?,
                 None => route_to(&hosts[0], &from)?,
             };
+            // The user's per-host limit, checked here too (each host's
+            // agent checks it again with its own estimate when unset):
+            // read through this reader, GASNET_VERBOSEENV reports it.
+            if env.peek(crate::capacity::ENV_MAX_PER_HOST).is_some() {
+                let cap = crate::capacity::of_this_host(env)?;
+                crate::capacity::check(n.div_ceil(nodes), &format!("{:?}", hosts[0]), cap.as_ref())
+                    .map_err(usage)?;
+            }
             rank_table_fits(n)?;
             (hosts, block_placement(n, nodes), Some(ssh_conf(env)?), ip)
         }
