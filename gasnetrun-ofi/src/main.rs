@@ -313,8 +313,15 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             one_line(&e),
-            "invalid value '18446744073709551616' for '-n <n>': too large: at most \
-             18446744073709551615"
+            "invalid value '18446744073709551616' for '-n <n>': too large: at most 4294967295"
+        );
+        // Nor is a count above the 32-bit rank numbers.
+        let e =
+            Cli::try_parse_from(args::rewrite_args(v(&["g", "-n", "4294967296", "p"])).unwrap())
+                .unwrap_err();
+        assert_eq!(
+            one_line(&e),
+            "invalid value '4294967296' for '-n <n>': too large: at most 4294967295"
         );
     }
 }
