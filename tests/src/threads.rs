@@ -72,17 +72,36 @@ pub fn main<S: Send + Sync>(
             std::process::exit(2);
         }
     };
-    let c = match init(t, eps, state(t)) {
+    let sets = match eps {
+        Endpoints::Shared => 1,
+        Endpoints::Own => t + 1,
+    };
+    run_par(&format!("{prog} threads"), sets, state(t), |c| {
+        body(c, t, eps, n)
+    })
+}
+
+/// Start the multi-threaded client with `sets` endpoint sets and run
+/// `body`; rank 0 prints `{line_prefix}: {its line}`, and the job ends (exit
+/// 1 on a failure, which names the rank).
+pub fn run_par<S: Send + Sync>(
+    line_prefix: &str,
+    sets: usize,
+    state: S,
+    body: impl FnOnce(&ParClient<S>) -> Fallible<String>,
+) -> ! {
+    let prog = line_prefix.split(' ').next().unwrap_or(line_prefix);
+    let c = match ParClient::init_with(Options::new(state).endpoints(sets)) {
         Ok(c) => c,
         Err(e) => {
-            gex_env::eprintln_whole!("{prog}: {}", crate::report(&*e));
+            gex_env::eprintln_whole!("{prog}: {}", e.report());
             std::process::exit(1);
         }
     };
-    match body(&c, t, eps, n) {
+    match body(&c) {
         Ok(line) => {
             if c.rank() == 0 {
-                println!("{prog} threads: {line}");
+                println!("{line_prefix}: {line}");
             }
             if let Err(e) = c.barrier() {
                 gex_env::eprintln_whole!("{prog}: rank {}: {}", c.rank(), e.report());
@@ -95,16 +114,6 @@ pub fn main<S: Send + Sync>(
             c.exit(1)
         }
     }
-}
-
-/// Start the multi-threaded client with one endpoint per thread (plus the
-/// client's own) when asked.
-pub fn init<S: Send + Sync>(threads: usize, eps: Endpoints, state: S) -> Fallible<ParClient<S>> {
-    let n = match eps {
-        Endpoints::Shared => 1,
-        Endpoints::Own => threads + 1,
-    };
-    Ok(ParClient::init_with(Options::new(state).endpoints(n))?)
 }
 
 /// What a rank of the AM mode records.

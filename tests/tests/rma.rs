@@ -185,6 +185,29 @@ fn overlapping_transfers_within_a_rank_are_copies() {
     }
 }
 
+/// An event of one endpoint set waited, tested or waited among others in
+/// a scope on another set of a multi-threaded client is complete when that
+/// returns (it was looked up in the waiting set's table: over tcp the wait
+/// returned with the 4 MiB get not there, or panicked). shm with the path
+/// off, where gets complete at once, and tcp, where they do not.
+#[test]
+fn an_event_waited_on_another_endpoint_set_is_complete() {
+    let _g = serial();
+    for (p, n) in [("tcp", 2), ("tcp", 3), ("shm", 2)] {
+        run(
+            n,
+            &["event-sets"],
+            p,
+            &[("GASNET_SUPERNODE_MAXSIZE", "1")],
+            120,
+        )
+        .expect_line(
+            &format!("{p} -n {n}"),
+            "gex-rma event-sets: ok: 6 gets of 4 MiB started on one endpoint set and waited, tested or waited among others on the other, 25165824 bytes checked on rank 0 at once",
+        );
+    }
+}
+
 /// An attach that fails on one rank only (the size is not single-valued)
 /// fails on every rank, each saying why, instead of leaving the others
 /// waiting in the exchange; a second attach then works.

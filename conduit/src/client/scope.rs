@@ -44,6 +44,10 @@ pub enum NbiSync {
 
 #[derive(Debug, Clone, Copy)]
 struct Tracked {
+    /// The endpoint set whose operation table holds `op`: an event may be
+    /// waited in a scope of another set (or on another thread), and its
+    /// slot number means nothing in that set's table.
+    set: usize,
     op: OpId,
     what: &'static str,
     dir: &'static str,
@@ -109,6 +113,7 @@ impl<M: Mode, S, T: Transport> Drop for RmaScope<'_, '_, M, S, T> {
 impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
     fn track(&mut self, op: Option<OpId>, what: &'static str, rank: usize) -> Option<Tracked> {
         let t = op.map(|op| Tracked {
+            set: self.set,
             op,
             what,
             dir: if what == "get" { "from" } else { "to" },
@@ -317,16 +322,20 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         )
     }
 
+    /// Whether `t` is still running, in its own set's table.
     fn running(&self, t: &Tracked) -> bool {
-        self.core.sets[self.set].ops.lock().running(t.op)
+        self.core.sets[t.set].ops.lock().running(t.op)
     }
 
     /// Wait for `t` (through progress errors, which are returned after),
-    /// retire it and stop tracking it.
+    /// retire it and stop tracking it. An event started in a scope of
+    /// another endpoint set is waited there (progress on its set, as
+    /// GASNet-EX lets any thread wait for any event); the scope that
+    /// started it still tracks it, and finds it retired at its end.
     fn complete(&mut self, t: Tracked) -> Result<(), Error> {
-        self.started.retain(|x| x.op != t.op);
+        self.started.retain(|x| !(x.set == t.set && x.op == t.op));
         self.core
-            .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+            .wait_op(t.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
     }
 
     /// Wait for one event.
@@ -345,7 +354,7 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         };
         if let Some(t) = e.t {
             if self.running(&t) {
-                self.core.poll_api(self.set)?;
+                self.core.poll_api(t.set)?;
                 if self.running(&t) {
                     return Ok(false);
                 }
@@ -397,6 +406,16 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
                 return Ok(n);
             }
             self.core.poll_api(self.set)?;
+            // Events of other endpoint sets complete by their sets' progress.
+            let mut polled: Vec<usize> = Vec::new();
+            for e in evs.iter().flatten() {
+                if let Some(t) = e.t.filter(|t| t.set != self.set) {
+                    if !polled.contains(&t.set) {
+                        polled.push(t.set);
+                        self.core.poll_api(t.set)?;
+                    }
+                }
+            }
         }
     }
 
@@ -423,7 +442,7 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
         for t in &mine {
             if let Err(e) =
                 self.core
-                    .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+                    .wait_op(t.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
             {
                 first.get_or_insert(e);
             }
@@ -452,7 +471,7 @@ impl<'env, M: Mode, S, T: Transport> RmaScope<'_, 'env, M, S, T> {
             let t = self.started[i];
             match self
                 .core
-                .wait_op(self.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
+                .wait_op(t.set, Some(t.op), Progress::Full, t.what, t.dir, t.rank)
             {
                 Ok(()) => {}
                 Err(e) if e.is_fatal() => abort_in_flight(self.core.rank, &e),

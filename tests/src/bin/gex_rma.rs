@@ -21,6 +21,10 @@
 //!   rank (none waits for ever), then all attach (`gex_rma/uneven.rs`).
 //! * `attach-unmappable`: rank 1 of a host cannot map its peers' segments
 //!   (one descriptor left): every rank's attach fails, then all attach.
+//! * `event-sets`: an event started on one endpoint set of a
+//!   multi-threaded client and waited, tested or waited among others in a
+//!   scope on the other set is complete when that says so (4 MiB gets,
+//!   bytes checked at once; `gex_rma/sets.rs`).
 //! * `memory`: attach 1 MiB, put and get 64 KiB with the next rank, then
 //!   every rank prints `gex-rma memory: rank R: VmRSS X KiB, RssAnon Y KiB`
 //!   (its resident set from /proc/self/status).
@@ -45,6 +49,8 @@ mod memory;
 mod overlap;
 #[path = "gex_rma/owned.rs"]
 mod owned;
+#[path = "gex_rma/sets.rs"]
+mod sets;
 #[path = "gex_rma/steps.rs"]
 mod steps;
 #[path = "gex_rma/storm.rs"]
@@ -71,6 +77,9 @@ fn main() {
     let mode = args.get(1).cloned().unwrap_or_default();
     if mode == "threads" {
         tests::threads::main("gex-rma", &args, 30, |_| (), tests::threads::rma);
+    }
+    if mode == "event-sets" {
+        tests::threads::run_par("gex-rma event-sets", 2, (), sets::event_sets);
     }
     let c = match Client::init() {
         Ok(c) => c,
@@ -117,7 +126,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|owned|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|event-sets|threads <T> shared|own [count]|std-exit (got {mode:?})"
         ))),
     };
     match r {
