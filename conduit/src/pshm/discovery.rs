@@ -63,6 +63,39 @@ impl Published {
     }
 }
 
+/// Check what rank `r` published about its inbox before mapping it: its
+/// rings' capacity must be a power of two that holds two of the largest
+/// records, and the file must hold every ring (`sets` x 2 sides x `slots`
+/// senders). A rank built from another version, or a corrupt record,
+/// would otherwise place rings outside the mapping or make sends to it
+/// spin for ever; the error says what was published.
+pub(super) fn check_inbox(
+    r: usize,
+    p: &Published,
+    sets: usize,
+    largest: usize,
+) -> Result<(), crate::client::Error> {
+    use super::ring::{footprint, min_capacity, record_len};
+    let need_cap = min_capacity(record_len(largest));
+    let cap = usize::try_from(p.cap).ok();
+    let rings_fit = cap
+        .filter(|c| c.is_power_of_two() && *c >= need_cap)
+        .and_then(|c| {
+            sets.checked_mul(2)?
+                .checked_mul(p.slots as usize)?
+                .checked_mul(footprint(c))
+        });
+    match rings_fit {
+        Some(need) if need as u64 <= p.len => Ok(()),
+        _ => Err(crate::client::Error::Pshm(format!(
+            "rank {r} published a shared-memory inbox of {} bytes with rings of {} bytes for {} \
+senders and {sets} endpoint sets; this rank needs rings of a power of two of at least {need_cap} \
+bytes, all inside the inbox (are the ranks built from different versions?)",
+            p.len, p.cap, p.slots
+        ))),
+    }
+}
+
 /// This kernel's boot id and this process's pid namespace: ranks whose
 /// values differ cannot open each other's memory files.
 pub(super) fn kernel_identity() -> [u64; 2] {
@@ -191,6 +224,44 @@ impl Neighbourhoods {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inboxes_that_cannot_hold_their_rings_are_refused() {
+        use super::super::ring::{capacity, footprint};
+        let largest = 4096;
+        let cap = capacity(largest, 0);
+        let ok = Published {
+            kernel: [1, 1],
+            pid: 7,
+            fd: 3,
+            maxsize: 0,
+            slots: 4,
+            cap: cap as u64,
+            len: (2 * 2 * 4 * footprint(cap)) as u64,
+            max_medium: largest as u64,
+            sets: 2,
+        };
+        assert!(check_inbox(1, &ok, 2, largest).is_ok());
+        let short = Published {
+            len: ok.len - 1,
+            ..ok
+        };
+        let msg = check_inbox(1, &short, 2, largest).unwrap_err().to_string();
+        assert!(
+            msg.contains(&format!("rank 1 published a shared-memory inbox of {} bytes with rings of {cap} bytes for 4 senders and 2 endpoint sets", short.len)),
+            "{msg}"
+        );
+        for bad_cap in [cap as u64 + 8, (cap / 4) as u64, 0, u64::MAX] {
+            let p = Published { cap: bad_cap, ..ok };
+            assert!(check_inbox(1, &p, 2, largest).is_err(), "cap {bad_cap}");
+        }
+        let many = Published {
+            slots: u32::MAX,
+            len: u64::MAX,
+            ..ok
+        };
+        assert!(check_inbox(1, &many, usize::MAX / 2, largest).is_err());
+    }
 
     #[test]
     fn supernodes_follow_host_kernel_and_maxsize() {

@@ -26,7 +26,7 @@
 mod discovery;
 pub mod ring;
 
-use discovery::{kernel_identity, Published};
+use discovery::{check_inbox, kernel_identity, Published};
 pub use discovery::{supernode_of, Neighbourhoods, Position, SEGMENT_RECORD};
 
 use crate::client::Error;
@@ -208,6 +208,7 @@ impl<M: Mode> Shared<M> {
                     p.slots
                 )));
             }
+            check_inbox(r, &p, sets, largest)?;
             let m = Mapping::open_peer(p.pid, p.fd, p.len as usize).map_err(|e| {
                 Error::Pshm(format!(
                     "rank {rank} cannot map the shared memory of rank {r} (/proc/{}/fd/{}: {e}); \
