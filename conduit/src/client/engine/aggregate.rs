@@ -72,7 +72,11 @@ fn failure(rank: usize, text: String) -> RmaError {
 
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Aggregate an implicit put (its path chosen by the caller): the range
-    /// is checked now (an error writes nothing), the bytes are copied.
+    /// is checked now (an error writes nothing), the bytes are copied. A
+    /// full batch this put displaced is sent now; if that send fails, the
+    /// failure is about earlier puts and is kept for the next sync, while
+    /// this put stays in the new batch and will be written, so it is not
+    /// returned here (only a fatal error is: nothing will be written).
     pub(super) fn put_aggregate(
         &self,
         set: usize,
@@ -86,9 +90,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let full = agg.batches.add(rank, offset, src);
             full.map(|b| (self.reserve(&mut agg, rank), b))
         };
-        match full {
-            Some((s, b)) => self.send_batch(set, s, b),
-            None => Ok(()),
+        match full.map(|(s, b)| self.send_batch(set, s, b)) {
+            Some(Err(e)) if e.is_fatal() => Err(e),
+            _ => Ok(()),
         }
     }
 

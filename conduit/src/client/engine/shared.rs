@@ -404,6 +404,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 Local::Read(dst) => copy_bytes(p, dst, len),
             }
         }
+        copied_fence(matches!(local, Local::Write(_)));
         // RMA_SHARED counts copies through the shared-memory path only (a
         // copy within this rank with the path off is not one).
         if self.pshm.is_some() {
@@ -483,6 +484,23 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
             }
             _ => std::ptr::copy(src, dst, len),
         }
+    }
+}
+
+/// The ordering a completed shared-memory copy owes later accesses, as
+/// GASNet's `gasneti_sync_writes` / `gasneti_sync_reads`: after a put's
+/// copy (`put`), a release fence, so a later put (a flag another rank
+/// polls) is not seen before these bytes; after a get's copy, an acquire
+/// fence, so later reads are not served before it (a flag got, then the
+/// data it guards). On x86 both only stop the compiler from moving
+/// accesses across them; weaker CPUs need the instruction.
+#[inline(always)]
+pub(super) fn copied_fence(put: bool) {
+    use std::sync::atomic::{fence, Ordering};
+    if put {
+        fence(Ordering::Release);
+    } else {
+        fence(Ordering::Acquire);
     }
 }
 

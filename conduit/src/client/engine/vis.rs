@@ -97,6 +97,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     }
                 }
             }
+            super::shared::copied_fence(dir == Dir::Put);
             // RMA_SHARED counts copies through the shared-memory path only (a
             // copy within this rank with the path off is not one).
             if self.pshm.is_some() {
