@@ -34,9 +34,10 @@ pub(crate) fn payload<'a>(call: &str, src: *const c_void, nbytes: usize) -> &'a 
     if src.is_null() {
         fatal(call, &format!("source_addr is NULL with nbytes={nbytes}"))
     }
+    crate::state::check_array(call, "source_addr", "nbytes", src as *const u8, nbytes);
     // SAFETY: GASNet-EX requires source_addr to be readable for nbytes
     // until local completion, which every AM call here reaches before it
-    // returns.
+    // returns (and `check_array` kept the length within one slice's).
     unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) }
 }
 

@@ -21,6 +21,22 @@ fn max_long(call: &str) -> usize {
     api(call).client.max_long()
 }
 
+/// The most a Long Prepare with `client_buf == NULL` allocates: what
+/// `gex_AM_Max*Long` give with `GEX_FLAG_AM_PREPARE_LEAST_ALLOC` (larger
+/// `least_payload` values are erroneous; a Prepare still tries them).
+pub(crate) const ALLOC_LONG: usize = 1 << 20;
+
+/// A Long's maximum for a Prepare under `flags`: with
+/// `GEX_FLAG_AM_PREPARE_LEAST_ALLOC`, the space this library allocates.
+fn max_long_for(call: &str, flags: gex_Flags_t) -> usize {
+    let max = max_long(call);
+    if flags & crate::types::consts::FLAG_AM_PREPARE_LEAST_ALLOC != 0 {
+        max.min(ALLOC_LONG)
+    } else {
+        max
+    }
+}
+
 /// `gex_AM_LUBRequestMedium`.
 #[no_mangle]
 pub extern "C" fn gex_AM_LUBRequestMedium() -> usize {
@@ -92,11 +108,11 @@ pub extern "C" fn gex_AM_MaxRequestLong(
     tm: Handle,
     other: u32,
     _lc: *const Handle,
-    _f: gex_Flags_t,
+    f: gex_Flags_t,
     numargs: c_uint,
 ) -> usize {
     check_max("gex_AM_MaxRequestLong", tm, other, numargs);
-    max_long("gex_AM_MaxRequestLong")
+    max_long_for("gex_AM_MaxRequestLong", f)
 }
 
 /// `gex_AM_MaxReplyLong`.
@@ -105,11 +121,11 @@ pub extern "C" fn gex_AM_MaxReplyLong(
     tm: Handle,
     other: u32,
     _lc: *const Handle,
-    _f: gex_Flags_t,
+    f: gex_Flags_t,
     numargs: c_uint,
 ) -> usize {
     check_max("gex_AM_MaxReplyLong", tm, other, numargs);
-    max_long("gex_AM_MaxReplyLong")
+    max_long_for("gex_AM_MaxReplyLong", f)
 }
 
 /// The checks of `gex_Token_Max*`: the running request handler's token,

@@ -281,6 +281,7 @@ pub extern "C" fn gex_EP_RegisterHandlers(
             &format!("table is NULL with numentries={numentries}"),
         );
     }
+    crate::state::check_array(CALL, "table", "numentries", table as *const _, numentries);
     // SAFETY: GASNet-EX requires `table` to hold `numentries` entries; the
     // call writes back only gex_index.
     let t = unsafe { std::slice::from_raw_parts_mut(table, numentries) };

@@ -97,9 +97,10 @@ fn prepare(
     } else {
         local_completion(call, lc_opt, matches!(dest, Dest::Token(_)));
     }
-    // Our own buffers are capped at 1 MiB beyond `least` for Longs.
+    // Our own buffers for Longs are capped at `ALLOC_LONG` (what the
+    // LEAST_ALLOC maximum says), or at `least` beyond it.
     let size = if long && client_buf.is_null() {
-        most.min(max).min(least.max(1 << 20))
+        most.min(max).min(least.max(crate::am_limits::ALLOC_LONG))
     } else {
         most.min(max)
     };

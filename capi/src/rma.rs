@@ -12,6 +12,7 @@ fn local(call: &str, arg: &str, p: *const c_void, nbytes: usize) {
     if p.is_null() && nbytes > 0 {
         fatal(call, &format!("{arg} is NULL with nbytes={nbytes}"))
     }
+    crate::state::check_array(call, arg, "nbytes", p as *const u8, nbytes);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -298,6 +299,7 @@ fn events<'a>(call: &str, p: *mut Handle, n: usize) -> &'a mut [Handle] {
     if p.is_null() {
         fatal(call, &format!("pevent is NULL with numevents={n}"))
     }
+    crate::state::check_array(call, "pevent", "numevents", p as *const Handle, n);
     // SAFETY: GASNet-EX requires an array of numevents events.
     unsafe { std::slice::from_raw_parts_mut(p, n) }
 }

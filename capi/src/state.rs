@@ -156,6 +156,24 @@ pub(crate) fn fatal(call: &str, what: &str) -> ! {
 /// Print GASNet's report of an error code being returned (unless
 /// `gex_System_SetVerboseErrors(0)` silenced them), and return it.
 #[cold]
+/// A fatal error naming `count` (its value `n`) and `arg` unless `n`
+/// entries of `T` at `p` can be one Rust slice: at most `isize::MAX`
+/// bytes, not reaching past the end of the address space. Checked before
+/// any slice is made of memory a C caller passed (making one of such a
+/// length is undefined behaviour even before it is read).
+pub(crate) fn check_array<T>(call: &str, arg: &str, count: &str, p: *const T, n: usize) {
+    let size = std::mem::size_of::<T>().max(1);
+    let fits = n <= isize::MAX as usize / size && (p as usize).checked_add(n * size).is_some();
+    if !fits {
+        fatal(
+            call,
+            &format!(
+                "{count}={n} is more than an array at {arg} ({p:p}) can hold ({size}-byte entries)"
+            ),
+        )
+    }
+}
+
 pub(crate) fn error_return(call: &str, code: i32, why: &str) -> i32 {
     if !crate::query::verbose_errors() {
         return code;

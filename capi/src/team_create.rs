@@ -63,6 +63,7 @@ pub extern "C" fn gex_TM_Create(
     if args.is_null() {
         fatal(CALL, &format!("args is NULL with numargs={numargs}"))
     }
+    crate::state::check_array(CALL, "args", "numargs", args, numargs);
     // SAFETY: non-NULL; GASNet-EX requires `numargs` readable entries.
     let args = unsafe { std::slice::from_raw_parts(args, numargs) };
     let members = job_ranks(a, CALL, parent, args, flags);

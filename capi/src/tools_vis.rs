@@ -40,8 +40,9 @@ fn entries<'a, T>(p: *const T, n: usize) -> &'a [T] {
     if p.is_null() || n == 0 {
         return &[];
     }
+    crate::state::check_array("gasnett_format_*", "the list", "its count", p, n);
     // SAFETY: the caller passes `n` valid entries at `p`, as GASNet's
-    // formatters require.
+    // formatters require (`check_array` kept them within one slice).
     unsafe { std::slice::from_raw_parts(p, n) }
 }
 

@@ -104,6 +104,8 @@ pub mod consts {
     pub const GASNET_ERR_BARRIER_MISMATCH: i32 = 10005;
     /// `GEX_FLAG_IMMEDIATE`.
     pub const FLAG_IMMEDIATE: u32 = 0x1;
+    /// `GEX_FLAG_AM_PREPARE_LEAST_ALLOC`.
+    pub const FLAG_AM_PREPARE_LEAST_ALLOC: u32 = 0x4;
     /// `GEX_FLAG_USES_GASNET1`.
     pub const FLAG_USES_GASNET1: u32 = 0x8;
     /// `GEX_FLAG_ENABLE_LEAF_LC` (VIS puts: local completion as a leaf of

@@ -39,6 +39,7 @@ const CASES: &[(&str, i32, &str)] = &[
     ("rank", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestShort(): rank=2 is not a rank of this job (0..2)"),
     ("long-outside", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestLong(): dest_addr=0xADDR with nbytes=8 is outside rank 1's segment [0xADDR, 0xADDR)"),
     ("lc-defer", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestMedium(): lc_opt=GEX_EVENT_DEFER is not permitted for AMs (the specification allows NOW, GROUP, or an event pointer)"),
+    ("medium-huge", 1, "*** FATAL ERROR (proc 0): in gex_AM_RequestMedium(): nbytes=18446744073709551615 is more than an array at source_addr (0xADDR) can hold (1-byte entries)"),
     ("token-stale", 1, "*** FATAL ERROR (proc 0): in gex_AM_ReplyShort(): token=0xADDR is not the token of a running AM handler (tokens are valid only inside their handler)"),
     ("tm-destroyed", 1, "*** FATAL ERROR (proc 0): in gex_Coll_BarrierNB(): tm=0xADDR was destroyed (gex_TM_Destroy)"),
     ("tm-destroyed-event", 1, "*** FATAL ERROR (proc 0): in gex_Event_Wait(): team 1 is not a team of this rank (never made here, or destroyed)"),

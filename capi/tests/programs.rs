@@ -198,7 +198,10 @@ fn atomic_domains_native_and_by_active_message() {
 
 #[test]
 fn negotiated_payload_ams() {
-    program("npam.c", "negotiated-payload requests");
+    program(
+        "npam.c",
+        "LEAST_ALLOC Medium 8192 bytes, Long 1048576 bytes",
+    );
 }
 
 #[test]

@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
             gex_AM_RequestLong0(tm, (me + 1) % n, 200, buf, 8, (char *)peer - 64, GEX_EVENT_NOW, 0);
         } else if (!strcmp(mode, "lc-defer")) {
             gex_AM_RequestMedium0(tm, (me + 1) % n, 200, buf, 8, GEX_EVENT_DEFER, 0);
+        } else if (!strcmp(mode, "medium-huge")) {
+            gex_AM_RequestMedium0(tm, (me + 1) % n, 200, buf, (size_t)-1, GEX_EVENT_NOW, 0);
         } else if (!strcmp(mode, "token-stale")) {
             gex_AM_RequestShort0(tm, me, 200, 0);
             GASNET_BLOCKUNTIL(saved != NULL);

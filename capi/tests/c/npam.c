@@ -77,6 +77,20 @@ int main(int argc, char **argv) {
     if (gex_EP_RegisterHandlers(ep, t, 4) != GASNET_OK) return 1;
     h_mreq = t[0].gex_index; h_mrep = t[1].gex_index; h_lreq = t[2].gex_index; h_lrep = t[3].gex_index;
     size_t lub = gex_AM_MaxRequestMedium(tm, GEX_RANK_INVALID, NULL, GEX_FLAG_AM_PREPARE_LEAST_ALLOC, 3);
+    /* What a Long Prepare with client_buf == NULL must allocate: not the
+     * Long maximum (a Prepare with that least_payload would allocate it). */
+    size_t lubl = gex_AM_MaxRequestLong(tm, GEX_RANK_INVALID, NULL, GEX_FLAG_AM_PREPARE_LEAST_ALLOC, 16);
+    size_t lubl_rep = gex_AM_MaxReplyLong(tm, GEX_RANK_INVALID, NULL, GEX_FLAG_AM_PREPARE_LEAST_ALLOC, 1);
+    size_t maxl = gex_AM_MaxRequestLong(tm, GEX_RANK_INVALID, NULL, 0, 16);
+    if (lubl == 0 || lubl > maxl || lubl != lubl_rep) FAIL("LEAST_ALLOC Long request %zu, reply %zu bytes; the Long maximum is %zu", lubl, lubl_rep, maxl);
+    {
+        gex_AM_SrcDesc_t sd = gex_AM_PrepareRequestLong(tm, me, NULL, lubl, lubl, NULL, NULL, 0, 16);
+        if (gex_AM_SrcDescSize(sd) != lubl || gex_AM_SrcDescAddr(sd) == NULL) FAIL("a Long Prepare of least_payload %zu gave %zu bytes", lubl, gex_AM_SrcDescSize(sd));
+        /* Sent with no payload: the handler checks a 0-byte Long. */
+        gex_AM_CommitRequestLong16(sd, h_lreq, 0, slot_of(me, me, 0), 0, 11, 22, 33, 44, 55, 66, 77, 88, 99, 110, 121, 132, 143, 154, 165);
+        GASNET_BLOCKUNTIL(got == 1);
+        got = 0; handled = 0;
+    }
     gex_Coll_BarrierBlocking(tm, 0);
     int sent = 0;
     static unsigned char mine[SLOT];
@@ -102,8 +116,8 @@ int main(int argc, char **argv) {
      * requests record are read only once all have run. */
     GASNET_BLOCKUNTIL(handled == sent);
     if (errors == 0)
-        printf("npam.c: rank %u of %u: ok: %d negotiated-payload requests and %d replies (Medium and Long, GASNet and client buffers, 0/1/3/16 arguments); LEAST_ALLOC Medium %zu bytes\n",
-               (unsigned)me, (unsigned)n, sent, got, lub);
+        printf("npam.c: rank %u of %u: ok: %d negotiated-payload requests and %d replies (Medium and Long, GASNet and client buffers, 0/1/3/16 arguments); LEAST_ALLOC Medium %zu bytes, Long %zu bytes\n",
+               (unsigned)me, (unsigned)n, sent, got, lub, lubl);
     fflush(stdout);
     int bad = errors;
     gex_Coll_BarrierBlocking(tm, 0);
