@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod deadline;
 mod error;
 pub mod hostmap;
 pub mod local;
@@ -35,6 +36,7 @@ pub mod pmix;
 mod signals;
 pub mod tcp;
 pub mod wire;
+mod wire_debug;
 
 pub use error::BootstrapError;
 pub use hostmap::{this_host, HostMap};
@@ -243,6 +245,18 @@ pub fn bootstrap_from(env: &EnvReader<'_>) -> Result<Box<dyn Bootstrap>, Bootstr
             "64 hex digits set by gasnetrun-ofi",
         )
     })?;
+    // The launcher sets all four: a rank or size missing beside the
+    // address and secret would make this process rank 0 of 1 (or of the
+    // size), a rank it is not.
+    for v in [ENV_SIZE, ENV_RANK] {
+        if env.peek(v).is_none_or(|x| x.is_empty()) {
+            return Err(BootstrapError::Protocol(format!(
+                "{ENV_BOOTSTRAP_ADDR} is set but {v} is not: gasnetrun-ofi sets both (and \
+                 {ENV_BOOTSTRAP_SECRET}, {ENV_SIZE}, {ENV_RANK}) for its ranks; start the program with \
+                 gasnetrun-ofi, or unset {ENV_BOOTSTRAP_ADDR} to run one rank alone"
+            )));
+        }
+    }
     let size = env.uint(ENV_SIZE, 1, 1, u32::MAX as u64)? as usize;
     let rank = env.uint(ENV_RANK, 0, 0, size as u64 - 1)? as usize;
     Ok(Box::new(tcp::TcpBootstrap::connect(
@@ -269,6 +283,28 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_address_and_secret_without_rank_or_size_are_named() {
+        let secret = "ab".repeat(32);
+        for (missing, present) in [(ENV_RANK, (ENV_SIZE, "2")), (ENV_SIZE, (ENV_RANK, "1"))] {
+            let env = MapEnv::from([
+                (ENV_BOOTSTRAP_ADDR, "127.0.0.1:1"),
+                (ENV_BOOTSTRAP_SECRET, secret.as_str()),
+                present,
+            ]);
+            let e = bootstrap_from(&EnvReader::quiet(&env))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                e.contains(&format!(
+                    "GASNET_OFI_BOOTSTRAP_ADDR is set but {missing} is not: gasnetrun-ofi sets both"
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -128,7 +128,18 @@ impl TcpBootstrap {
             listen: listen.to_string(),
         };
         write_frame(&mut ctl, &hello.encode()).map_err(lost("launcher".into()))?;
-        let welcome = read_frame(&mut ctl, MAX_HELLO).map_err(lost("launcher".into()))?;
+        let welcome = read_frame(&mut ctl, MAX_HELLO).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // The launcher closes a hello it refuses.
+                BootstrapError::PeerLost(format!(
+                    "the launcher at {addr} closed the connection instead of welcoming rank {rank} of {size}: \
+it refuses a second process saying hello as one rank (a child that inherited a rank's GASNET_OFI_RANK and \
+bootstrap variables?), a wrong GASNET_OFI_BOOTSTRAP_SECRET, and a rank or size it did not start"
+                ))
+            } else {
+                lost("launcher".into())(e)
+            }
+        })?;
         let (radix, parent_addr, host_index, host_name) = match Msg::decode(&welcome)? {
             Msg::Welcome {
                 radix,
@@ -149,9 +160,20 @@ impl TcpBootstrap {
         let parent = match (tree_parent(rank, radix), parent_addr) {
             (None, _) => None,
             (Some(p), Some(a)) => {
-                let mut s = TcpStream::connect(a.as_str()).map_err(|e| {
-                    BootstrapError::io(format!("connecting to parent rank {p} at {a}"), e)
-                })?;
+                // The same deadline as the launcher's connection (not the
+                // kernel's SYN retries, about two minutes).
+                let mut s = a
+                    .parse::<SocketAddr>()
+                    .map_err(|e| {
+                        BootstrapError::Protocol(format!(
+                            "the launcher gave parent rank {p}'s address as {a:?}: {e}"
+                        ))
+                    })
+                    .and_then(|sa| {
+                        TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
+                            BootstrapError::io(format!("connecting to parent rank {p} at {a}"), e)
+                        })
+                    })?;
                 let _ = s.set_nodelay(true);
                 let m = Msg::ChildHello {
                     secret,

@@ -228,7 +228,8 @@ pub fn signal_name(s: i32) -> String {
 }
 
 /// Messages on the launcher's control connections (and the agent's stdin).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Their `Debug` form (`wire_debug`) shows no secret.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Msg {
     /// rank -> launcher: first message of a rank.
     RankHello {

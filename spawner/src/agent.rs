@@ -152,7 +152,7 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         cap.as_ref(),
     )
     .map_err(SpawnError::Usage)?;
-    let mut ctl = TcpStream::connect(job.addr.as_str())
+    let mut ctl = connect_launcher(&job.addr)
         .map_err(|e| SpawnError::io(format!("connecting to the launcher at {}", job.addr), e))?;
     let _ = ctl.set_nodelay(true);
     write_frame(
@@ -333,6 +333,26 @@ pub fn run_agent(mut input: impl Read + Send + 'static) -> Result<i32, SpawnErro
         let _ = f.join();
     }
     Ok(code)
+}
+
+/// Connect to the launcher at `addr` (each address it resolves to in
+/// turn), each attempt bounded by 60 s as a rank's is (not the kernel's
+/// SYN retries).
+fn connect_launcher(addr: &str) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = None;
+    for sa in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&sa, std::time::Duration::from_secs(60)) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the address resolves to nothing",
+        )
+    }))
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub(super) fn accept_children(
                 if stop2.load(Ordering::SeqCst) {
                     break;
                 }
-                let Ok(mut s) = conn else { continue };
+                let Ok(s) = conn else { continue };
                 let tx = tx.clone();
                 let _ = thread::Builder::new()
                     .stack_size(128 * 1024)
@@ -45,10 +45,12 @@ pub(super) fn accept_children(
                             .peer_addr()
                             .map(|a| a.to_string())
                             .unwrap_or_else(|_| "?".into());
-                        let _ = s.set_read_timeout(Some(AUTH_TIMEOUT));
-                        let why = match read_frame(&mut s, MAX_HELLO)
-                            .map_err(|e| e.to_string())
-                            .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()))
+                        let why = match read_frame(
+                            &mut crate::deadline::ByDeadline::new(&s, AUTH_TIMEOUT),
+                            MAX_HELLO,
+                        )
+                        .map_err(|e| e.to_string())
+                        .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()))
                         {
                             Ok(Msg::ChildHello { secret: s2, rank }) if secret_eq(&s2, &secret) => {
                                 let _ = s.set_read_timeout(None);

@@ -2,7 +2,7 @@
 //! map and environment, a deeper tree, rogue connections to the bootstrap,
 //! arguments passed intact, and a program started without the launcher.
 
-use super::common::{bootcheck, serial, token, Job};
+use super::common::{assert_no_survivors, bootcheck, serial, token, Job};
 use super::{bc, DEADLINE};
 use std::io::Write;
 use std::net::TcpStream;
@@ -108,6 +108,29 @@ fn rogue_connections_are_dropped_and_the_job_completes() {
         "{:?}",
         d.err
     );
+}
+
+/// A second process saying hello as a rank (one that inherited the rank's
+/// bootstrap variables: here the rank's shell starts the program twice,
+/// the copy first) is refused and told why, and the job ends: the
+/// launcher kept its connection open, so the refused process waited for
+/// a welcome for ever and the job never ended.
+#[test]
+fn a_second_hello_as_one_rank_is_refused_and_the_job_ends() {
+    let _g = serial();
+    let t = token("twice");
+    let b = bc();
+    let twice = format!("{b} {t} check 1 & sleep 0.5; exec {b} {t} check 1");
+    let d = Job::start(&t, &["-n", "2", "sh", "-c", &twice], &[]).wait(DEADLINE);
+    assert_ne!(d.code, Some(0), "stderr: {}", d.err_text());
+    assert!(
+        d.err.iter().any(|l| l.contains(
+            "it refuses a second process saying hello as one rank (a child that inherited a rank's GASNET_OFI_RANK"
+        )) && d.err.iter().any(|l| l.contains("refused a second hello as rank ")),
+        "{:?}",
+        d.err
+    );
+    assert_no_survivors(&t);
 }
 
 #[test]

@@ -75,15 +75,18 @@ pub(super) fn start_acceptor(
         .map_err(|e| SpawnError::io("starting the accept thread", e))
 }
 
-fn serve_conn(mut s: TcpStream, secret: Secret, n: usize, nhosts: usize, tx: Sender<Ev>) {
+fn serve_conn(s: TcpStream, secret: Secret, n: usize, nhosts: usize, tx: Sender<Ev>) {
     let peer = s
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "?".into());
-    let _ = s.set_read_timeout(Some(AUTH_TIMEOUT));
-    let first = read_frame(&mut s, MAX_HELLO)
-        .map_err(|e| e.to_string())
-        .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()));
+    // One deadline for the whole hello (not per read).
+    let first = read_frame(
+        &mut bootstrap::deadline::ByDeadline::new(&s, AUTH_TIMEOUT),
+        MAX_HELLO,
+    )
+    .map_err(|e| e.to_string())
+    .and_then(|f| Msg::decode(&f).map_err(|e| e.to_string()));
     let drop_it =
         |why: String| tracing::warn!("bootstrap: dropped a connection from {peer}: {why}");
     let reader = |s: &TcpStream| {

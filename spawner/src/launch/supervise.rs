@@ -228,7 +228,15 @@ impl Job {
                 stream,
             } => {
                 if self.ctl[rank].is_some() {
-                    tracing::warn!("bootstrap: dropped a second hello from rank {rank}");
+                    // A second process with this rank's bootstrap variables
+                    // (a rank's child that inherited them): its connection
+                    // is closed, so it fails at once instead of waiting for
+                    // a welcome for ever, and nothing it sends counts as
+                    // the rank's.
+                    tracing::warn!(
+                        "bootstrap: refused a second hello as rank {rank} (a process that inherited the rank's GASNET_OFI_* bootstrap variables?)"
+                    );
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
                     return;
                 }
                 self.listen[rank] = Some(listen);
