@@ -56,6 +56,69 @@ fn with_the_shared_memory_path() {
     }
 }
 
+/// Collective-cache slots larger than the largest AM Medium: a chunk for a
+/// member whose slot this rank cannot write (no shared memory, no RMA
+/// offload: tcp with the path off) goes as a Medium, so no chunk may be
+/// larger (it failed with "AM Medium payload of 16352 bytes exceeds the
+/// maximum" on 2 ranks with 64 cache pages, and the other rank waited).
+#[test]
+fn cache_slots_larger_than_a_medium() {
+    let _g = serial();
+    let vars = [
+        ("GASNET_SUPERNODE_MAXSIZE", "1"),
+        ("GASNET_OFI_COLL_CACHE_PAGES", "64"),
+    ];
+    for (mode, line) in [
+        (
+            "bcast",
+            "gex-coll bcast: ok: 20 broadcasts of 0 B..4 MiB from every root checked (fan-out 2)",
+        ),
+        (
+            "reduce",
+            "gex-coll reduce: ok: 88 reduce-to-one + reduce-to-all checks over 44 operator x type pairs exact",
+        ),
+    ] {
+        run(2, &[mode], "tcp", &vars).expect_line(&format!("tcp {mode} 64 pages"), line);
+    }
+}
+
+/// Ranks started with different `GASNET_OFI_COLL_CACHE_PAGES` refuse to
+/// start, naming both values: a rank without a cache skipped a team's
+/// cache set-up that the others ran, and from then on collectives of one
+/// sequence number were paired with different ones (mismatch errors, or
+/// a barrier combined with the others' cache vote).
+#[test]
+fn coll_cache_pages_that_differ_between_ranks_are_refused() {
+    let _g = serial();
+    let launcher = tests::workspace_bin("gasnetrun-ofi", PROG);
+    let script = "if [ \"$GASNET_OFI_RANK\" = 0 ]; then export GASNET_OFI_COLL_CACHE_PAGES=0; \
+                  else export GASNET_OFI_COLL_CACHE_PAGES=16; fi; exec \"$@\"";
+    for (p, pshm) in [("shm", "0"), ("tcp", "1")] {
+        let device = if p == "shm" { "shm" } else { "lo" };
+        let mut cmd = tests::job_command(
+            &launcher,
+            2,
+            std::path::Path::new("/bin/sh"),
+            &["-c", script, "sh", PROG, "reduce"],
+            p,
+            device,
+        );
+        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm);
+        let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+        tests::assert_no_survivors(PROG);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{p} {pshm}: {err}");
+        let lines = [
+            "gex-coll: GASNET_OFI_COLL_CACHE_PAGES=\"0\" is not accepted: expected the same value on every rank (rank 0 has 0, rank 1 has 16)",
+            "gex-coll: GASNET_OFI_COLL_CACHE_PAGES=\"16\" is not accepted: expected the same value on every rank (rank 1 has 16, rank 0 has 0)",
+        ];
+        assert!(
+            err.lines().any(|l| lines.contains(&l)),
+            "{p} {pshm}: neither rank's line in\n{err}"
+        );
+    }
+}
+
 #[test]
 fn broadcast_trees_of_every_fan_out() {
     let _g = serial();

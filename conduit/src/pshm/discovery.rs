@@ -20,9 +20,12 @@ pub(super) struct Published {
     /// Endpoint sets the rank opened: a peer's rings and the provider's
     /// address table are laid out by it, so it must be the same everywhere.
     pub sets: u32,
+    /// `GASNET_OFI_COLL_CACHE_PAGES`: a team's members take part in its
+    /// cache set-up, or not, by it, so it must be the same everywhere.
+    pub coll_pages: u64,
 }
 
-const RECORD: usize = 60;
+const RECORD: usize = 68;
 
 /// Bytes of the record `Shared::segment_record` makes.
 pub const SEGMENT_RECORD: usize = 16;
@@ -40,6 +43,7 @@ impl Published {
         b[40..48].copy_from_slice(&self.len.to_le_bytes());
         b[48..56].copy_from_slice(&self.max_medium.to_le_bytes());
         b[56..60].copy_from_slice(&self.sets.to_le_bytes());
+        b[60..68].copy_from_slice(&self.coll_pages.to_le_bytes());
         b
     }
 
@@ -59,6 +63,7 @@ impl Published {
             len: u64_at(40),
             max_medium: u64_at(48),
             sets: u32_at(56),
+            coll_pages: u64_at(60),
         })
     }
 }
@@ -240,6 +245,7 @@ mod tests {
             len: (2 * 2 * 4 * footprint(cap)) as u64,
             max_medium: largest as u64,
             sets: 2,
+            coll_pages: 4,
         };
         assert!(check_inbox(1, &ok, 2, largest).is_ok());
         let short = Published {
@@ -338,6 +344,7 @@ mod tests {
             len: 1 << 20,
             max_medium: 8192,
             sets: 3,
+            coll_pages: 64,
         };
         assert_eq!(Published::from_bytes(&p.to_bytes()), Some(p));
         assert_eq!(Published::from_bytes(&[0; 55]), None);

@@ -127,6 +127,7 @@ impl<M: Mode> Shared<M> {
             len: inbox.as_ref().map_or(0, |m| m.len() as u64),
             max_medium: cfg.am.max_medium as u64,
             sets: sets as u32,
+            coll_pages: cfg.extended.coll_cache_pages as u64,
         };
         let all = boot.allgather(&mine.to_bytes())?;
         let mut recs = Vec::with_capacity(size);
@@ -154,6 +155,20 @@ impl<M: Mode> Shared<M> {
                     format!(
                         "the same value on every rank (rank {rank} has {}, rank {r} has {})",
                         mine.max_medium, recs[r].max_medium
+                    ),
+                ),
+            )));
+        }
+        // Members with and without a collective cache would pair
+        // different collectives under one sequence number.
+        if let Some(r) = recs.iter().position(|p| p.coll_pages != mine.coll_pages) {
+            return Err(Error::Config(crate::config::ConfigError::Conflict(
+                gex_env::EnvError::new(
+                    crate::config::extended::COLL_CACHE_PAGES,
+                    &mine.coll_pages.to_string(),
+                    format!(
+                        "the same value on every rank (rank {rank} has {}, rank {r} has {})",
+                        mine.coll_pages, recs[r].coll_pages
                     ),
                 ),
             )));

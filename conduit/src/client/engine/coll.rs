@@ -269,7 +269,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let posted = cache && bcast && e.cache.posts_bcast(len);
             let posted_all =
                 cache && matches!(op, CollOp::ReduceToAll { .. }) && e.cache.posts_allreduce(len);
-            let chunk = e.cache.chunk_for(len, bcast).filter(|_| cache);
+            // A chunk for a member whose slot this rank cannot write goes
+            // as an AM Medium: no chunk is larger than the largest Medium
+            // (the same on every rank, so every member chunks alike).
+            let chunk = e
+                .cache
+                .chunk_for(len, bcast)
+                .filter(|_| cache)
+                .map(|c| c.min(self.cfg.am.max_medium));
             // `coll_allreduce_now` chooses the board by this predicate.
             let on_board = cache
                 && matches!(op, CollOp::ReduceToAll { .. })
