@@ -82,6 +82,31 @@ pub(crate) struct Shared<M: Mode> {
     pub segments: OnceLock<Vec<PeerSegment>>,
 }
 
+/// A start-up setting every rank must give alike: the first rank whose
+/// published value differs from this one's stops start-up, naming the
+/// variable and both values.
+fn same_everywhere(
+    rank: usize,
+    recs: &[Published],
+    var: &str,
+    value: impl Fn(&Published) -> u64,
+) -> Result<(), Error> {
+    let mine = value(&recs[rank]);
+    match recs.iter().position(|p| value(p) != mine) {
+        None => Ok(()),
+        Some(r) => Err(Error::Config(crate::config::ConfigError::Conflict(
+            gex_env::EnvError::new(
+                var,
+                &mine.to_string(),
+                format!(
+                    "the same value on every rank (rank {rank} has {mine}, rank {r} has {})",
+                    value(&recs[r])
+                ),
+            ),
+        ))),
+    }
+}
+
 impl<M: Mode> Shared<M> {
     /// Discover the supernode, create this rank's inbox, map the peers'
     /// (collective: one exchange over the bootstrap). `None` when the path
@@ -146,33 +171,16 @@ impl<M: Mode> Shared<M> {
             )));
         }
         // A larger Medium than a receiver sized its buffers and rings for
-        // would be lost (the provider drops it) or overrun its ring.
-        if let Some(r) = recs.iter().position(|p| p.max_medium != mine.max_medium) {
-            return Err(Error::Config(crate::config::ConfigError::Conflict(
-                gex_env::EnvError::new(
-                    crate::config::am::MAX_MEDIUM,
-                    &mine.max_medium.to_string(),
-                    format!(
-                        "the same value on every rank (rank {rank} has {}, rank {r} has {})",
-                        mine.max_medium, recs[r].max_medium
-                    ),
-                ),
-            )));
-        }
-        // Members with and without a collective cache would pair
+        // would be lost (the provider drops it) or overrun its ring; and
+        // members with and without a collective cache would pair
         // different collectives under one sequence number.
-        if let Some(r) = recs.iter().position(|p| p.coll_pages != mine.coll_pages) {
-            return Err(Error::Config(crate::config::ConfigError::Conflict(
-                gex_env::EnvError::new(
-                    crate::config::extended::COLL_CACHE_PAGES,
-                    &mine.coll_pages.to_string(),
-                    format!(
-                        "the same value on every rank (rank {rank} has {}, rank {r} has {})",
-                        mine.coll_pages, recs[r].coll_pages
-                    ),
-                ),
-            )));
-        }
+        same_everywhere(rank, &recs, crate::config::am::MAX_MEDIUM, |p| p.max_medium)?;
+        same_everywhere(
+            rank,
+            &recs,
+            crate::config::extended::COLL_CACHE_PAGES,
+            |p| p.coll_pages,
+        )?;
         // A peer's inbox has rings for its own sets only (and its address
         // table entries for them): a rank with more would write past it.
         if let Some(r) = recs.iter().position(|p| p.sets != mine.sets) {
