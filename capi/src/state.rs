@@ -153,9 +153,6 @@ pub(crate) fn fatal(call: &str, what: &str) -> ! {
     }
 }
 
-/// Print GASNet's report of an error code being returned (unless
-/// `gex_System_SetVerboseErrors(0)` silenced them), and return it.
-#[cold]
 /// A fatal error naming `count` (its value `n`) and `arg` unless `n`
 /// entries of `T` at `p` can be one Rust slice: at most `isize::MAX`
 /// bytes, not reaching past the end of the address space. Checked before
@@ -174,6 +171,9 @@ pub(crate) fn check_array<T>(call: &str, arg: &str, count: &str, p: *const T, n:
     }
 }
 
+/// Print GASNet's report of an error code being returned (unless
+/// `gex_System_SetVerboseErrors(0)` silenced them), and return it.
+#[cold]
 pub(crate) fn error_return(call: &str, code: i32, why: &str) -> i32 {
     if !crate::query::verbose_errors() {
         return code;
