@@ -31,15 +31,24 @@ impl TeamColl {
                 Ok((seq, out))
             }
             Err(e) if rank_local(&e) => {
-                let seq = self.next_seq;
-                self.next_seq = seq.wrapping_add(1);
-                self.fail(seq, e.clone(), true);
-                self.failed.remove(&seq);
-                self.dead.insert(seq);
+                self.start_failed(e.clone());
                 Err(e)
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// A collective this rank could not start for `err` (its caller gets
+    /// the error, and no event to wait for): it still takes its sequence
+    /// number, so the members keep numbering their collectives alike, and
+    /// the other members' run of it is aborted. Returns the number.
+    pub fn start_failed(&mut self, err: Error) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq = seq.wrapping_add(1);
+        self.fail(seq, err, true);
+        self.failed.remove(&seq);
+        self.dead.insert(seq);
+        seq
     }
 
     /// An abort of collective `seq` from `from` (its payload the reason):
@@ -62,27 +71,56 @@ impl TeamColl {
         self.active.remove(&seq);
         self.early.remove(&seq);
         if tell {
-            let mut reason = err.to_string();
-            let mut max = self.limit.map_or(REASON_MAX, |l| l.min(REASON_MAX));
-            while max < reason.len() && !reason.is_char_boundary(max) {
-                max -= 1;
-            }
-            reason.truncate(max);
-            for to in (0..self.size).filter(|&r| r != self.me) {
-                let data = reason.clone().into_bytes();
-                let shape = shape(Kind::Abort, true);
-                let (phase, chunk) = (0, 0);
-                let m = Msg {
-                    to,
-                    phase,
-                    chunk,
-                    data,
-                    shape,
-                };
-                self.aborts.push((seq, m));
-            }
+            self.queue_aborts(seq, &err);
         }
         self.failed.insert(seq, err);
+    }
+
+    /// Queue an abort of collective `seq` saying `err` to every other
+    /// member.
+    fn queue_aborts(&mut self, seq: u32, err: &Error) {
+        let mut reason = err.to_string();
+        let mut max = self.limit.map_or(REASON_MAX, |l| l.min(REASON_MAX));
+        while max < reason.len() && !reason.is_char_boundary(max) {
+            max -= 1;
+        }
+        reason.truncate(max);
+        for to in (0..self.size).filter(|&r| r != self.me) {
+            let data = reason.clone().into_bytes();
+            let shape = shape(Kind::Abort, true);
+            let (phase, chunk) = (0, 0);
+            let m = Msg {
+                to,
+                phase,
+                chunk,
+                data,
+                shape,
+            };
+            self.aborts.push((seq, m));
+        }
+    }
+
+    /// This rank could not send a message of collective `seq` (the
+    /// transport refused the post with `reason`): some member may wait for
+    /// it for ever, so every other member is told by an abort, whatever
+    /// became of the collective here (a member that forwards is often
+    /// complete before its forwards are sent; a member for which the
+    /// collective is complete drops the abort). A collective still in
+    /// progress here fails with [`Error::SendFailed`]. Nothing happens for
+    /// one that failed here already (its aborts were queued then) or was
+    /// retired after failing.
+    pub fn fail_sending(&mut self, seq: u32, reason: &str) {
+        if self.failed.contains_key(&seq) || self.dead.contains(&seq) {
+            return;
+        }
+        let err = Error::SendFailed {
+            reason: reason.to_string(),
+        };
+        if self.active.get(&seq).is_some_and(|m| !m.is_done()) {
+            self.fail(seq, err, true);
+        } else {
+            self.queue_aborts(seq, &err);
+        }
     }
 
     /// Abort messages to send (each with its collective's sequence number):

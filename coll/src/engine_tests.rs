@@ -232,3 +232,55 @@ fn early_message_for_a_reused_dead_sequence_is_held() {
     assert_eq!(t.on_msg(0, 0, 0, 0, b"hi"), Ok(Vec::new()));
     assert!(t.holds(0));
 }
+
+/// A message this rank could not send: every other member is told, and a
+/// collective still in progress here fails; one complete here keeps its
+/// result; a second failure of the same collective tells nobody again.
+#[test]
+fn a_send_that_fails_aborts_the_collective_everywhere() {
+    let abort_to = |t: &mut TeamColl| -> Vec<(u32, usize, String)> {
+        t.take_aborts()
+            .into_iter()
+            .map(|(seq, m)| {
+                assert_eq!(Kind::of_shape(m.shape), Some(Kind::Abort));
+                (seq, m.to, String::from_utf8(m.data).unwrap())
+            })
+            .collect()
+    };
+    let why = "collective failed on this rank: a message could not be sent: no route";
+    // The root of a broadcast on 3 ranks: complete once its messages are
+    // made, so only the others are told.
+    let mut root = TeamColl::new(3, 0, Config::default()).unwrap();
+    root.start(bcast(0, b"x")).unwrap();
+    root.fail_sending(0, "no route");
+    assert_eq!(
+        abort_to(&mut root),
+        vec![(0, 1, why.to_string()), (0, 2, why.to_string())]
+    );
+    assert_eq!(root.take_result(0), Ok(Some(b"x".to_vec())));
+    // A reduction still waiting here fails with the reason.
+    let mut mid = TeamColl::new(3, 1, Config::default()).unwrap();
+    let (seq, _) = mid
+        .start(CollOp::ReduceToAll {
+            src: vec![1; 8],
+            reduction: Reduction::Builtin(crate::op::Op::Sum, crate::op::DType::U64),
+        })
+        .unwrap();
+    mid.fail_sending(seq, "no route");
+    assert!(mid.is_done(seq) && mid.has_failed(seq));
+    assert_eq!(
+        abort_to(&mut mid),
+        vec![(seq, 0, why.to_string()), (seq, 2, why.to_string())]
+    );
+    mid.fail_sending(seq, "again");
+    assert!(abort_to(&mut mid).is_empty());
+    assert_eq!(
+        mid.take_result(seq),
+        Err(Error::SendFailed {
+            reason: "no route".to_string()
+        })
+    );
+    // Retired: nothing more.
+    mid.fail_sending(seq, "late");
+    assert!(abort_to(&mut mid).is_empty());
+}

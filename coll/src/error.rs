@@ -233,6 +233,20 @@ pub enum Error {
         /// Its error.
         reason: String,
     },
+    /// This rank could not send one of the collective's messages (the
+    /// transport refused the post); the other members were told.
+    #[error("collective failed on this rank: a message could not be sent: {reason}")]
+    SendFailed {
+        /// The transport's error.
+        reason: String,
+    },
+    /// This rank could not start the collective (its caller got why); the
+    /// other members were told.
+    #[error("collective could not start on this rank: {reason}")]
+    NotStarted {
+        /// Why.
+        reason: String,
+    },
     /// A collective asked to run outside the machines while messages are
     /// held for its sequence number.
     #[error("collective sequence {seq} has messages held for it, so it cannot run outside the team's machines")]

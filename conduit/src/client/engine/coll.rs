@@ -245,7 +245,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         via_am: bool,
     ) -> Result<u32, Error> {
         if !via_am {
-            self.cache_settle(id)?;
+            if let Err(err) = self.cache_settle(id) {
+                self.coll_not_started(id, team, &err);
+                return Err(err);
+            }
         }
         let len = match &op {
             CollOp::Broadcast { len, .. } => *len,
@@ -376,12 +379,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // whatever became of the one before.
         let sent = self.send_exchange(id, team, exchange);
         let r = self.coll_send(id, seq, team, msgs);
-        self.send_aborts(id, team, aborts)?;
+        let aborted = self.send_aborts(id, team, aborts);
+        let r = match (r, first) {
+            (Err(e), _) => Err(e),
+            (Ok(()), Some(e)) => {
+                // Its chunks or board post did not go: tell the others.
+                self.coll_send_failed(id, seq, team, &e);
+                Err(e)
+            }
+            (Ok(()), None) => Ok(()),
+        };
+        if r.is_err() {
+            // The caller gets no sequence number to wait for: retired by a
+            // later poll once complete here (it failed here, or it was
+            // complete before its messages went).
+            self.coll_abandon(id, seq);
+        }
+        aborted?;
         sent?;
         r?;
-        if let Some(e) = first {
-            return Err(e);
-        }
         // Chunks of other collectives may wait for this rank to forward
         // them; their errors are not this collective's.
         if let Err(e) = self.coll_advance() {
@@ -414,7 +430,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     ) -> Result<(), Error> {
         let mut first = Ok(());
         for (seq, m) in aborts {
-            let r = self.coll_send(id, seq, team, vec![m]);
+            let r = self.coll_send_only(id, seq, team, vec![m]);
             if first.is_ok() {
                 first = r;
             }
@@ -422,9 +438,68 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         first
     }
 
+    /// Send every message of collective `seq` of team `id` (a failed one
+    /// does not keep the others from their ranks); the first error. A
+    /// message that could not be sent may leave a member waiting for ever:
+    /// the collective then fails here (if still in progress) and every
+    /// other member gets an abort.
+    pub(super) fn coll_send(
+        &self,
+        id: u32,
+        seq: u32,
+        team: &coll::Team,
+        msgs: Vec<Msg>,
+    ) -> Result<(), Error> {
+        let r = self.coll_send_only(id, seq, team, msgs);
+        if let Err(e) = &r {
+            self.coll_send_failed(id, seq, team, e);
+        }
+        r
+    }
+
+    /// A message of collective `seq` could not be sent (`e`): fail it here
+    /// and tell the other members ([`TeamColl::fail_sending`]). The aborts
+    /// go whatever becomes of each (the error already goes to the caller).
+    #[cold]
+    fn coll_send_failed(&self, id: u32, seq: u32, team: &coll::Team, e: &Error) {
+        let aborts = {
+            let mut teams = self.coll.teams.lock();
+            let Some(t) = teams.get_mut(&id) else {
+                return;
+            };
+            t.colls.fail_sending(seq, &e.to_string());
+            t.colls.take_aborts()
+        };
+        self.coll.busy.store(true, Ordering::Release);
+        if let Err(a) = self.send_aborts(id, team, aborts) {
+            tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
+        }
+    }
+
+    /// A collective of team `id` could not start here (`e`, which its
+    /// caller gets): it takes its sequence number all the same, so that
+    /// the members keep numbering alike, and the other members' run of it
+    /// is aborted ([`TeamColl::start_failed`]).
+    #[cold]
+    fn coll_not_started(&self, id: u32, team: &coll::Team, e: &Error) {
+        let (seq, aborts) = {
+            let mut teams = self.coll.teams.lock();
+            let Some(t) = teams.get_mut(&id) else {
+                return;
+            };
+            let seq = t.colls.start_failed(coll::Error::NotStarted {
+                reason: e.to_string(),
+            });
+            (seq, t.colls.take_aborts())
+        };
+        if let Err(a) = self.send_aborts(id, team, aborts) {
+            tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
+        }
+    }
+
     /// Send every message (a failed one does not keep the others from
     /// their ranks); the first error.
-    pub(super) fn coll_send(
+    fn coll_send_only(
         &self,
         id: u32,
         seq: u32,
