@@ -81,6 +81,8 @@ impl<R> TeamEntry<R> {
 mod advance;
 #[path = "coll_destroy.rs"]
 mod destroy;
+#[path = "coll_send.rs"]
+mod send;
 
 /// A chunk as it arrived.
 struct InMsg {
@@ -404,129 +406,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.deferred.put(e);
         }
         Ok(seq)
-    }
-
-    /// Send the messages of a team's cache record exchange, if this
-    /// collective began one.
-    fn send_exchange(
-        &self,
-        id: u32,
-        team: &coll::Team,
-        exchange: Option<(u32, Vec<Msg>)>,
-    ) -> Result<(), Error> {
-        match exchange {
-            Some((xseq, xmsgs)) => self.coll_send(id, xseq, team, xmsgs),
-            None => Ok(()),
-        }
-    }
-
-    /// Send abort messages (always as AMs: a collective's cache may be
-    /// what failed, or not ready at a member).
-    fn send_aborts(
-        &self,
-        id: u32,
-        team: &coll::Team,
-        aborts: Vec<(u32, Msg)>,
-    ) -> Result<(), Error> {
-        let mut first = Ok(());
-        for (seq, m) in aborts {
-            let r = self.coll_send_only(id, seq, team, vec![m]);
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        first
-    }
-
-    /// Send every message of collective `seq` of team `id` (a failed one
-    /// does not keep the others from their ranks); the first error. A
-    /// message that could not be sent may leave a member waiting for ever:
-    /// the collective then fails here (if still in progress) and every
-    /// other member gets an abort.
-    pub(super) fn coll_send(
-        &self,
-        id: u32,
-        seq: u32,
-        team: &coll::Team,
-        msgs: Vec<Msg>,
-    ) -> Result<(), Error> {
-        let r = self.coll_send_only(id, seq, team, msgs);
-        if let Err(e) = &r {
-            self.coll_send_failed(id, seq, team, e);
-        }
-        r
-    }
-
-    /// A message of collective `seq` could not be sent (`e`): fail it here
-    /// and tell the other members ([`TeamColl::fail_sending`]). The aborts
-    /// go whatever becomes of each (the error already goes to the caller).
-    #[cold]
-    fn coll_send_failed(&self, id: u32, seq: u32, team: &coll::Team, e: &Error) {
-        let aborts = {
-            let mut teams = self.coll.teams.lock();
-            let Some(t) = teams.get_mut(&id) else {
-                return;
-            };
-            t.colls.fail_sending(seq, &e.to_string());
-            t.colls.take_aborts()
-        };
-        self.coll.busy.store(true, Ordering::Release);
-        if let Err(a) = self.send_aborts(id, team, aborts) {
-            tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
-        }
-    }
-
-    /// A collective of team `id` could not start here (`e`, which its
-    /// caller gets): it takes its sequence number all the same, so that
-    /// the members keep numbering alike, and the other members' run of it
-    /// is aborted ([`TeamColl::start_failed`]).
-    #[cold]
-    fn coll_not_started(&self, id: u32, team: &coll::Team, e: &Error) {
-        let (seq, aborts) = {
-            let mut teams = self.coll.teams.lock();
-            let Some(t) = teams.get_mut(&id) else {
-                return;
-            };
-            let seq = t.colls.start_failed(coll::Error::NotStarted {
-                reason: e.to_string(),
-            });
-            (seq, t.colls.take_aborts())
-        };
-        if let Err(a) = self.send_aborts(id, team, aborts) {
-            tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
-        }
-    }
-
-    /// Send every message (a failed one does not keep the others from
-    /// their ranks); the first error.
-    fn coll_send_only(
-        &self,
-        id: u32,
-        seq: u32,
-        team: &coll::Team,
-        msgs: Vec<Msg>,
-    ) -> Result<(), Error> {
-        let mut first = None;
-        for m in msgs {
-            let r = team.to_job(m.to).map_err(Error::from).and_then(|dest| {
-                self.send_am(
-                    0,
-                    Side::Request,
-                    dest,
-                    Category::Medium,
-                    H_COLL,
-                    &[id, seq, m.phase as u32 | (m.shape as u32) << 8, m.chunk],
-                    &m.data,
-                    0,
-                    false,
-                    Progress::Full,
-                )
-            });
-            if let Err(e) = r {
-                first.get_or_insert(e);
-            }
-        }
-        first.map_or(Ok(()), Err)
     }
 
     /// The handler's part: queue a chunk.
