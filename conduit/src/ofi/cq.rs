@@ -103,6 +103,9 @@ pub struct CqErrEntry {
     pub err: i32,
     /// Provider-specific error number.
     pub prov_errno: i32,
+    /// Where the provider placed the received bytes (a receive into a
+    /// multi-receive buffer), if it says; else null.
+    pub buf: *mut libc::c_void,
     /// Bytes transferred (a truncated receive: what was placed).
     pub len: usize,
     /// Bytes that did not fit (FI_ETRUNC).
@@ -250,6 +253,7 @@ impl CompletionQueue {
             // 1.17 stores it negated (-FI_ETRUNC): one sign for callers.
             err: e.err.abs(),
             prov_errno: e.prov_errno,
+            buf: e.buf,
             len: e.len,
             olen: e.olen,
             tag: e.tag,

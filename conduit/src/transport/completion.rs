@@ -157,6 +157,10 @@ pub struct ErrorCompletion {
     pub text: String,
     /// `FI_MULTI_RECV` was set: the receive buffer was released.
     pub released: bool,
+    /// A failed receive into a multi-receive buffer: the address and
+    /// length of the bytes the provider placed there, if it reports them
+    /// (they take their room in the buffer like a delivered message's).
+    pub placed: Option<(usize, usize)>,
 }
 
 impl ErrorCompletion {

@@ -100,3 +100,60 @@ fn multi_receive_recycling_under_a_flood() {
     let reposts = ended.into_iter().next().unwrap().value();
     assert!(reposts > 100, "rank 0 reposted only {reposts} buffers");
 }
+
+/// A message that fails after the provider placed it in a multi-receive
+/// buffer (its error completion says where): its room is accounted like
+/// a delivered message's, so the buffer is reposted once the rest of it is
+/// consumed. Each of the two buffers takes one such failure in turn; had
+/// either stayed out, the flood would stop (and the job pass its deadline).
+#[test]
+fn a_failed_message_in_a_multi_receive_buffer_does_not_strand_it() {
+    let job = Job::new(2).vars(&[
+        ("GASNET_OFI_NUM_RECEIVE_BUFFS", "2"),
+        ("GASNET_OFI_RECEIVE_BUFF_SIZE", "16K"),
+    ]);
+    let fabric = job.fabric();
+    let n = 2000u64;
+    let (fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| AtomicU64::new(0),
+        |c: &SimClient<AtomicU64>| {
+            let f = fabric.clone();
+            c.on_request_medium(211, 1, move |tok, _, p| {
+                assert_eq!(p.len(), 1000);
+                let got = tok.state().fetch_add(1, Ordering::Relaxed) + 1;
+                // One failure now, another well after the first buffer
+                // (16 messages) was due again.
+                if got == 5 || got == 400 {
+                    f.set_faults(|x| x.fail_placed = 1);
+                }
+            })
+            .unwrap();
+            c.barrier().unwrap();
+            let mut errors = Vec::new();
+            if c.rank() == 1 {
+                for i in 0..n {
+                    c.request_medium(0, 211, &[i as u32], &[9u8; 1000]).unwrap();
+                }
+            } else {
+                while c.state().load(Ordering::Relaxed) < n - 2 {
+                    if let Err(e) = c.poll() {
+                        errors.push(e.report());
+                    }
+                }
+            }
+            c.barrier().unwrap();
+            (c.state().load(Ordering::Relaxed), errors, c.stats().reposts)
+        },
+    );
+    assert_eq!(fabric.faults().fail_placed, 0);
+    let (got, errors, reposts) = ended.into_iter().next().unwrap().value();
+    assert_eq!(got, n - 2, "{errors:?}");
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("simulated failure of a received message")),
+        "{errors:?}"
+    );
+    assert!(reposts > 100, "rank 0 reposted only {reposts} buffers");
+}

@@ -301,10 +301,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         if let Some(Context::Recv { buf }) = e.ctx {
             // The failed post is over (a single post always; a
-            // multi-receive post when the flag says so).
-            s.rx[side.index()]
-                .lock()
-                .arrived(buf, None, 0, e.released)?;
+            // multi-receive post when the flag says so). Bytes the
+            // provider says it placed in a multi-receive buffer count as a
+            // message consumed at once: the buffer is reposted only once
+            // every byte before its release point is accounted for.
+            let placed = e.placed.and_then(|(addr, len)| {
+                let base = s.recv_ptr(side, buf)? as usize;
+                Some((addr.wrapping_sub(base), len))
+            });
+            let mut rx = s.rx[side.index()].lock();
+            match placed {
+                Some((offset, len)) => {
+                    if let Some(a) = rx.arrived(buf, Some(offset), len, e.released)? {
+                        rx.consumed(buf, a);
+                    }
+                }
+                None => {
+                    rx.arrived(buf, None, 0, e.released)?;
+                }
+            }
         }
         if self.exiting() && e.err == FI_ECANCELED {
             return Ok(());

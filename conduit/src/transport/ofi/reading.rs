@@ -176,6 +176,7 @@ impl<L: DomainLock> OfiTransport<L> {
                 prov_errno: e.prov_errno,
                 text: e.text,
                 released: e.flags & sys::FI_MULTI_RECV as u64 != 0,
+                placed: (!e.buf.is_null() && e.len > 0).then_some((e.buf as usize, e.len)),
             })),
         }
     }

@@ -56,6 +56,10 @@ pub struct Faults {
     pub fail_rma: u32,
     /// Fail the next this-many sends (error completion, not delivered).
     pub fail_sends: u32,
+    /// Report the next this-many messages placed in multi-receive buffers
+    /// as error completions that say where their bytes were placed (a
+    /// receive that failed after the provider took its room).
+    pub fail_placed: u32,
     /// Deliver a multi-receive buffer's releasing completion before the
     /// earlier messages placed in the buffer.
     pub early_release: bool,
@@ -443,5 +447,6 @@ pub(crate) fn failure(ctx: Context, released: bool, what: &str) -> ErrorCompleti
         prov_errno: 0,
         text: format!("simulated failure of {what}"),
         released,
+        placed: None,
     }
 }

@@ -410,7 +410,8 @@ impl Fabric {
             }
             let msg = s.inbound[k].pop_front().unwrap_or_default();
             let p = s.posted[k].front_mut().expect("checked non-empty");
-            let (entry, done) = if p.multi {
+            let multi = p.multi;
+            let (entry, done) = if multi {
                 let off = p.used;
                 if msg.len() > p.len - off {
                     let e = failure(p.ctx, true, "a message larger than the buffer's rest");
@@ -433,6 +434,18 @@ impl Fabric {
             }
             let delay = self.delay(rank);
             let s = &mut self.ranks[rank].sets[set];
+            if multi && self.faults.fail_placed > 0 {
+                self.faults.fail_placed -= 1;
+                self.counts.failed += 1;
+                let mut e = failure(entry.ctx, entry.released, "a received message");
+                e.placed = Some((entry.buf, entry.len));
+                s.placed[k].push(Placed {
+                    entry: Entry::failed(e),
+                    data: Vec::new(),
+                    delay,
+                });
+                continue;
+            }
             let early = self.faults.early_release && entry.released;
             if early {
                 let ctx = entry.ctx;
@@ -486,6 +499,11 @@ impl Fabric {
             self.shuffle(rank, &mut due);
         }
         for pl in due {
+            if pl.entry.err.is_some() {
+                // A failed receive (`fail_placed`): no data, no delivery.
+                self.ranks[rank].sets[set].rx_ready[k].push_back(pl.entry);
+                continue;
+            }
             // SAFETY: the buffer was posted by this rank's engine, which
             // keeps its memory alive (keep_alive) and does not touch it
             // until this completion is delivered; the placement lies inside
