@@ -262,6 +262,31 @@ impl Keeper {
         self.due(src)
     }
 
+    /// `src` could not write its slot `slot` (the write was refused or
+    /// completed in error; a failed transfer writes no completion at its
+    /// target, so nothing landed there): free it as if handled, so the
+    /// slots after it are reported free too. Returns the count to report
+    /// to `src` when due. A slot that landed (its handler still to run) is
+    /// left to its release. The sender voids only a slot it took and was
+    /// not credited for, once.
+    pub fn void(&mut self, src: usize, slot: u32) -> Result<Option<u32>, Error> {
+        if slot >= SLOTS || src >= self.busy.len() {
+            return Err(Error::BadLanding {
+                data: u64::from(slot),
+                why: format!(
+                    "rank {src} voided slot {slot}; a sender has {SLOTS} slots and the job {} ranks",
+                    self.busy.len()
+                ),
+            });
+        }
+        let bit = 1u32 << slot;
+        if self.busy[src] & bit != 0 || self.done[src] & bit != 0 {
+            return Ok(None);
+        }
+        self.busy[src] |= bit;
+        Ok(self.release(src, slot))
+    }
+
     /// The count to report to `src` now, if enough slots are free since
     /// the last report; marks it reported.
     fn due(&mut self, src: usize) -> Option<u32> {
@@ -452,6 +477,34 @@ mod tests {
         k.unreport(0, r);
         assert_eq!(k.unreported(), vec![(0, r)]);
         assert!(k.unreported().is_empty());
+    }
+
+    /// A slot whose write failed is voided by its sender: the slots after
+    /// it are reported free once handled, as if it had been; a void of a
+    /// slot that landed is left to the slot's release.
+    #[test]
+    fn a_voided_slot_frees_the_slots_after_it() {
+        let mut l = Lender::new(1);
+        let mut k = Keeper::new(1);
+        let taken: Vec<u32> = (0..SLOTS).map(|_| l.take(0).unwrap()).collect();
+        assert_eq!(l.take(0), None);
+        // Slot 0's write failed; the others landed and were handled.
+        let mut report = None;
+        for &s in &taken[1..] {
+            k.landed(0, s).unwrap();
+            report = report.or(k.release(0, s));
+        }
+        assert_eq!(report, None, "slot 0 holds the prefix back");
+        assert_eq!(k.void(0, 0), Ok(Some(SLOTS)));
+        l.credit(0, SLOTS).unwrap();
+        assert_eq!(l.in_use(0), 0);
+        // Landed and not handled: left to its release.
+        let s = l.take(0).unwrap();
+        k.landed(0, s).unwrap();
+        assert_eq!(k.void(0, s), Ok(None));
+        assert_eq!(k.release(0, s), None);
+        assert!(k.void(0, SLOTS).is_err());
+        assert!(k.void(1, 0).is_err());
     }
 
     proptest::proptest! {

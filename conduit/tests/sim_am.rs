@@ -12,6 +12,8 @@ mod sim;
 mod failures;
 #[path = "sim_am/faults.rs"]
 mod faults;
+#[path = "sim_am/landing.rs"]
+mod landing;
 #[path = "sim_am/multi_receive.rs"]
 mod multi_receive;
 #[path = "sim_am/polling.rs"]

@@ -33,6 +33,11 @@ pub struct AmStats {
     pub landings_received: u64,
     /// Landing-slot credit reports sent back to senders.
     pub landing_credits_sent: u64,
+    /// Landing slots this rank voided at their destination (their write
+    /// failed).
+    pub landing_voids_sent: u64,
+    /// Landing slots senders voided here.
+    pub landing_voids_received: u64,
     /// Request buffers allocated (initial plus grown).
     pub request_buffers: u64,
     /// Reply buffers allocated.
@@ -129,6 +134,10 @@ impl AmStats {
             self.long_landed, self.long_landing_waits, self.landings_received, self.landing_credits_sent
         ));
         s.push_str(&format!(
+            "AM_LANDING_VOIDS_SENT {}\nAM_LANDING_VOIDS_RECEIVED {}\n",
+            self.landing_voids_sent, self.landing_voids_received
+        ));
+        s.push_str(&format!(
             "ALLOC_REQ_BUFF {}\nALLOC_REP_BUFF {}\n",
             self.request_buffers, self.reply_buffers
         ));
@@ -180,6 +189,8 @@ pub(crate) struct SetStats<C: Counter> {
     pub long_landing_waits: C,
     pub landings_received: C,
     pub landing_credits_sent: C,
+    pub landing_voids_sent: C,
+    pub landing_voids_received: C,
     pub cq_reads: C,
     pub completions: C,
     pub eagain_retries: C,
@@ -220,6 +231,8 @@ impl<C: Counter> SetStats<C> {
         s.long_landing_waits += self.long_landing_waits.get();
         s.landings_received += self.landings_received.get();
         s.landing_credits_sent += self.landing_credits_sent.get();
+        s.landing_voids_sent += self.landing_voids_sent.get();
+        s.landing_voids_received += self.landing_voids_received.get();
         s.cq_reads += self.cq_reads.get();
         s.completions += self.completions.get();
         s.eagain_retries += self.eagain_retries.get();

@@ -29,6 +29,16 @@ impl RmaVec {
         RmaVec::default()
     }
 
+    /// The pieces: local address, length, remote address and key (for a
+    /// transport that moves them itself, the simulator).
+    pub fn pieces(&self) -> Vec<(usize, usize, u64, u64)> {
+        self.iov
+            .iter()
+            .zip(&self.rma)
+            .map(|(l, r)| (l.iov_base as usize, l.iov_len, r.addr, r.key))
+            .collect()
+    }
+
     /// Add a piece: `len` bytes at local `buf`, remote `addr` with `key`.
     pub fn push(&mut self, buf: *mut u8, len: usize, addr: u64, key: u64) {
         self.iov.push(libc::iovec {

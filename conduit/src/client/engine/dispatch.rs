@@ -251,6 +251,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             H_LANDING if h.kind == Kind::Short && h.nargs == 2 && !h.is_request => {
                 self.on_landing_credit(set, h.src as usize, [msg.arg(0), msg.arg(1)])
             }
+            H_LANDING if h.kind == Kind::Short && h.nargs == 2 => {
+                self.on_landing_void(set, h.src as usize, [msg.arg(0), msg.arg(1)])
+            }
             _ => Err(am::Error::Unregistered {
                 src: h.src,
                 index: h.handler,

@@ -19,8 +19,12 @@ use am::wire;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// The conduit's handler for credit reports (a Reply Short: side, count).
+/// The conduit's handler for credit reports (a Reply Short: side, count)
+/// and for voided slots (a Request Short: side, slot; `landing_void.rs`).
 pub(crate) const H_LANDING: u8 = 8;
+
+#[path = "landing_void.rs"]
+mod void;
 
 /// This rank's landing area and the credits of both directions.
 pub(crate) struct Landing<M: Mode, R> {
@@ -34,9 +38,15 @@ pub(crate) struct Landing<M: Mode, R> {
     lenders: Vec<[M::Lock<Lender>; 2]>,
     /// Slots of each sender here, per set and side.
     keepers: Vec<[M::Lock<Keeper>; 2]>,
-    /// Per set: some credit report waits to be sent.
+    /// Per set: some credit report or void waits to be sent.
     unsent: Vec<AtomicBool>,
+    /// Per set: slots whose write failed, to void at their destination
+    /// (side, destination, slot) once a send resource is free.
+    voids: Vec<M::Lock<Vec<Void>>>,
 }
+
+/// A slot to void: side, destination, slot.
+type Void = (Side, usize, u32);
 
 /// A registered landing area not published yet: its regions and memory.
 pub(super) type Area<R> = Option<(Vec<R>, Arc<Mapping>)>;
@@ -144,6 +154,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 .map(|_| [0, 1].map(|_| M::Lock::new(Keeper::new(self.size))))
                 .collect(),
             unsent: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            voids: (0..n).map(|_| M::Lock::new(Vec::new())).collect(),
         };
         Ok(Some(l))
     }
@@ -222,7 +233,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // one. (The lock is released before `g` could drop: it is declared
         // in the block, and the blocking post below makes progress, which
         // takes it for credit reports.)
-        let (data, posted) = {
+        let (data, posted, slot) = {
             let mut lender = l.lenders[set][side.index()].lock();
             let Some(slot) = lender.take(dest) else {
                 drop(lender);
@@ -254,7 +265,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             .encode();
             if !immediate {
-                (data, false)
+                (data, false, slot)
             } else {
                 // SAFETY: as for the blocking post below.
                 let r = unsafe {
@@ -262,7 +273,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         .write_landing(set, side.ep(), dest, &mut v, data, ctx)
                 };
                 match r {
-                    Ok(()) => (data, true),
+                    Ok(()) => (data, true, slot),
                     Err(PostError::Again) | Err(PostError::NoMemory) => {
                         lender.untake(dest);
                         s.stats.eagain_retries.add(1);
@@ -281,14 +292,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // only after `wait_op` (or `g`'s drop, on an error or unwind)
             // saw it complete. The remote ranges were checked against the
             // destination's segment and its published landing area.
-            self.post_retry(set, wait, || unsafe {
+            let r = self.post_retry(set, wait, || unsafe {
                 self.tp
                     .write_landing(set, side.ep(), dest, &mut v, data, ctx)
-            })?;
+            });
+            if let Err(e) = r {
+                // Nothing was posted: the slot is the destination's to
+                // free (the lender's later takes forbid an untake).
+                drop(g);
+                self.void_landing(set, side, dest, slot);
+                return Err(e);
+            }
         }
         g.posted();
         let op = g.disarm();
-        self.wait_op(set, Some(op), wait, "AM Long", "to", dest)?;
+        if let Err(e) = self.wait_op(set, Some(op), wait, "AM Long", "to", dest) {
+            // A failed write wrote no completion at the destination.
+            self.void_landing(set, side, dest, slot);
+            return Err(e);
+        }
         s.stats.long_landed.add(1);
         Ok(true)
     }
@@ -344,7 +366,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Report `src`'s slots of `side` free up to `upto`, now if a send
     /// resource is free, else at a later poll.
-    fn send_credit(&self, set: usize, side: Side, src: usize, upto: u32) {
+    pub(super) fn send_credit(&self, set: usize, side: Side, src: usize, upto: u32) {
         let sent = self.send_am(
             set,
             Side::Reply,
@@ -379,6 +401,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return;
         };
         l.unsent[set].store(false, Ordering::Release);
+        self.flush_voids(set);
         for side in [Side::Request, Side::Reply] {
             let due = l.keepers[set][side.index()].lock().unreported();
             for (src, upto) in due {

@@ -94,6 +94,9 @@ pub struct SimConfig {
     pub virt_addr: bool,
     /// Seed of the ranks' generators.
     pub seed: u64,
+    /// Writes carry remote CQ data, two pieces each (so the engine sends
+    /// AM Longs in one message, `am::landing`).
+    pub remote_cq_data: bool,
 }
 
 impl Default for SimConfig {
@@ -103,6 +106,7 @@ impl Default for SimConfig {
             max_msg_size: 1 << 16,
             virt_addr: false,
             seed: 1,
+            remote_cq_data: false,
         }
     }
 }
@@ -219,8 +223,8 @@ impl Network for SimNetwork {
             mr_virt_addr: self.fabric.cfg.virt_addr,
             mr_endpoint: false,
             atomic: false,
-            rma_iov_limit: 1,
-            remote_cq_data: false,
+            rma_iov_limit: if self.fabric.cfg.remote_cq_data { 2 } else { 1 },
+            remote_cq_data: self.fabric.cfg.remote_cq_data,
         };
         Ok((
             SimTransport {
@@ -370,6 +374,47 @@ unsafe impl Transport for SimTransport {
                     src: src as usize,
                     data,
                     remote,
+                },
+                len,
+                ctx,
+                delay: 0,
+            },
+        );
+        Ok(())
+    }
+
+    unsafe fn write_landing(
+        &self,
+        set: usize,
+        ep: Ep,
+        dest: usize,
+        v: &mut crate::ofi::RmaVec,
+        data: u64,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        if !self.fabric.cfg.remote_cq_data {
+            return Err(PostError::Failed(crate::ofi::OfiError::new(
+                "a simulated write with remote CQ data",
+                -(ofi_sys::FI_ENOSYS as i64),
+            )));
+        }
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        let pieces: Vec<_> = v
+            .pieces()
+            .into_iter()
+            .map(|(src, len, addr, key)| (src, len, rma::plan::Remote { addr, key }))
+            .collect();
+        let len = pieces.iter().map(|p| p.1).sum();
+        f.queue_tx(
+            self.rank,
+            set,
+            TxOp {
+                kind: TxKind::WriteData {
+                    dest,
+                    ep,
+                    pieces,
+                    data,
                 },
                 len,
                 ctx,

@@ -14,6 +14,8 @@ pub(crate) struct Entry {
     len: usize,
     buf: usize,
     released: bool,
+    /// Remote CQ data ([`Context::Landed`]).
+    data: u64,
     err: Option<ErrorCompletion>,
 }
 
@@ -24,6 +26,7 @@ impl Entry {
             len,
             buf,
             released,
+            data: 0,
             err: None,
         }
     }
@@ -34,6 +37,7 @@ impl Entry {
             len: 0,
             buf: 0,
             released: e.released,
+            data: 0,
             err: Some(e),
         }
     }
@@ -46,7 +50,7 @@ impl Entry {
                 len: self.len,
                 buf: self.buf as *const u8,
                 released: self.released,
-                data: 0,
+                data: self.data,
             }),
         }
     }
@@ -82,6 +86,15 @@ pub(crate) enum TxKind {
         from: usize,
         dst: usize,
         remote: rma::plan::Remote,
+    },
+    /// A write of several pieces with remote CQ data, reported to `dest`'s
+    /// receive queue of endpoint `ep` once in place.
+    WriteData {
+        dest: usize,
+        ep: Ep,
+        /// Local address, length, remote range.
+        pieces: Vec<(usize, usize, rma::plan::Remote)>,
+        data: u64,
     },
 }
 
@@ -263,6 +276,9 @@ impl Fabric {
                     } => out.push((*src, op.len)),
                     TxKind::Write { .. } => {}
                     TxKind::Read { dst, .. } => out.push((*dst, op.len)),
+                    TxKind::WriteData { pieces, .. } => {
+                        out.extend(pieces.iter().map(|&(src, len, _)| (src, len)))
+                    }
                 }
             }
         }
@@ -324,6 +340,49 @@ impl Fabric {
                     // SAFETY: as above; the source is valid until this
                     // transfer's completion (the engine's contract).
                     None => unsafe { std::ptr::copy(src as *const u8, to, op.len) },
+                }
+                Entry::ok(op.ctx, 0, 0, false)
+            }
+            TxKind::WriteData {
+                dest,
+                ep,
+                pieces,
+                data,
+            } => {
+                // A failed write is reported here only: nothing is written
+                // and the target sees no completion.
+                if self.faults.fail_rma > 0 {
+                    self.faults.fail_rma -= 1;
+                    self.counts.failed += 1;
+                    return Entry::failed(failure(op.ctx, false, "a write with remote CQ data"));
+                }
+                let mut to = Vec::with_capacity(pieces.len());
+                for &(_, len, remote) in &pieces {
+                    let Some(p) = self.region(dest, remote, len, virt) else {
+                        return Entry::failed(failure(
+                            op.ctx,
+                            false,
+                            "a write with remote CQ data outside a region",
+                        ));
+                    };
+                    to.push(p);
+                }
+                for (&(src, len, _), p) in pieces.iter().zip(to) {
+                    // SAFETY: as for Write: `p` lies in a registered mapping
+                    // (checked), the source is valid until this transfer's
+                    // completion.
+                    unsafe { std::ptr::copy(src as *const u8, p, len) };
+                }
+                if let Some(s) = self
+                    .ranks
+                    .get_mut(dest)
+                    .filter(|r| r.open)
+                    .and_then(|r| r.sets.get_mut(set))
+                {
+                    s.rx_ready[side_of(ep)].push_back(Entry {
+                        data,
+                        ..Entry::ok(Context::Landed, 0, 0, false)
+                    });
                 }
                 Entry::ok(op.ctx, 0, 0, false)
             }
