@@ -191,7 +191,7 @@ bootstrap variables?), a wrong GASNET_OFI_BOOTSTRAP_SECRET, and a rank or size i
             }
         };
         let expected = tree_children(rank, size, radix);
-        let children = accept_children(listener, secret, &expected)?;
+        let children = accept_children(listener, secret, &expected, &ctl)?;
         let boot = TcpBootstrap {
             rank,
             size,

@@ -203,3 +203,58 @@ fn rank_exiting_zero_without_joining_ends_the_job_at_once() {
     .wait(DEADLINE);
     assert_eq!(d.code, Some(0), "stderr: {}", d.err_text());
 }
+
+/// The rank processes (the program itself, not its wrapper) of test
+/// `token` named `comm`.
+fn programs(token: &str, comm: &str) -> Vec<i32> {
+    super::common::processes_with(token)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == comm)
+        })
+        .collect()
+}
+
+/// Ranks run under a wrapper that does not `exec` (`sh -c 'prog; true'`):
+/// the parent-death signal reaches the shell, not the program. Rank 1
+/// never starts, so rank 0 waits in start-up for its tree child; the
+/// launcher is then killed with SIGKILL. Rank 0 sees the launcher's
+/// connection close and ends (it waited for ever).
+#[test]
+fn a_rank_waiting_for_its_tree_children_ends_when_the_launcher_is_killed() {
+    let _g = serial();
+    let t = token("acceptdeath");
+    let b = bc();
+    let script = format!("[ \"$GASNET_OFI_RANK\" = 1 ] && exec sleep 60; {b} $0 hang; true");
+    let mut job = Job::start(&t, &["-n", "2", "sh", "-c", &script, &t], &[]);
+    let end = std::time::Instant::now() + DEADLINE;
+    while programs(&t, "bootcheck").is_empty() {
+        assert!(std::time::Instant::now() < end, "rank 0 never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // In its start-up by now (the welcome comes at once: rank 0 has no
+    // parent).
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = job.child.wait();
+    let gone = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = programs(&t, "bootcheck");
+        if left.is_empty() {
+            break;
+        }
+        if std::time::Instant::now() > gone {
+            for p in &left {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*p),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            panic!("rank 0 ({left:?}) still waits 10 s after the launcher was killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
