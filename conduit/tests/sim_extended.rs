@@ -1,7 +1,8 @@
 //! The extended API over the in-memory simulator, under -FI_EAGAIN,
 //! delays and reordering: atomics by Active Message (the simulator has no
-//! native atomics, so `auto` takes them), VIS (packed small pieces, and
-//! single-piece transfers: the simulator has no multi-iov RMA) and
+//! native atomics, so `auto` takes them), VIS (packed small pieces,
+//! single-piece transfers, and two pieces per transfer where the simulator
+//! is made to carry them) and
 //! collectives (recursive doubling, the broadcast tree, a split).
 
 mod sim;
@@ -57,7 +58,27 @@ fn atomics_by_am_sum_exactly_and_a_lock_holds() {
 
 #[test]
 fn vis_packed_and_single_piece_paths() {
-    let (_f, ended) = Job::new(3).faults(faults()).run::<Seq, _, _, _>(
+    for (packed, _) in vis_paths(Job::new(3)) {
+        assert!(packed > 0, "small pieces were packed");
+    }
+}
+
+/// With two pieces per transfer (the simulator's `remote_cq_data`), the
+/// pieces that are not packed go two at a time (`rma_vec`).
+#[test]
+fn vis_two_pieces_per_transfer() {
+    let mut job = Job::new(3);
+    job.sim.remote_cq_data = true;
+    for (_, iov_calls) in vis_paths(job) {
+        assert!(iov_calls > 0, "no transfer of several pieces");
+    }
+}
+
+/// Indexed puts and gets of small pieces, strided ones of 4 KiB rows, to
+/// the next rank; each rank's counts of packed pieces and of transfers of
+/// several pieces.
+fn vis_paths(job: Job) -> Vec<(u64, u64)> {
+    let (_f, ended) = job.faults(faults()).run::<Seq, _, _, _>(
         |_| (),
         |c: &SimClient| {
             c.attach_segment(1 << 20).unwrap();
@@ -73,19 +94,36 @@ fn vis_packed_and_single_piece_paths() {
             for &o in &so {
                 assert_eq!(back[o..o + 8], src[o..o + 8]);
             }
-            // 8 rows of 4 KiB: single-piece transfers.
+            // 8 rows of 4 KiB: single-piece transfers (two at a time
+            // where a transfer takes two).
             c.put_strided(peer, 300_000, &[8192], &src, 0, &[4096], 4096, &[8])
                 .unwrap();
             let mut rows = vec![0u8; src.len()];
             c.get_strided(peer, &mut rows, 0, &[4096], 300_000, &[8192], 4096, &[8])
                 .unwrap();
             assert_eq!(rows[..8 * 4096], src[..8 * 4096]);
-            c.stats().vis_packed
+            c.barrier().unwrap();
+            // What the previous rank put here is its pattern.
+            let from = (c.rank() + c.size() - 1) % c.size();
+            let theirs: Vec<u8> = (0..8 * 4096).map(|i| (i * 31 + from) as u8).collect();
+            let mut mine = vec![0u8; 8 * 4096];
+            c.get_strided(
+                c.rank(),
+                &mut mine,
+                0,
+                &[4096],
+                300_000,
+                &[8192],
+                4096,
+                &[8],
+            )
+            .unwrap();
+            assert_eq!(mine, theirs);
+            let s = c.stats();
+            (s.vis_packed, s.vis_iov_calls)
         },
     );
-    for e in ended {
-        assert!(e.value() > 0, "small pieces were packed");
-    }
+    ended.into_iter().map(|e| e.value()).collect()
 }
 
 #[test]

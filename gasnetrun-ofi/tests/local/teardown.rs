@@ -205,12 +205,14 @@ fn rank_exiting_zero_without_joining_ends_the_job_at_once() {
 }
 
 /// The rank processes (the program itself, not its wrapper) of test
-/// `token` named `comm`.
+/// `token` whose name starts with `comm` (the test may run a copy named
+/// `bootcheck-<hash>`, which the kernel cuts to 15 bytes).
 fn programs(token: &str, comm: &str) -> Vec<i32> {
     super::common::processes_with(token)
         .into_iter()
         .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == comm)
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim().starts_with(comm))
         })
         .collect()
 }

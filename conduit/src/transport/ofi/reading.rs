@@ -176,7 +176,11 @@ impl<L: DomainLock> OfiTransport<L> {
                 prov_errno: e.prov_errno,
                 text: e.text,
                 released: e.flags & sys::FI_MULTI_RECV as u64 != 0,
-                placed: (!e.buf.is_null() && e.len > 0).then_some((e.buf as usize, e.len)),
+                // A truncated message reports its whole length and the
+                // part that did not fit (ofi_rxm): what was placed is
+                // the difference.
+                placed: (!e.buf.is_null() && e.len > e.olen)
+                    .then_some((e.buf as usize, e.len - e.olen)),
             })),
         }
     }

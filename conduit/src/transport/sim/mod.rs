@@ -94,8 +94,9 @@ pub struct SimConfig {
     pub virt_addr: bool,
     /// Seed of the ranks' generators.
     pub seed: u64,
-    /// Writes carry remote CQ data, two pieces each (so the engine sends
-    /// AM Longs in one message, `am::landing`).
+    /// Writes carry remote CQ data, and a transfer moves up to two pieces
+    /// (so the engine sends AM Longs in one message, `am::landing`, and
+    /// VIS transfers pieces two at a time).
     pub remote_cq_data: bool,
 }
 
@@ -234,6 +235,52 @@ impl Network for SimNetwork {
             },
             (self.rank as u32).to_le_bytes().to_vec(),
         ))
+    }
+}
+
+impl SimTransport {
+    /// Queue a transfer of the pieces of `v` to or from `dest` (with
+    /// `landed`, a write with remote CQ data for that endpoint). Several
+    /// pieces per call exist only with [`SimConfig::remote_cq_data`].
+    fn pieces(
+        &self,
+        set: usize,
+        dest: usize,
+        write: bool,
+        v: &crate::ofi::RmaVec,
+        landed: Option<(Ep, u64)>,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        if !self.fabric.cfg.remote_cq_data {
+            return Err(PostError::Failed(crate::ofi::OfiError::new(
+                "a simulated transfer of several pieces",
+                -(ofi_sys::FI_ENOSYS as i64),
+            )));
+        }
+        let mut f = self.fabric.lock();
+        f.maybe_again(self.rank)?;
+        let pieces: Vec<_> = v
+            .pieces()
+            .into_iter()
+            .map(|(local, len, addr, key)| (local, len, rma::plan::Remote { addr, key }))
+            .collect();
+        let len = pieces.iter().map(|p| p.1).sum();
+        f.queue_tx(
+            self.rank,
+            set,
+            TxOp {
+                kind: TxKind::Pieces {
+                    dest,
+                    write,
+                    pieces,
+                    landed,
+                },
+                len,
+                ctx,
+                delay: 0,
+            },
+        );
+        Ok(())
     }
 }
 
@@ -383,6 +430,17 @@ unsafe impl Transport for SimTransport {
         Ok(())
     }
 
+    unsafe fn rma_vec(
+        &self,
+        set: usize,
+        peer: usize,
+        write: bool,
+        v: &mut crate::ofi::RmaVec,
+        ctx: Context,
+    ) -> Result<(), PostError> {
+        self.pieces(set, peer, write, v, None, ctx)
+    }
+
     unsafe fn write_landing(
         &self,
         set: usize,
@@ -392,36 +450,7 @@ unsafe impl Transport for SimTransport {
         data: u64,
         ctx: Context,
     ) -> Result<(), PostError> {
-        if !self.fabric.cfg.remote_cq_data {
-            return Err(PostError::Failed(crate::ofi::OfiError::new(
-                "a simulated write with remote CQ data",
-                -(ofi_sys::FI_ENOSYS as i64),
-            )));
-        }
-        let mut f = self.fabric.lock();
-        f.maybe_again(self.rank)?;
-        let pieces: Vec<_> = v
-            .pieces()
-            .into_iter()
-            .map(|(src, len, addr, key)| (src, len, rma::plan::Remote { addr, key }))
-            .collect();
-        let len = pieces.iter().map(|p| p.1).sum();
-        f.queue_tx(
-            self.rank,
-            set,
-            TxOp {
-                kind: TxKind::WriteData {
-                    dest,
-                    ep,
-                    pieces,
-                    data,
-                },
-                len,
-                ctx,
-                delay: 0,
-            },
-        );
-        Ok(())
+        self.pieces(set, dest, true, v, Some((ep, data)), ctx)
     }
 
     unsafe fn read(

@@ -87,14 +87,15 @@ pub(crate) enum TxKind {
         dst: usize,
         remote: rma::plan::Remote,
     },
-    /// A write of several pieces with remote CQ data, reported to `dest`'s
-    /// receive queue of endpoint `ep` once in place.
-    WriteData {
+    /// A write (or read) of several pieces at once; a write with
+    /// `landed` carries remote CQ data, reported to `dest`'s receive queue
+    /// of that endpoint once every piece is in place.
+    Pieces {
         dest: usize,
-        ep: Ep,
+        write: bool,
         /// Local address, length, remote range.
         pieces: Vec<(usize, usize, rma::plan::Remote)>,
-        data: u64,
+        landed: Option<(Ep, u64)>,
     },
 }
 
@@ -276,8 +277,8 @@ impl Fabric {
                     } => out.push((*src, op.len)),
                     TxKind::Write { .. } => {}
                     TxKind::Read { dst, .. } => out.push((*dst, op.len)),
-                    TxKind::WriteData { pieces, .. } => {
-                        out.extend(pieces.iter().map(|&(src, len, _)| (src, len)))
+                    TxKind::Pieces { pieces, .. } => {
+                        out.extend(pieces.iter().map(|&(local, len, _)| (local, len)))
                     }
                 }
             }
@@ -343,46 +344,55 @@ impl Fabric {
                 }
                 Entry::ok(op.ctx, 0, 0, false)
             }
-            TxKind::WriteData {
+            TxKind::Pieces {
                 dest,
-                ep,
+                write,
                 pieces,
-                data,
+                landed,
             } => {
-                // A failed write is reported here only: nothing is written
-                // and the target sees no completion.
+                // A failed transfer is reported here only: nothing is
+                // moved and the target sees no completion.
                 if self.faults.fail_rma > 0 {
                     self.faults.fail_rma -= 1;
                     self.counts.failed += 1;
-                    return Entry::failed(failure(op.ctx, false, "a write with remote CQ data"));
+                    return Entry::failed(failure(op.ctx, false, "a transfer of several pieces"));
                 }
-                let mut to = Vec::with_capacity(pieces.len());
+                let mut at = Vec::with_capacity(pieces.len());
                 for &(_, len, remote) in &pieces {
                     let Some(p) = self.region(dest, remote, len, virt) else {
                         return Entry::failed(failure(
                             op.ctx,
                             false,
-                            "a write with remote CQ data outside a region",
+                            "a transfer of several pieces outside a region",
                         ));
                     };
-                    to.push(p);
+                    at.push(p);
                 }
-                for (&(src, len, _), p) in pieces.iter().zip(to) {
-                    // SAFETY: as for Write: `p` lies in a registered mapping
-                    // (checked), the source is valid until this transfer's
-                    // completion.
-                    unsafe { std::ptr::copy(src as *const u8, p, len) };
+                for (&(local, len, _), p) in pieces.iter().zip(at) {
+                    // SAFETY: as for Write and Read: `p` lies in a
+                    // registered mapping (checked), the local piece is
+                    // valid and untouched by the engine until this
+                    // transfer's completion.
+                    unsafe {
+                        if write {
+                            std::ptr::copy(local as *const u8, p, len)
+                        } else {
+                            std::ptr::copy(p, local as *mut u8, len)
+                        }
+                    };
                 }
-                if let Some(s) = self
-                    .ranks
-                    .get_mut(dest)
-                    .filter(|r| r.open)
-                    .and_then(|r| r.sets.get_mut(set))
-                {
-                    s.rx_ready[side_of(ep)].push_back(Entry {
-                        data,
-                        ..Entry::ok(Context::Landed, 0, 0, false)
-                    });
+                if let Some((ep, data)) = landed {
+                    if let Some(s) = self
+                        .ranks
+                        .get_mut(dest)
+                        .filter(|r| r.open)
+                        .and_then(|r| r.sets.get_mut(set))
+                    {
+                        s.rx_ready[side_of(ep)].push_back(Entry {
+                            data,
+                            ..Entry::ok(Context::Landed, 0, 0, false)
+                        });
+                    }
                 }
                 Entry::ok(op.ctx, 0, 0, false)
             }
