@@ -1,4 +1,4 @@
-//! Collectives whose messages cannot be sent (a post refused by the
+//! Collectives whose messages cannot be sent (a send refused by the
 //! transport) over the in-memory simulator: the member that failed returns
 //! the transport's error, the others are told by an abort instead of
 //! waiting for ever (a hang passes the job's deadline and fails the test),
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 type SimClient = Client<(), SimTransport>;
 
-/// Rank 0's next post fails after a first broadcast (which begins the
+/// Rank 0's next message send is refused after a first broadcast (which begins the
 /// exchange of the team's cache records) and, when `settled`, an allreduce
 /// and a barrier (by then every member's cache is settled); every rank
 /// then runs `run`. Each rank's outcome of it; the team must still
@@ -39,7 +39,7 @@ fn first_send_fails(
             }
             c.barrier().unwrap();
             if c.rank() == 0 {
-                fabric.set_faults(|f| f.fail_post = Some((0, 1)));
+                fabric.set_faults(|f| f.refuse_send = Some((0, 1)));
             }
             let r = run(c, &w);
             // Usable afterwards: the next collective runs everywhere.
@@ -50,7 +50,7 @@ fn first_send_fails(
             r
         },
     );
-    assert_eq!(fabric.faults().fail_post, None, "no post failed");
+    assert_eq!(fabric.faults().refuse_send, None, "no send was refused");
     ended.into_iter().map(|e| e.value()).collect()
 }
 
@@ -60,7 +60,7 @@ fn first_send_fails(
 /// abort arrives.
 fn assert_failed(got: &[Result<(), String>]) {
     let own = got[0].as_ref().expect_err("rank 0 succeeded");
-    assert!(own.contains("a simulated post failed"), "rank 0: {own}");
+    assert!(own.contains("a simulated send failed"), "rank 0: {own}");
     for (r, g) in got.iter().enumerate().skip(1) {
         match g {
             Err(e) => assert!(
@@ -112,7 +112,7 @@ fn a_failure_in_the_cache_agreement_fails_the_next_collective_everywhere() {
             .map_err(|e| e.to_string())
     });
     let own = got[0].as_ref().expect_err("rank 0 succeeded");
-    assert!(own.contains("a simulated post failed"), "rank 0: {own}");
+    assert!(own.contains("a simulated send failed"), "rank 0: {own}");
     let other = got[1].as_ref().expect_err("rank 1 succeeded");
     assert!(
         other.contains("collective aborted by team rank 0"),

@@ -70,6 +70,9 @@ pub struct Faults {
     /// `Some((rank, n))`: `rank`'s `n`th post from now (1: the next one)
     /// fails with an error other than -FI_EAGAIN.
     pub fail_post: Option<(usize, u32)>,
+    /// `Some((rank, n))`: as `fail_post`, counting only `rank`'s message
+    /// sends (send and inject), not its receive posts or RMA.
+    pub refuse_send: Option<(usize, u32)>,
     /// Report RMA transfers and the reply side's sends (successes and
     /// failures) on the reply receive queue instead of the TX queue, as the
     /// libfabric transport does, whose reply endpoint carries RMA and is
@@ -328,6 +331,7 @@ unsafe impl Transport for SimTransport {
 
     fn inject(&self, set: usize, ep: Ep, bytes: &[u8], dest: usize) -> Result<(), PostError> {
         let mut f = self.fabric.lock();
+        f.maybe_refuse_send(self.rank)?;
         f.maybe_again(self.rank)?;
         f.deliver(self.rank, dest, set, ep, bytes.to_vec());
         Ok(())
@@ -343,6 +347,7 @@ unsafe impl Transport for SimTransport {
         ctx: Context,
     ) -> Result<(), PostError> {
         let mut f = self.fabric.lock();
+        f.maybe_refuse_send(self.rank)?;
         f.maybe_again(self.rank)?;
         f.queue_tx(
             self.rank,

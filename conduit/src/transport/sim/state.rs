@@ -223,6 +223,25 @@ impl Fabric {
         key
     }
 
+    /// `Faults::refuse_send`: refuse this send of `rank` if it is the one.
+    pub fn maybe_refuse_send(&mut self, rank: usize) -> Result<(), PostError> {
+        match self.faults.refuse_send {
+            Some((r, 1)) if r == rank => {
+                self.faults.refuse_send = None;
+                self.counts.failed += 1;
+                Err(PostError::Failed(crate::ofi::OfiError::new(
+                    "a simulated send",
+                    -(ofi_sys::FI_EIO as i64),
+                )))
+            }
+            Some((r, n)) if r == rank => {
+                self.faults.refuse_send = Some((r, n - 1));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn maybe_again(&mut self, rank: usize) -> Result<(), PostError> {
         match self.faults.fail_post {
             Some((r, 1)) if r == rank => {
