@@ -12,11 +12,11 @@ const LEN: usize = 20_000;
 
 /// Rank 0's first 20 Longs to rank 1 fail (each Long's first RMA write
 /// reports an error; a failed write with CQ data writes nothing and shows
-/// nothing at the target), the next 16 do not. A failed landing write's
+/// nothing at the target), the next 32 do not. A failed landing write's
 /// slot is voided at the target: its credits come back, so after the
-/// failures Longs still go in one message. (Before voids, the 8 slots
-/// stayed in use after 8 failures, and every later Long went
-/// put-then-send.)
+/// failures Longs still go in one message (how many depends on when the
+/// credits arrive). Before voids, the first 8 failures took the 8 slots
+/// for good, and every later Long went put-then-send: none landed.
 #[test]
 fn failed_landing_writes_do_not_keep_their_slots() {
     let mut job = Job::new(2);
@@ -27,6 +27,12 @@ fn failed_landing_writes_do_not_keep_their_slots() {
         |c: &SimClient<AtomicU64>| {
             c.on_request_long(H, 1, |tok, a, p| {
                 assert!(p.equals(&pattern(a[0], LEN)), "Long {} corrupt", a[0]);
+                tok.state().fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+            c.on_request_short(H + 1, 0, |tok, _| tok.reply_short(H + 2, &[]).unwrap())
+                .unwrap();
+            c.on_reply_short(H + 2, 0, |tok, _| {
                 tok.state().fetch_add(1, Ordering::Relaxed);
             })
             .unwrap();
@@ -43,17 +49,24 @@ fn failed_landing_writes_do_not_keep_their_slots() {
                     }
                 }
             }
-            // The voids reach rank 1, its credits rank 0.
+            // The voids reach rank 1 before this request (one queue), and
+            // its credits rank 0 before the reply (one queue).
+            if c.rank() == 0 {
+                c.request_short(1, H + 1, &[]).unwrap();
+                c.block_until(|| c.state().load(Ordering::Relaxed) == 1)
+                    .unwrap();
+            }
             c.barrier().unwrap();
             if c.rank() == 0 {
+                c.state().store(0, Ordering::Relaxed);
                 let before = c.stats().long_landed;
-                for i in 20..36u32 {
+                for i in 20..52u32 {
                     let at = (i as usize % 40) * 24_576;
                     c.request_long(1, H, &[i], &pattern(i, LEN), at).unwrap();
                 }
                 landed_after = c.stats().long_landed - before;
             } else {
-                c.block_until(|| c.state().load(Ordering::Relaxed) == 16)
+                c.block_until(|| c.state().load(Ordering::Relaxed) == 32)
                     .unwrap();
             }
             c.barrier().unwrap();
@@ -61,19 +74,27 @@ fn failed_landing_writes_do_not_keep_their_slots() {
             (
                 failed,
                 landed_after,
-                s.landing_voids_sent,
-                s.landing_voids_received,
+                s.landing_voids_sent + s.long_landed,
+                s.landing_voids_received + s.landings_received,
             )
         },
     );
     let got: Vec<_> = ended.into_iter().map(|e| e.value()).collect();
-    let (failed, landed_after, voids_sent, _) = got[0];
-    let (_, _, _, voids_received) = got[1];
+    // Per rank: Longs that failed, landed after the failures, slots this
+    // rank took (voided or landed), slots handled here (voided or landed).
+    let (failed, landed_after, taken, _) = got[0];
+    let (_, _, _, handled) = got[1];
     assert_eq!(failed, 20, "every Long with a failed write reports it");
     assert!(
-        landed_after >= 8,
-        "only {landed_after} of 16 Longs went in one message after the failures: {got:?}"
+        landed_after > 0,
+        "none of 32 Longs went in one message after the failures: {got:?}"
     );
-    assert!(voids_sent > 0, "no landing write failed: {got:?}");
-    assert_eq!(voids_sent, voids_received, "{got:?}");
+    assert!(
+        taken >= 8 + landed_after,
+        "fewer than 8 landing writes failed: {got:?}"
+    );
+    assert_eq!(
+        taken, handled,
+        "every slot taken was freed at the target: {got:?}"
+    );
 }

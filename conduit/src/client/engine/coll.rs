@@ -41,6 +41,10 @@ pub(crate) struct TeamEntry<R> {
     pub(super) cached: HashSet<u32>,
     /// Collectives whose events were dropped unwaited: retired once done.
     abandoned: HashSet<u32>,
+    /// Collectives this rank skipped ([`TeamColl::start_failed`]) before
+    /// its cache was ready: once it is, members that posted them on their
+    /// boards are acknowledged as for a collective that failed here.
+    pub(super) owed_when_ready: Vec<u32>,
     /// Being destroyed: flushed, so its cache is no longer read (a chunk
     /// left in a slot by a collective that failed here is never read, and
     /// no credit for it goes to a member that may have freed its block).
@@ -55,6 +59,7 @@ impl<R> TeamEntry<R> {
             cache: CacheState::Unset,
             cached: HashSet::default(),
             abandoned: HashSet::default(),
+            owed_when_ready: Vec::new(),
             closing: false,
         }
     }
@@ -83,6 +88,7 @@ mod advance;
 mod destroy;
 #[path = "coll_send.rs"]
 mod send;
+pub(super) use send::skip as skip_collective;
 
 /// A chunk as it arrived.
 struct InMsg {
@@ -391,10 +397,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             (Ok(()), None) => Ok(()),
         };
-        if r.is_err() {
+        if r.is_err() || aborted.is_err() || sent.is_err() {
             // The caller gets no sequence number to wait for: retired by a
             // later poll once complete here (it failed here, or it was
-            // complete before its messages went).
+            // complete before its messages went, or it runs on while the
+            // caller is told what else failed).
             self.coll_abandon(id, seq);
         }
         aborted?;

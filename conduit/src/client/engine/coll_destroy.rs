@@ -40,8 +40,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // and every member must have taken it before the barrier takes
         // the next (a member whose exchange ended inside its only
         // collective has not started its agreement yet).
-        self.cache_settle(id)?;
-        self.coll_flush(id)?;
+        if let Err(err) = self.cache_settle(id).and_then(|()| self.coll_flush(id)) {
+            // The others go on to the barrier below: its number is taken
+            // here and their run of it aborted.
+            let team = self.coll.teams.lock().get(&id).map(|e| e.team.clone());
+            if let Some(team) = team {
+                self.coll_not_started(id, &team, &err);
+            }
+            return Err(err);
+        }
         let team = {
             let mut teams = self.coll.teams.lock();
             let e = entry_mut(&mut teams, id)?;

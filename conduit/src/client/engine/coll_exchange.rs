@@ -10,7 +10,7 @@
 //! members then agree, by a second reduction as AMs, before any uses the
 //! cache, and if one could not, every member goes without it.
 
-use super::coll::{entry_mut, TeamEntry};
+use super::coll::{entry_mut, owe_board, skip_collective, TeamEntry};
 use super::coll_cache::{Block, Cache, CacheState, Peer, RECORD_WORDS};
 use super::{Core, Progress};
 use crate::client::error::Error;
@@ -151,7 +151,21 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         else {
             return Ok(None);
         };
-        let table = e.colls.take_result(seq)?.unwrap_or_default();
+        let table = match e.colls.take_result(seq) {
+            Ok(t) => t.unwrap_or_default(),
+            Err(err) => {
+                // Members where the exchange completed start the agreement
+                // next: this rank skips its number (and aborts theirs), so
+                // that every member gives the agreement one number.
+                let err = Error::from(err);
+                e.owed_when_ready.clear();
+                skip_collective(e, &err);
+                self.coll
+                    .busy
+                    .store(true, std::sync::atomic::Ordering::Release);
+                return Err(err);
+            }
+        };
         let records: Vec<u64> = table
             .chunks_exact(8)
             .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
@@ -212,8 +226,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let votes = votes.get(..4).map_or(VOTE_NO_CACHE, |b| {
             u32::from_ne_bytes(b.try_into().expect("4 bytes"))
         });
+        let owed = std::mem::take(&mut e.owed_when_ready);
         match cache {
-            Some(c) if votes == 0 => e.cache = CacheState::Ready(c),
+            Some(c) if votes == 0 => {
+                e.cache = CacheState::Ready(c);
+                for s in owed {
+                    owe_board(e, s);
+                }
+            }
             _ => tracing::warn!(
                 "rank {}: team of {} goes without a collective cache (a member could not {})",
                 self.rank,

@@ -67,7 +67,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 return;
             };
             t.colls.fail_sending(seq, &e.to_string());
-            t.colls.take_aborts()
+            take_aborts(t)
         };
         self.coll.busy.store(true, Ordering::Release);
         if let Err(a) = self.send_aborts(id, team, aborts) {
@@ -86,10 +86,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let Some(t) = teams.get_mut(&id) else {
                 return;
             };
-            let seq = t.colls.start_failed(coll::Error::NotStarted {
-                reason: e.to_string(),
-            });
-            (seq, t.colls.take_aborts())
+            let seq = skip(t, e);
+            (seq, take_aborts(t))
         };
         if let Err(a) = self.send_aborts(id, team, aborts) {
             tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
@@ -127,4 +125,29 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         first.map_or(Ok(()), Err)
     }
+}
+
+/// Take the aborts `t` queued; the chunks of those collectives waiting
+/// for cache slots are dropped (their receivers no longer read them).
+fn take_aborts<R>(t: &mut TeamEntry<R>) -> Vec<(u32, Msg)> {
+    let aborts = t.colls.take_aborts();
+    for (seq, _) in &aborts {
+        t.cache.drop_queued(*seq);
+    }
+    aborts
+}
+
+/// Skip a collective this rank cannot start (`e`): it takes its sequence
+/// number ([`TeamColl::start_failed`]), and members that post it on their
+/// boards are acknowledged (now, or once the cache is ready).
+pub(crate) fn skip<R>(t: &mut TeamEntry<R>, e: &Error) -> u32 {
+    let seq = t.colls.start_failed(coll::Error::NotStarted {
+        reason: e.to_string(),
+    });
+    match &t.cache {
+        CacheState::Ready(_) => owe_board(t, seq),
+        CacheState::Off => {}
+        _ => t.owed_when_ready.push(seq),
+    }
+    seq
 }
