@@ -119,3 +119,58 @@ fn a_failure_in_the_cache_agreement_fails_the_next_collective_everywhere() {
         "rank 1: {other}"
     );
 }
+
+/// Rank 0's first message of a team's first collective is refused: the
+/// exchange of the team's cache records (or the broadcast itself) fails
+/// on rank 0 and is aborted elsewhere, where it may already be complete.
+/// Whatever became of it on each member, the members keep numbering their
+/// collectives alike: the next ones run everywhere with the right results.
+#[test]
+fn a_failure_in_the_first_collective_leaves_the_team_usable() {
+    let mut job = Job::new(3);
+    job.deadline = Duration::from_secs(60);
+    let fabric = job.fabric();
+    let (fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            let w = c.world().unwrap();
+            c.barrier().unwrap();
+            if c.rank() == 0 {
+                fabric.set_faults(|f| f.refuse_send = Some((0, 1)));
+            }
+            let mut b = [c.rank() as u8; 8];
+            let first = w.broadcast(0, &mut b).map_err(|e| e.to_string());
+            // The next collectives may fail while the failure's aborts
+            // arrive; the second after it runs everywhere.
+            let mut later = Vec::new();
+            for round in 0..4u32 {
+                let r = w.allreduce(CollOp::Sum, &[round + 1]);
+                later.push(r.map_err(|e| e.to_string()));
+            }
+            let mut b = [c.rank() as u8 + 1; 8];
+            w.broadcast(2, &mut b).unwrap();
+            assert_eq!(b, [3; 8]);
+            w.flush().unwrap();
+            (first, later)
+        },
+    );
+    assert_eq!(fabric.faults().refuse_send, None, "no send was refused");
+    let got: Vec<_> = ended.into_iter().map(|e| e.value()).collect();
+    let own = got[0].0.as_ref().expect_err("rank 0's broadcast succeeded");
+    assert!(own.contains("a simulated send failed"), "rank 0: {own}");
+    // Every member agrees on which of the later allreduces ran, and those
+    // that ran summed right.
+    for round in 0..4 {
+        let ok: Vec<bool> = got.iter().map(|(_, l)| l[round].is_ok()).collect();
+        assert!(
+            ok.iter().all(|&o| o == ok[0]),
+            "allreduce {round}: {:?}",
+            got.iter().map(|(_, l)| &l[round]).collect::<Vec<_>>()
+        );
+        for (_, l) in &got {
+            if let Ok(v) = &l[round] {
+                assert_eq!(v, &[3 * (round as u32 + 1)]);
+            }
+        }
+    }
+}
