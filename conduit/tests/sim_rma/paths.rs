@@ -161,3 +161,55 @@ fn small_nbi_puts_aggregated_or_not_under_faults() {
         }
     }
 }
+
+/// An aggregated batch of NBI puts whose send is refused: the sync that
+/// sends it returns the failure once; the next sync (nothing failed since)
+/// returns Ok, and later puts land. (The failure was kept for the next
+/// sync as well, which reported it a second time.)
+#[test]
+fn a_refused_batch_is_reported_by_one_sync() {
+    let job = Job::new(2);
+    let fabric = job.fabric();
+    let (_f, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            c.attach_segment(SEG).unwrap();
+            c.barrier().unwrap();
+            let mut got = Vec::new();
+            if c.rank() == 0 {
+                c.rma_scope(|s| {
+                    for i in 0..10 {
+                        s.put_nbi(1, i * 8, &pattern(i, 8))?;
+                    }
+                    fabric.set_faults(|f| f.refuse_send = Some((0, 1)));
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    for i in 0..10 {
+                        s.put_nbi(1, 4096 + i * 8, &pattern(i + 50, 8))?;
+                    }
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            c.barrier().unwrap();
+            if c.rank() == 1 {
+                let mut b = vec![0u8; 80];
+                c.segment_read(4096, &mut b).unwrap();
+                for i in 0..10 {
+                    assert_eq!(b[i * 8..i * 8 + 8], pattern(i + 50, 8)[..], "put {i}");
+                }
+            }
+            (got, c.stats().put_batches)
+        },
+    );
+    let (got, batches) = ended.into_iter().next().unwrap().value();
+    assert!(batches > 0, "the puts were not aggregated");
+    assert_eq!(got.len(), 3);
+    let e = got[0]
+        .as_ref()
+        .expect_err("the refused batch was not reported");
+    assert!(e.contains("a simulated send failed"), "{e}");
+    assert_eq!(got[1], Ok(()), "reported twice");
+    assert_eq!(got[2], Ok(()));
+}

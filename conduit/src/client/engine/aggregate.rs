@@ -217,14 +217,20 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.progress_within(set, Progress::Full)?;
             self.exit_if_requested()?;
         }
-        flushed?;
-        self.take_failure(set)
+        // A batch that could not be sent is kept as a failure too: taken
+        // either way, so that it is reported once.
+        let failed = self.take_failure(set);
+        flushed.and(failed)
     }
 
     /// A test of the NBI puts' batches: sends the open ones, polls once
     /// if some are unacknowledged; whether all are.
     pub fn test_aggregated(&self, set: usize) -> Result<bool, Error> {
-        self.flush_batches(set)?;
+        if let Err(e) = self.flush_batches(set) {
+            // Kept as a failure too: reported once, here.
+            let _ = self.take_failure(set);
+            return Err(e);
+        }
         let seq = self.sets[set].agg.lock().next_seq;
         let mut busy = self.harvest(set, seq);
         if busy {
