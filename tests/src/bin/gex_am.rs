@@ -33,6 +33,8 @@ use std::sync::{Arc, Mutex};
 use tests::program::count_arg;
 use tests::{fail, report, Fallible};
 
+#[path = "gex_am/exit_threads.rs"]
+mod exit_threads;
 #[path = "gex_am/longs.rs"]
 mod longs;
 #[path = "gex_am/modes.rs"]
@@ -411,6 +413,18 @@ fn exit_code(args: &[String]) -> Fallible<i32> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
+    if mode == "exit-threads" {
+        match count_arg(&args, 2, 5) {
+            Ok(code) if code <= 255 => exit_threads::main(code as i32),
+            _ => {
+                gex_env::eprintln_whole!(
+                    "gex-am: exit-threads: argument 2 is {:?}; expected an exit code, 0..=255",
+                    args.get(2)
+                );
+                std::process::exit(2);
+            }
+        }
+    }
     if mode == "threads" {
         tests::threads::main(
             "gex-am",
@@ -439,7 +453,7 @@ fn main() {
         "barrier" => barrier(&c),
         "longs" => num(2, 500).and_then(|n| longs::longs(&c, n)),
         _ => Err(fail(format!(
-            "usage: gex-am core|flood [shorts mediums]|longs [count]|exit how code|bad|unregistered|barrier (got {mode:?})"
+            "usage: gex-am core|flood [shorts mediums]|longs [count]|exit how code|exit-threads [code]|bad|unregistered|barrier|threads T shared|own [count] (got {mode:?})"
         ))),
     };
     match r {

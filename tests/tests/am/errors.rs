@@ -1,4 +1,5 @@
-//! Exits and errors: exit codes from every place, a malformed AM overtaken
+//! Exits and errors: exit codes from every place, two threads exiting at
+//! once (one inside a handler), a malformed AM overtaken
 //! by a peer's exit, bad input and bad counts refused, and an AM to an
 //! unregistered handler.
 
@@ -20,6 +21,37 @@ fn exit_codes_from_every_place() {
         }
         let r = run(4, &["exit", "return", "0"], p, &[], 120);
         assert_eq!(r.code, Some(0), "{p} return from main: {}", r.stderr);
+    }
+}
+
+/// Two threads of a multi-threaded rank exit at once, one from main's
+/// side (it leads the exit) and one from inside the handler of a request
+/// that came through shared memory, whose read it holds: the job still
+/// ends with the code, not by the exit timeout (the handler's thread
+/// parked holding that read, so the leader never heard the peer's exit
+/// message and waited for the timeout). Also over the provider's path.
+#[test]
+fn two_threads_exiting_at_once_one_inside_a_handler() {
+    let _g = serial();
+    for p in PROVIDERS {
+        for supernode in ["0", "1"] {
+            let vars = [
+                ("GASNET_SUPERNODE_MAXSIZE", supernode),
+                ("GASNET_EXITTIMEOUT", "20"),
+            ];
+            let r = run(2, &["exit-threads", "5"], p, &vars, 120);
+            let what = format!("{p}, supernode {supernode}");
+            assert_eq!(r.code, Some(5), "{what}: {}\n{}", r.stdout, r.stderr);
+            for rank in 0..2 {
+                let line = format!("gex-am exit-threads: rank {rank}");
+                assert!(r.stdout.contains(&line), "{what}: {}", r.stdout);
+            }
+            assert!(
+                !r.stderr.contains("timed out") && !r.stderr.contains("terminating the job"),
+                "{what}: {}",
+                r.stderr
+            );
+        }
     }
 }
 

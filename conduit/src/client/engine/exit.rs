@@ -76,6 +76,17 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// end.
     pub fn coordinate_exit(&self) -> i32 {
         if self.exit.leader.swap(true, Ordering::AcqRel) {
+            // Another thread leads the exit. One inside a handler may hold
+            // a shared-memory inbox's read (abandoned: its handler never
+            // returns), which no other thread can take: it keeps reading
+            // what it holds, so that the leader hears the peers' exit
+            // messages that arrive there. The process ends under it.
+            if super::in_handler() {
+                loop {
+                    self.progress_all();
+                    std::thread::yield_now();
+                }
+            }
             loop {
                 std::thread::park();
             }
