@@ -81,6 +81,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// is aborted ([`TeamColl::start_failed`]).
     #[cold]
     pub(super) fn coll_not_started(&self, id: u32, team: &coll::Team, e: &Error) {
+        if self.exiting() {
+            // The job is ending (a peer's exit, most likely what failed):
+            // no member waits for this collective any more.
+            return;
+        }
         let (seq, aborts) = {
             let mut teams = self.coll.teams.lock();
             let Some(t) = teams.get_mut(&id) else {
