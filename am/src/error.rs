@@ -213,6 +213,17 @@ pub enum Error {
         /// Why.
         why: String,
     },
+    /// A sender voided a landing slot (its write failed) that cannot be
+    /// one of its slots here.
+    #[error("rank {src} voided landing slot {slot}, which cannot be: {why}")]
+    BadVoid {
+        /// The sender.
+        src: u32,
+        /// The slot it named.
+        slot: u32,
+        /// Why.
+        why: String,
+    },
     /// A landing-slot credit report that does not add up.
     #[error("rank {src} reported its landing slots free up to {upto}, which cannot be: {why}")]
     BadCredit {

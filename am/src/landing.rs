@@ -271,10 +271,11 @@ impl Keeper {
     /// not credited for, once.
     pub fn void(&mut self, src: usize, slot: u32) -> Result<Option<u32>, Error> {
         if slot >= SLOTS || src >= self.busy.len() {
-            return Err(Error::BadLanding {
-                data: u64::from(slot),
+            return Err(Error::BadVoid {
+                src: src as u32,
+                slot,
                 why: format!(
-                    "rank {src} voided slot {slot}; a sender has {SLOTS} slots and the job {} ranks",
+                    "slots are 0..{SLOTS} and the job's ranks 0..{}",
                     self.busy.len()
                 ),
             });
@@ -503,8 +504,15 @@ mod tests {
         k.landed(0, s).unwrap();
         assert_eq!(k.void(0, s), Ok(None));
         assert_eq!(k.release(0, s), None);
-        assert!(k.void(0, SLOTS).is_err());
-        assert!(k.void(1, 0).is_err());
+        let bad = |src: usize, slot: u32| k.clone().void(src, slot).unwrap_err().to_string();
+        assert_eq!(
+            bad(0, SLOTS),
+            "rank 0 voided landing slot 8, which cannot be: slots are 0..8 and the job's ranks 0..1"
+        );
+        assert_eq!(
+            bad(1, 0),
+            "rank 1 voided landing slot 0, which cannot be: slots are 0..8 and the job's ranks 0..1"
+        );
     }
 
     proptest::proptest! {

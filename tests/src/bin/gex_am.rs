@@ -399,12 +399,13 @@ fn flood(c: &Client, shorts: u64, mediums: u64) -> Fallible<String> {
     ))
 }
 
-/// `exit`'s code (argument 3, default 3): a process exit code, 0..=255.
-fn exit_code(args: &[String]) -> Fallible<i32> {
-    let code = count_arg(args, 3, 3)?;
+/// An exit code from argument `i` (`default` if absent): a process exit
+/// code, 0..=255.
+fn exit_code(args: &[String], i: usize, default: usize) -> Fallible<i32> {
+    let code = count_arg(args, i, default)?;
     if code > 255 {
         return Err(fail(format!(
-            "argument 3 is '{code}'; expected an exit code, 0..=255"
+            "argument {i} is '{code}'; expected an exit code, 0..=255"
         )));
     }
     Ok(code as i32)
@@ -414,14 +415,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).cloned().unwrap_or_default();
     if mode == "exit-threads" {
-        match count_arg(&args, 2, 5) {
-            Ok(code) if code <= 255 => exit_threads::main(code as i32),
-            _ => {
-                gex_env::eprintln_whole!(
-                    "gex-am: exit-threads: argument 2 is {:?}; expected an exit code, 0..=255",
-                    args.get(2)
-                );
-                std::process::exit(2);
+        match exit_code(&args, 2, 5) {
+            Ok(code) => exit_threads::main(code),
+            Err(e) => {
+                gex_env::eprintln_whole!("gex-am: {}", report(&*e));
+                std::process::exit(1);
             }
         }
     }
@@ -445,7 +443,7 @@ fn main() {
     let r = match mode.as_str() {
         "core" => core(&c),
         "flood" => (|| flood(&c, num(2, 200_000)? as u64, num(3, 20_000)? as u64))(),
-        "exit" => exit_code(&args).and_then(|code| {
+        "exit" => exit_code(&args, 3, 3).and_then(|code| {
             exit_mode(&c, args.get(2).map_or("rank0", |s| s.as_str()), code)
         }),
         "bad" => bad(&c),

@@ -144,6 +144,14 @@ fn bad_counts_are_refused_by_name() {
             &["exit", "rank0", "300"],
             "argument 3 is '300'; expected an exit code, 0..=255",
         ),
+        (
+            &["exit-threads", "256"],
+            "gex-am: argument 2 is '256'; expected an exit code, 0..=255",
+        ),
+        (
+            &["exit-threads", "five"],
+            "gex-am: argument 2 is 'five'; expected a whole number",
+        ),
     ] {
         let r = run(2, args, "shm", &[], 60);
         assert_eq!(r.code, Some(1), "{args:?}: {}\n{}", r.stdout, r.stderr);

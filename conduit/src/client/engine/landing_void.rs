@@ -70,23 +70,18 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// A void from `src` (handler [`H_LANDING`] as a request): free its
     /// slot, and report credits when due.
     pub(crate) fn on_landing_void(&self, set: usize, src: usize, a: [u32; 2]) -> Result<(), Error> {
+        let bad = |why: String| am::Error::BadVoid {
+            src: src as u32,
+            slot: a[1],
+            why,
+        };
         let Some(l) = self.landing.get() else {
-            return Err(am::Error::BadLanding {
-                data: u64::from(a[1]),
-                why: format!("rank {src} voided a slot, but this rank keeps no landing area"),
-            }
-            .into());
+            return Err(bad("this rank keeps no landing area".into()).into());
         };
         let side = match a[0] {
             0 => Side::Request,
             1 => Side::Reply,
-            x => {
-                return Err(am::Error::BadLanding {
-                    data: u64::from(a[1]),
-                    why: format!("rank {src} voided a slot of side {x}, neither 0 nor 1"),
-                }
-                .into())
-            }
+            x => return Err(bad(format!("its side {x} is neither 0 nor 1")).into()),
         };
         let freed = l.keepers[set][side.index()].lock().void(src, a[1])?;
         self.sets[set].stats.landing_voids_received.add(1);
