@@ -76,12 +76,24 @@ pub(super) fn accept_children(
             }
         })
         .map_err(|e| BootstrapError::io("starting the accept thread", e))?;
+    let got = wait_for_children(&rx, expected, launcher);
+    // The acceptor ends at the next connection it takes (its own).
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(laddr);
+    let _ = acceptor.join();
+    let mut got = got?;
+    got.sort_by_key(|(r, _)| *r);
+    Ok(got)
+}
+
+/// Take the authenticated connections from `rx` until every child of
+/// `expected` has one; fails when the `launcher` connection closes first.
+fn wait_for_children(
+    rx: &mpsc::Receiver<(usize, TcpStream)>,
+    expected: &[usize],
+    launcher: &TcpStream,
+) -> Result<Vec<(usize, TcpStream)>, BootstrapError> {
     let mut got: Vec<(usize, TcpStream)> = Vec::with_capacity(expected.len());
-    let give_up = |e: BootstrapError| {
-        stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(laddr);
-        e
-    };
     while got.len() < expected.len() {
         let (r, s) = match rx.recv_timeout(LAUNCHER_CHECK) {
             Ok(c) => c,
@@ -92,16 +104,14 @@ pub(super) fn accept_children(
                         .copied()
                         .filter(|r| !got.iter().any(|(g, _)| g == r))
                         .collect();
-                    return Err(give_up(BootstrapError::PeerLost(format!(
+                    return Err(BootstrapError::PeerLost(format!(
                         "the launcher's connection {why} while this rank waited for its tree children {missing:?} to connect (the launcher starts them: none will come)"
-                    ))));
+                    )));
                 }
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(give_up(BootstrapError::PeerLost(
-                    "the accept thread ended".into(),
-                )))
+                return Err(BootstrapError::PeerLost("the accept thread ended".into()))
             }
         };
         if !expected.contains(&r) || got.iter().any(|(g, _)| *g == r) {
@@ -112,10 +122,6 @@ pub(super) fn accept_children(
         }
         got.push((r, s));
     }
-    stop.store(true, Ordering::SeqCst);
-    let _ = TcpStream::connect(laddr);
-    let _ = acceptor.join();
-    got.sort_by_key(|(r, _)| *r);
     Ok(got)
 }
 

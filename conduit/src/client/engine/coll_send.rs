@@ -61,18 +61,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// go whatever becomes of each (the error already goes to the caller).
     #[cold]
     pub(super) fn coll_send_failed(&self, id: u32, seq: u32, team: &coll::Team, e: &Error) {
-        let aborts = {
-            let mut teams = self.coll.teams.lock();
-            let Some(t) = teams.get_mut(&id) else {
-                return;
-            };
+        self.abort_others(id, team, |t| {
             t.colls.fail_sending(seq, &e.to_string());
-            take_aborts(t)
-        };
-        self.coll.busy.store(true, Ordering::Release);
-        if let Err(a) = self.send_aborts(id, team, aborts) {
-            tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
-        }
+            seq
+        });
     }
 
     /// A collective of team `id` could not start here (`e`, which its
@@ -86,14 +78,27 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // no member waits for this collective any more.
             return;
         }
+        self.abort_others(id, team, |t| skip(t, e));
+    }
+
+    /// Fail a collective of team `id` here with `fail` (which returns its
+    /// sequence number) and send the aborts it queued, whatever becomes of
+    /// each (the caller's error already says what failed).
+    fn abort_others(
+        &self,
+        id: u32,
+        team: &coll::Team,
+        fail: impl FnOnce(&mut TeamEntry<T::Region>) -> u32,
+    ) {
         let (seq, aborts) = {
             let mut teams = self.coll.teams.lock();
             let Some(t) = teams.get_mut(&id) else {
                 return;
             };
-            let seq = skip(t, e);
+            let seq = fail(t);
             (seq, take_aborts(t))
         };
+        self.coll.busy.store(true, Ordering::Release);
         if let Err(a) = self.send_aborts(id, team, aborts) {
             tracing::warn!("collective {seq} of team {id}: an abort could not be sent: {a}");
         }
