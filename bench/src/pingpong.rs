@@ -192,7 +192,7 @@ impl Pingpong {
                 "fi_pingpong failed (client ok {cok}, server ok {sok}): {cout} {sout}"
             ));
         }
-        parse(&cout).ok_or_else(|| format!("cannot parse fi_pingpong output: {cout:?}"))
+        parse(&cout, size).ok_or_else(|| format!("cannot parse fi_pingpong output: {cout:?}"))
     }
 }
 
@@ -216,7 +216,16 @@ fn listening(port: u16) -> bool {
 
 /// Parse the client's table: the header names the columns, the next line
 /// holds the values.
-pub fn parse(out: &str) -> Option<PingpongResult> {
+///
+/// The one-way time is taken from whichever of two columns resolves it
+/// more finely. `fi_pingpong` prints both with two decimals: `usec/xfer`
+/// (elapsed / messages) and `MB/sec` (`size` x messages / elapsed), so
+/// `size / MB/sec` is the same time. For small messages over a fast
+/// provider `usec/xfer` is a few tenths of a microsecond and its last
+/// digit is 1.2-3% of it (shm 1.17, 8 bytes: 0.34-0.44), more than the
+/// differences the figure is compared for, while `MB/sec` is about 20
+/// and resolves 0.05%.
+pub fn parse(out: &str, size: usize) -> Option<PingpongResult> {
     let mut lines = out.lines();
     let header: Vec<&str> = lines
         .by_ref()
@@ -228,9 +237,17 @@ pub fn parse(out: &str) -> Option<PingpongResult> {
         let i = header.iter().position(|h| *h == name)?;
         data.get(i)?.parse().ok()
     };
+    let usec = col("usec/xfer")?;
+    let mb_per_s = col("MB/sec")?;
+    // Both are printed to 0.01: the larger number has the finer last digit.
+    let one_way_us = if size > 0 && mb_per_s > usec {
+        size as f64 / mb_per_s
+    } else {
+        usec
+    };
     Some(PingpongResult {
-        one_way_us: col("usec/xfer")?,
-        mb_per_s: col("MB/sec")?,
+        one_way_us,
+        mb_per_s,
         start_up_us: None,
     })
 }
@@ -259,10 +276,30 @@ mod test {
         let out =
             "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n\
                    8       10k     =10k     156k        0.02s      7.74       1.03       0.97\n";
-        let r = parse(out).unwrap();
-        assert_eq!(r.one_way_us, 1.03);
+        let r = parse(out, 8).unwrap();
+        // 8 bytes / 7.74 MB/s: 1.0336 us, finer than the printed 1.03.
+        assert!((r.one_way_us - 8.0 / 7.74).abs() < 1e-12, "{r:?}");
         assert_eq!(r.mb_per_s, 7.74);
-        assert!(parse("nothing").is_none());
+        assert!(parse("nothing", 8).is_none());
+        // 1 MiB: MB/sec again (1048576 / 11025.31 = 95.106 us).
+        let big =
+            "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n\
+                   1m      1k       =1k      2g          0.19s  11025.31      95.11       0.01\n";
+        let r = parse(big, 1 << 20).unwrap();
+        assert!(
+            (r.one_way_us - 1_048_576.0 / 11_025.31).abs() < 1e-9,
+            "{r:?}"
+        );
+        // One byte over tcp: usec/xfer is the larger number and is kept.
+        let slow =
+            "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n\
+                   1       10k      =10k     19k         0.28s      0.07      14.21       0.07\n";
+        assert_eq!(parse(slow, 1).unwrap().one_way_us, 14.21);
+        // A size of 0 (MB/sec 0.00) keeps usec/xfer.
+        let zero =
+            "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n\
+                   0       10k      =10k     0           0.01s      0.00       0.31       3.22\n";
+        assert_eq!(parse(zero, 0).unwrap().one_way_us, 0.31);
     }
 
     #[test]

@@ -137,16 +137,16 @@ impl Bench<'_> {
                                 }
                                 "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
                                 | "put_nbi_bw_spread" | "get_nbi_bw" | "get_nbi_bw_spread" => {
-                                    // Its MB/sec is size / usec/xfer, printed
-                                    // with 2 decimals: recompute it with the
-                                    // latency's precision.
+                                    // size / the one-way time, whose start-up
+                                    // is taken out (`pingpong::parse` reads
+                                    // the finer of its two columns).
                                     f.raw.push(if r.one_way_us > 0.0 {
                                         size as f64 / r.one_way_us
                                     } else {
                                         r.mb_per_s
                                     });
                                     f.raw_what = Some(
-                                        "fi_pingpong bandwidth, one message in flight (size / usec/xfer)",
+                                        "fi_pingpong bandwidth, one message in flight (size / one-way time)",
                                     );
                                 }
                                 _ => {}

@@ -220,7 +220,8 @@ impl Bench<'_> {
                 if let Some(r) = &r {
                     self.pp_start_up.push(StartUp::of(size, r));
                 }
-                // Its MB/sec is size / usec/xfer with 2 decimals: recompute.
+                // Bandwidth as size / the one-way time (the start-up taken
+                // out; `pingpong::parse` reads the finer of its columns).
                 raw.push(
                     r.filter(|r| r.one_way_us > 0.0)
                         .map(|r| (r.one_way_us, size as f64 / r.one_way_us)),
@@ -279,7 +280,7 @@ impl Bench<'_> {
         for (&z, r) in sizes.iter().zip(raw) {
             let mut line = format!("  {z} B:");
             for kind in Kind::ALL {
-                let bw = "fi_pingpong bandwidth, one message in flight (size / usec/xfer)";
+                let bw = "fi_pingpong bandwidth, one message in flight (size / one-way time)";
                 let (unit, ours, base, pp, what) = match kind {
                     Kind::Latency => (
                         "us",
