@@ -191,3 +191,87 @@ fn an_endpoint_has_one_owner() {
     );
     assert_eq!(again, Some(1));
 }
+
+/// A failed batch of aggregated implicit puts is reported to the thread
+/// whose puts it held, also when another thread's sync sent it: thread A
+/// puts (its batch stays open), thread B (no puts of its own) syncs, which
+/// sends A's batch, and that send is refused. B's sync returns the refused
+/// post it met (fatal: the endpoint refused it); A's next sync reports its
+/// batch's failure, once (before, B's sync took it and A's returned Ok);
+/// later puts of A arrive.
+#[test]
+fn a_failed_batch_is_reported_to_the_thread_that_put() {
+    use conduit::client::NbiSync;
+    use std::sync::mpsc::channel;
+    let job = Job::new(2);
+    let fabric = job.fabric();
+    let (_f, ended) = job.run::<Par, _, _, _>(
+        |_| (),
+        |c: &ParClient<(), SimTransport>| {
+            c.attach_segment(1 << 16).unwrap();
+            c.barrier().unwrap();
+            let mut got = (Vec::new(), Vec::new());
+            if c.rank() == 0 {
+                let (to_b, b_waits) = channel::<()>();
+                let (to_a, a_waits) = channel::<()>();
+                std::thread::scope(|sc| {
+                    let fabric = &fabric;
+                    let a = sc.spawn(move || {
+                        let mut r = Vec::new();
+                        c.rma_scope(|s| {
+                            for i in 0..10 {
+                                s.put_nbi(1, i * 8, &[i as u8; 8])?;
+                            }
+                            to_b.send(()).unwrap();
+                            a_waits.recv().unwrap();
+                            r.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                            r.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                            for i in 0..10 {
+                                s.put_nbi(1, 4096 + i * 8, &[i as u8 + 50; 8])?;
+                            }
+                            r.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                            Ok(())
+                        })
+                        .unwrap();
+                        r
+                    });
+                    let b = sc.spawn(move || {
+                        b_waits.recv().unwrap();
+                        fabric.set_faults(|f| f.refuse_send = Some((0, 1)));
+                        let r = c
+                            .rma_scope(|s| s.sync_nbi(NbiSync::Puts))
+                            .map_err(|e| e.report());
+                        to_a.send(()).unwrap();
+                        vec![r]
+                    });
+                    got = (a.join().unwrap(), b.join().unwrap());
+                });
+            }
+            c.barrier().unwrap();
+            if c.rank() == 1 {
+                let mut b = vec![0u8; 80];
+                c.segment_read(4096, &mut b).unwrap();
+                for i in 0..10 {
+                    assert_eq!(b[i * 8..i * 8 + 8], [i as u8 + 50; 8], "put {i}");
+                }
+            }
+            (got, c.stats().put_batches)
+        },
+    );
+    let ((a, b), batches) = ended.into_iter().next().unwrap().value();
+    assert!(batches > 0, "the puts were not aggregated");
+    assert_eq!(b.len(), 1);
+    let e = b[0].as_ref().expect_err("thread B's refused post");
+    assert!(e.starts_with("a simulated send failed"), "{e}");
+    assert_eq!(a.len(), 3);
+    let e = a[0]
+        .as_ref()
+        .expect_err("thread A was not told of its failed batch");
+    assert!(
+        e.starts_with("aggregated NBI put to rank 1 failed")
+            && e.contains("its batch could not be sent: a simulated send failed"),
+        "{e}"
+    );
+    assert_eq!(a[1], Ok(()), "reported twice");
+    assert_eq!(a[2], Ok(()));
+}

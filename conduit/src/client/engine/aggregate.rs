@@ -16,6 +16,12 @@
 //! another thread never sees a put neither open nor in flight (it did,
 //! while the taker was still sending: 1 in 40 runs of `gex-rma threads 2
 //! shared` read an 8-byte put's old bytes after the sync).
+//!
+//! A batch's failure (it could not be sent, or its target refused it) is
+//! reported to the threads whose puts were in it, each by its own next
+//! sync, as GASNet-EX's implicit operations are a thread's own: in PAR
+//! mode every batch records the threads that put into it
+//! ([`thread_key`]); a SEQ client has one thread and records none.
 
 use super::vis::H_VIS;
 use super::{Core, Progress};
@@ -27,33 +33,119 @@ use ::rma::ops::TransferError;
 use am::send::Category;
 use std::collections::VecDeque;
 
+/// The threads whose puts a batch holds, by [`thread_key`]; empty for a
+/// SEQ client (its one thread owns everything).
+type Owners = Vec<u64>;
+
 /// A batch sent and not yet acknowledged.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct Sent {
     seq: u64,
     /// Its reply slot (`Core::atomics.pending`).
     id: u32,
     rank: usize,
+    owners: Owners,
 }
 
-/// One endpoint set's aggregation: the open batches, the batches in
-/// flight, and the first failure not yet reported by a sync.
+/// What a sender needs of a batch entered in flight.
+#[derive(Debug, Clone, Copy)]
+struct Ticket {
+    seq: u64,
+    id: u32,
+    rank: usize,
+}
+
+/// A failure not yet reported to every thread it concerns.
+#[derive(Debug)]
+struct Failure {
+    /// The threads still to be told (empty: the SEQ client's).
+    owners: Owners,
+    error: RmaError,
+}
+
+/// One endpoint set's aggregation: the open batches (with, in PAR mode,
+/// the threads that put into each), the batches in flight, and the
+/// failures not yet reported by a sync.
 #[derive(Debug)]
 pub(crate) struct Aggregation {
     pub batches: Aggregator,
+    /// Per rank, the threads with puts in its open batch (PAR mode only;
+    /// empty otherwise).
+    open_owners: Vec<Owners>,
     sent: VecDeque<Sent>,
     next_seq: u64,
-    failed: Option<RmaError>,
+    failed: Vec<Failure>,
 }
 
 impl Aggregation {
     pub fn new(batches: Aggregator) -> Self {
         Aggregation {
             batches,
+            open_owners: Vec::new(),
             sent: VecDeque::new(),
             next_seq: 0,
-            failed: None,
+            failed: Vec::new(),
         }
+    }
+
+    /// Record `me` as an owner of `rank`'s open batch (PAR mode).
+    fn own(&mut self, rank: usize, me: u64) {
+        if self.open_owners.len() <= rank {
+            self.open_owners.resize_with(rank + 1, Vec::new);
+        }
+        let o = &mut self.open_owners[rank];
+        if !o.contains(&me) {
+            o.push(me);
+        }
+    }
+
+    /// The owners of `rank`'s open batch, which is being taken.
+    fn take_owners(&mut self, rank: usize) -> Owners {
+        self.open_owners
+            .get_mut(rank)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// A failure of a batch owned by `owners`.
+    fn fail(&mut self, owners: Owners, error: RmaError) {
+        self.failed.push(Failure { owners, error });
+    }
+
+    /// The oldest failure `me` has not been told of; each thread is told
+    /// of each failure once.
+    fn take_failure(&mut self, me: u64) -> Option<RmaError> {
+        let i = self
+            .failed
+            .iter()
+            .position(|f| f.owners.is_empty() || f.owners.contains(&me))?;
+        let f = &mut self.failed[i];
+        f.owners.retain(|&o| o != me);
+        if f.owners.is_empty() {
+            Some(self.failed.remove(i).error)
+        } else {
+            Some(f.error.clone())
+        }
+    }
+}
+
+/// This thread's key among a batch's owners: a number unique in the
+/// process for the thread's life (`ThreadId::as_u64` is unstable).
+fn thread_key() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static KEY: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    KEY.with(|k| *k)
+}
+
+/// The calling thread's key, or 0 for a SEQ client (which records none).
+fn me<M: Mode>() -> u64 {
+    if M::PAR {
+        thread_key()
+    } else {
+        0
     }
 }
 
@@ -74,7 +166,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Aggregate an implicit put (its path chosen by the caller): the range
     /// is checked now (an error writes nothing), the bytes are copied. A
     /// full batch this put displaced is sent now; if that send fails, the
-    /// failure is about earlier puts and is kept for the next sync, while
+    /// failure is about earlier puts and is kept for the next sync of
+    /// each thread that put into the batch, while
     /// this put stays in the new batch and will be written, so it is not
     /// returned here (only a fatal error is: nothing will be written).
     pub(super) fn put_aggregate(
@@ -88,7 +181,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let full = {
             let mut agg = self.sets[set].agg.lock();
             let full = agg.batches.add(rank, offset, src);
-            full.map(|b| (self.reserve(&mut agg, rank), b))
+            let full = full.map(|b| {
+                let owners = agg.take_owners(rank);
+                (self.reserve(&mut agg, rank, owners), b)
+            });
+            if M::PAR {
+                agg.own(rank, thread_key());
+            }
+            full
         };
         match full.map(|(s, b)| self.send_batch(set, s, b)) {
             Some(Err(e)) if e.is_fatal() => Err(e),
@@ -98,21 +198,25 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
 
     /// Enter a batch taken for `rank` in the list of batches in flight
     /// (with its acknowledgement slot), under the lock it was taken with.
-    fn reserve(&self, agg: &mut Aggregation, rank: usize) -> Sent {
+    fn reserve(&self, agg: &mut Aggregation, rank: usize, owners: Owners) -> Ticket {
         let id = self.atomics.pending.lock().take();
         let seq = agg.next_seq;
         agg.next_seq += 1;
-        let s = Sent { seq, id, rank };
-        agg.sent.push_back(s);
-        s
+        agg.sent.push_back(Sent {
+            seq,
+            id,
+            rank,
+            owners,
+        });
+        Ticket { seq, id, rank }
     }
 
     /// Send `batch`, entered in flight as `s`. A batch that cannot be sent
     /// is a failure the next sync reports too (its puts came from earlier
     /// calls).
-    fn send_batch(&self, set: usize, s: Sent, batch: Batch) -> Result<(), Error> {
+    fn send_batch(&self, set: usize, t: Ticket, batch: Batch) -> Result<(), Error> {
         let (payload, head) = batch.into_payload();
-        let Sent { id, rank, .. } = s;
+        let Ticket { id, rank, .. } = t;
         let r = self.send_am(
             set,
             Side::Request,
@@ -132,34 +236,45 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             Err(e) => {
                 let mut agg = self.sets[set].agg.lock();
-                agg.sent.retain(|x| x.seq != s.seq);
+                let owners = match agg.sent.iter().position(|x| x.seq == t.seq) {
+                    Some(i) => agg.sent.remove(i).map(|x| x.owners).unwrap_or_default(),
+                    None => Owners::new(),
+                };
                 self.atomics.pending.lock().cancel(id);
                 let f = failure(rank, format!("its batch could not be sent: {}", e.report()));
-                agg.failed.get_or_insert(f);
+                agg.fail(owners, f);
                 Err(e)
             }
         }
     }
 
-    /// Send every open batch of set `set`; the first failure.
+    /// Send every open batch of set `set`. A batch that cannot be sent is
+    /// recorded as its owners' failure; a fatal error (a refused post) is
+    /// also returned, to the thread that met it.
     fn flush_batches(&self, set: usize) -> Result<(), Error> {
-        let open: Vec<(Sent, Batch)> = {
+        let open: Vec<(Ticket, Batch)> = {
             let mut agg = self.sets[set].agg.lock();
             if agg.batches.is_idle() {
                 return Ok(());
             }
             let open = agg.batches.take_open();
             open.into_iter()
-                .map(|(rank, b)| (self.reserve(&mut agg, rank), b))
+                .map(|(rank, b)| {
+                    let owners = agg.take_owners(rank);
+                    (self.reserve(&mut agg, rank, owners), b)
+                })
                 .collect()
         };
-        let mut first = None;
-        for (s, b) in open {
-            if let Err(e) = self.send_batch(set, s, b) {
-                first.get_or_insert(e);
+        let mut fatal = None;
+        for (t, b) in open {
+            match self.send_batch(set, t, b) {
+                Err(e) if e.is_fatal() => {
+                    fatal.get_or_insert(e);
+                }
+                _ => {}
             }
         }
-        first.map_or(Ok(()), Err)
+        fatal.map_or(Ok(()), Err)
     }
 
     /// Collect the acknowledgements that came; whether a batch sent
@@ -170,29 +285,30 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return false;
         }
         let mut pending = self.atomics.pending.lock();
-        let mut refused = None;
-        agg.sent.retain(|s| match pending.result(s.id) {
+        let mut refused = Vec::new();
+        agg.sent.retain_mut(|s| match pending.result(s.id) {
             Some((_, status)) => {
                 if status != 0 {
-                    refused.get_or_insert(s.rank);
+                    refused.push((s.rank, std::mem::take(&mut s.owners)));
                 }
                 false
             }
             None => true,
         });
         drop(pending);
-        if let Some(rank) = refused {
+        for (rank, owners) in refused {
             let f = failure(
                 rank,
                 "the target refused a batch (a piece outside its segment)".into(),
             );
-            agg.failed.get_or_insert(f);
+            agg.fail(owners, f);
         }
         agg.sent.front().is_some_and(|s| s.seq < seq)
     }
 
+    /// The calling thread's oldest failure not yet reported to it.
     fn take_failure(&self, set: usize) -> Result<(), Error> {
-        match self.sets[set].agg.lock().failed.take() {
+        match self.sets[set].agg.lock().take_failure(me::<M>()) {
             Some(f) => Err(f.into()),
             None => Ok(()),
         }
@@ -202,7 +318,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// every scope's end asks).
     fn aggregation_idle(&self, set: usize) -> bool {
         let agg = self.sets[set].agg.lock();
-        agg.batches.is_idle() && agg.sent.is_empty() && agg.failed.is_none()
+        agg.batches.is_idle() && agg.sent.is_empty() && agg.failed.is_empty()
     }
 
     /// An NBI sync of puts: send the open batches and wait until every
@@ -217,8 +333,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             self.progress_within(set, Progress::Full)?;
             self.exit_if_requested()?;
         }
-        // A batch that could not be sent is kept as a failure too: taken
-        // either way, so that it is reported once.
+        // A batch that could not be sent, or that its target refused, is
+        // a failure of its owners: this thread's is taken (once).
         let failed = self.take_failure(set);
         flushed.and(failed)
     }
@@ -227,7 +343,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// if some are unacknowledged; whether all are.
     pub fn test_aggregated(&self, set: usize) -> Result<bool, Error> {
         if let Err(e) = self.flush_batches(set) {
-            // Kept as a failure too: reported once, here.
+            // Fatal, met here: this thread's record of it is taken, so
+            // that it is reported to this thread once.
             let _ = self.take_failure(set);
             return Err(e);
         }
