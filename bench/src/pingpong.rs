@@ -34,8 +34,9 @@ pub struct Pingpong {
 /// One `fi_pingpong` measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PingpongResult {
-    /// One-way latency in µs: `usec/xfer` of one run, or from two runs
-    /// the time per message without the start-up ([`without_start_up`]).
+    /// One-way latency in µs: of one run, the finer of `usec/xfer` and
+    /// `size / MB/sec` ([`parse`]); from two runs, the time per message
+    /// without the start-up ([`without_start_up`]).
     pub one_way_us: f64,
     /// `MB/sec` of one run, or `size / one_way_us` from two.
     pub mb_per_s: f64,

@@ -196,9 +196,19 @@ fn an_endpoint_has_one_owner() {
 /// whose puts it held, also when another thread's sync sent it: thread A
 /// puts (its batch stays open), thread B (no puts of its own) syncs, which
 /// sends A's batch, and that send is refused. B's sync returns the refused
-/// post it met (fatal: the endpoint refused it); A's next sync reports its
-/// batch's failure, once (before, B's sync took it and A's returned Ok);
-/// later puts of A arrive.
+/// post it met (fatal: the endpoint refused it) and B's next sync nothing;
+/// a thread C with no puts, syncing then, is told nothing; A's next sync
+/// reports its batch's failure, once (before, B's sync took it and A's
+/// returned Ok); later puts of A arrive.
+/// Sends on its channel when dropped.
+struct Release(std::sync::mpsc::Sender<()>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
 #[test]
 fn a_failed_batch_is_reported_to_the_thread_that_put() {
     use conduit::client::NbiSync;
@@ -236,13 +246,28 @@ fn a_failed_batch_is_reported_to_the_thread_that_put() {
                         r
                     });
                     let b = sc.spawn(move || {
+                        // A goes on when B is done, also if B panics.
+                        let _release = Release(to_a);
                         b_waits.recv().unwrap();
                         fabric.set_faults(|f| f.refuse_send = Some((0, 1)));
-                        let r = c
-                            .rma_scope(|s| s.sync_nbi(NbiSync::Puts))
-                            .map_err(|e| e.report());
-                        to_a.send(()).unwrap();
-                        vec![r]
+                        let mut r = Vec::new();
+                        let end = c.rma_scope(|s| {
+                            r.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                            r.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                            Ok(())
+                        });
+                        r.push(end.map_err(|e| e.report()));
+                        // A thread with no puts, syncing after the failure.
+                        let other = std::thread::scope(|sc| {
+                            sc.spawn(|| {
+                                c.rma_scope(|s| s.sync_nbi(NbiSync::Puts))
+                                    .map_err(|e| e.report())
+                            })
+                            .join()
+                            .unwrap()
+                        });
+                        r.push(other);
+                        r
                     });
                     got = (a.join().unwrap(), b.join().unwrap());
                 });
@@ -260,9 +285,12 @@ fn a_failed_batch_is_reported_to_the_thread_that_put() {
     );
     let ((a, b), batches) = ended.into_iter().next().unwrap().value();
     assert!(batches > 0, "the puts were not aggregated");
-    assert_eq!(b.len(), 1);
+    assert_eq!(b.len(), 4);
     let e = b[0].as_ref().expect_err("thread B's refused post");
     assert!(e.starts_with("a simulated send failed"), "{e}");
+    assert_eq!(b[1], Ok(()), "thread B was told twice");
+    assert_eq!(b[2], Ok(()), "thread B's scope was told again");
+    assert_eq!(b[3], Ok(()), "thread C was told of thread A's failure");
     assert_eq!(a.len(), 3);
     let e = a[0]
         .as_ref()

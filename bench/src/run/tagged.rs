@@ -287,7 +287,7 @@ impl Bench<'_> {
                         "tagged_lat",
                         "mtl_lat",
                         "fi_pingpong_lat",
-                        "fi_pingpong one-way latency (usec/xfer)",
+                        "fi_pingpong one-way latency (the finer of usec/xfer and size / MB/sec)",
                     ),
                     Kind::Bandwidth => ("MB/s", "tagged_bw", "mtl_bw", "fi_pingpong_bw", bw),
                     Kind::BandwidthOneBuffer => {

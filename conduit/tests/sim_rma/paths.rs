@@ -213,3 +213,57 @@ fn a_refused_batch_is_reported_by_one_sync() {
     assert_eq!(got[1], Ok(()), "reported twice");
     assert_eq!(got[2], Ok(()));
 }
+
+/// Two batches (to ranks 1 and 2) both refused in one sync: that sync
+/// reports the failure and the next sync, with no puts between, none
+/// (every failure a sync meets is reported by it, not left for a later
+/// one); later puts arrive.
+#[test]
+fn two_refused_batches_are_reported_by_one_sync() {
+    let job = Job::new(3);
+    let fabric = job.fabric();
+    let (_f, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            c.attach_segment(SEG).unwrap();
+            c.barrier().unwrap();
+            let mut got = Vec::new();
+            if c.rank() == 0 {
+                c.rma_scope(|s| {
+                    for i in 0..10 {
+                        s.put_nbi(1, i * 8, &pattern(i, 8))?;
+                        s.put_nbi(2, i * 8, &pattern(i, 8))?;
+                    }
+                    fabric.set_faults(|f| {
+                        f.refuse_send = Some((0, 1));
+                        f.refuse_more = 1;
+                    });
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    for d in 1..3 {
+                        s.put_nbi(d, 4096, &pattern(d + 50, 8))?;
+                    }
+                    got.push(s.sync_nbi(NbiSync::Puts).map_err(|e| e.report()));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            c.barrier().unwrap();
+            if c.rank() > 0 {
+                let mut b = vec![0u8; 8];
+                c.segment_read(4096, &mut b).unwrap();
+                assert_eq!(b, pattern(c.rank() + 50, 8), "rank {}", c.rank());
+            }
+            (got, fabric.counts().failed)
+        },
+    );
+    let (got, failed) = ended.into_iter().next().unwrap().value();
+    assert_eq!(failed, 2, "both batch sends were not refused");
+    assert_eq!(got.len(), 3);
+    let e = got[0]
+        .as_ref()
+        .expect_err("the refused batches were not reported");
+    assert!(e.contains("a simulated send failed"), "{e}");
+    assert_eq!(got[1], Ok(()), "a failure was left for a later sync");
+    assert_eq!(got[2], Ok(()));
+}

@@ -112,20 +112,22 @@ impl Aggregation {
         self.failed.push(Failure { owners, error });
     }
 
-    /// The oldest failure `me` has not been told of; each thread is told
-    /// of each failure once.
-    fn take_failure(&mut self, me: u64) -> Option<RmaError> {
-        let i = self
-            .failed
-            .iter()
-            .position(|f| f.owners.is_empty() || f.owners.contains(&me))?;
-        let f = &mut self.failed[i];
-        f.owners.retain(|&o| o != me);
-        if f.owners.is_empty() {
-            Some(self.failed.remove(i).error)
-        } else {
-            Some(f.error.clone())
-        }
+    /// Every failure `me` has not been told of, taken at once (a sync
+    /// covers every batch sent before it): the oldest, the others dropped.
+    /// Each thread is told of each failure once.
+    fn take_failures(&mut self, me: u64) -> Option<RmaError> {
+        let mut first = None;
+        self.failed.retain_mut(|f| {
+            if !(f.owners.is_empty() || f.owners.contains(&me)) {
+                return true;
+            }
+            f.owners.retain(|&o| o != me);
+            if first.is_none() {
+                first = Some(f.error.clone());
+            }
+            !f.owners.is_empty()
+        });
+        first
     }
 }
 
@@ -191,7 +193,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             full
         };
         match full.map(|(s, b)| self.send_batch(set, s, b)) {
-            Some(Err(e)) if e.is_fatal() => Err(e),
+            Some(Err(e)) if e.is_fatal() => {
+                // Returned here in place of the batch's failure, which
+                // this thread's next sync would report again.
+                let _ = self.take_failure(set);
+                Err(e)
+            }
             _ => Ok(()),
         }
     }
@@ -238,6 +245,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 let mut agg = self.sets[set].agg.lock();
                 let owners = match agg.sent.iter().position(|x| x.seq == t.seq) {
                     Some(i) => agg.sent.remove(i).map(|x| x.owners).unwrap_or_default(),
+                    // Not reached (the batch was entered under this lock):
+                    // the sending thread is told.
+                    None if M::PAR => vec![thread_key()],
                     None => Owners::new(),
                 };
                 self.atomics.pending.lock().cancel(id);
@@ -306,9 +316,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         agg.sent.front().is_some_and(|s| s.seq < seq)
     }
 
-    /// The calling thread's oldest failure not yet reported to it.
+    /// The calling thread's failures not yet reported to it: the oldest
+    /// (a fatal error met by the same call is returned in their place).
     fn take_failure(&self, set: usize) -> Result<(), Error> {
-        match self.sets[set].agg.lock().take_failure(me::<M>()) {
+        match self.sets[set].agg.lock().take_failures(me::<M>()) {
             Some(f) => Err(f.into()),
             None => Ok(()),
         }

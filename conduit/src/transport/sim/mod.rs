@@ -73,6 +73,9 @@ pub struct Faults {
     /// `Some((rank, n))`: as `fail_post`, counting only `rank`'s message
     /// sends (send and inject), not its receive posts or RMA.
     pub refuse_send: Option<(usize, u32)>,
+    /// After `refuse_send` fires, refuse this many further message sends
+    /// of the same rank (its next ones) too.
+    pub refuse_more: u32,
     /// Report RMA transfers and the reply side's sends (successes and
     /// failures) on the reply receive queue instead of the TX queue, as the
     /// libfabric transport does, whose reply endpoint carries RMA and is

@@ -227,7 +227,11 @@ impl Fabric {
     pub fn maybe_refuse_send(&mut self, rank: usize) -> Result<(), PostError> {
         match self.faults.refuse_send {
             Some((r, 1)) if r == rank => {
-                self.faults.refuse_send = None;
+                if self.faults.refuse_more > 0 {
+                    self.faults.refuse_more -= 1;
+                } else {
+                    self.faults.refuse_send = None;
+                }
                 self.counts.failed += 1;
                 Err(PostError::Failed(crate::ofi::OfiError::new(
                     "a simulated send",
