@@ -303,3 +303,60 @@ fn a_failed_batch_is_reported_to_the_thread_that_put() {
     assert_eq!(a[1], Ok(()), "reported twice");
     assert_eq!(a[2], Ok(()));
 }
+
+/// Two threads of one rank attaching its segment at once: one attaches
+/// (with the other ranks), the other is refused at once by name instead of
+/// entering the collective too (before, both entered it, and the one that
+/// lost a later step dropped a mapping the other had published). Rank 1
+/// attaches only once rank 0's refused call has returned, so the calls
+/// overlap whatever the timing.
+#[test]
+fn a_second_concurrent_attach_is_refused() {
+    use std::sync::atomic::AtomicBool;
+    let refused = AtomicBool::new(false);
+    let (_f, ended) = Job::new(2).run::<Par, _, _, _>(
+        |_| (),
+        |c: &ParClient<(), SimTransport>| {
+            let mut got = Vec::new();
+            if c.rank() == 0 {
+                std::thread::scope(|sc| {
+                    let calls: Vec<_> = (0..2)
+                        .map(|_| {
+                            sc.spawn(|| {
+                                let r = c.attach_segment(1 << 16).map_err(|e| e.to_string());
+                                if r.is_err() {
+                                    refused.store(true, Ordering::Release);
+                                }
+                                r
+                            })
+                        })
+                        .collect();
+                    got = calls.into_iter().map(|t| t.join().unwrap()).collect();
+                });
+            } else {
+                while !refused.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                c.attach_segment(1 << 16).unwrap();
+            }
+            c.barrier().unwrap();
+            // The segment works: each rank puts into the other's.
+            let peer = 1 - c.rank();
+            c.put(peer, 64, &[c.rank() as u8 + 7; 8]).unwrap();
+            c.barrier().unwrap();
+            let mut b = [0u8; 8];
+            c.segment_read(64, &mut b).unwrap();
+            assert_eq!(b, [peer as u8 + 7; 8], "rank {}", c.rank());
+            got
+        },
+    );
+    let mut got = ended.into_iter().next().unwrap().value();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            Ok(()),
+            Err("attach_segment is already running on another thread of this rank (it is collective: one call per rank)".to_string())
+        ]
+    );
+}

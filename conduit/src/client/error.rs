@@ -94,6 +94,10 @@ pub enum Error {
     /// `attach_segment` a second time.
     #[error("a segment is already attached")]
     SegmentAttached,
+    /// `attach_segment` while another thread's call is running (it is
+    /// collective: one call per rank).
+    #[error("attach_segment is already running on another thread of this rank (it is collective: one call per rank)")]
+    SegmentAttaching,
     /// A segment size that is not a positive multiple of the page size.
     #[error("segment size {size} is not a positive multiple of the page size {page}")]
     SegmentSize {

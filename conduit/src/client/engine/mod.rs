@@ -169,6 +169,9 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub max_rma: usize,
     pub virt_addr: bool,
     pub segment: OnceLock<SegmentState<T::Region>>,
+    /// An `attach_segment` is running (a second, concurrent one is refused:
+    /// the two would publish mappings the other then drops).
+    pub attaching: std::sync::atomic::AtomicBool,
     /// The AM Long landing area (set with the segment, where used).
     pub landing: OnceLock<landing::Landing<M, T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
@@ -399,6 +402,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             rank,
             size,
             segment: OnceLock::new(),
+            attaching: std::sync::atomic::AtomicBool::new(false),
             landing: OnceLock::new(),
             bounce,
             barrier: M::Lock::new(Barrier::new(rank, size)),

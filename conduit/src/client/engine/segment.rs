@@ -127,6 +127,29 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Allocate, register and publish this rank's segment of `size` bytes
     /// (collective).
     pub fn attach_segment(&self, size: usize) -> Result<(), Error> {
+        use std::sync::atomic::Ordering;
+        if self.segment.get().is_some() {
+            return Err(Error::SegmentAttached);
+        }
+        // One call at a time: two concurrent calls would each publish its
+        // mapping to the shared-memory path and the landing area, and the
+        // one that lost a later step would drop a mapping the other kept.
+        if self.attaching.swap(true, Ordering::AcqRel) {
+            return Err(Error::SegmentAttaching);
+        }
+        /// Ends the call's turn, also when it unwinds.
+        struct Turn<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Turn<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _turn = Turn(&self.attaching);
+        self.attach_once(size)
+    }
+
+    /// [`attach_segment`](Self::attach_segment) with no other call running.
+    fn attach_once(&self, size: usize) -> Result<(), Error> {
         if self.segment.get().is_some() {
             return Err(Error::SegmentAttached);
         }
