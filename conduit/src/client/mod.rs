@@ -341,7 +341,9 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
 
     /// Allocate, register and publish this rank's segment of `size` bytes
     /// (collective; a multiple of the page size, at most what
-    /// `GASNET_MAX_SEGSIZE` allows).
+    /// `GASNET_MAX_SEGSIZE` allows). One call per rank: a second call
+    /// returns [`Error::SegmentAttached`], and one made while another
+    /// thread's call is running [`Error::SegmentAttaching`].
     pub fn attach_segment(&self, size: usize) -> Result<(), Error> {
         engine::not_in_handler("attach_segment")?;
         self.core.attach_segment(size)
