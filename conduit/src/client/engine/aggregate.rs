@@ -183,10 +183,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let full = {
             let mut agg = self.sets[set].agg.lock();
             let full = agg.batches.add(rank, offset, src);
-            let full = full.map(|b| {
-                let owners = agg.take_owners(rank);
-                (self.reserve(&mut agg, rank, owners), b)
-            });
+            let full = full.map(|b| (self.reserve(&mut agg, rank), b));
             if M::PAR {
                 agg.own(rank, thread_key());
             }
@@ -204,8 +201,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Enter a batch taken for `rank` in the list of batches in flight
-    /// (with its acknowledgement slot), under the lock it was taken with.
-    fn reserve(&self, agg: &mut Aggregation, rank: usize, owners: Owners) -> Ticket {
+    /// (with its acknowledgement slot and the threads that put into it),
+    /// under the lock it was taken with.
+    fn reserve(&self, agg: &mut Aggregation, rank: usize) -> Ticket {
+        let owners = agg.take_owners(rank);
         let id = self.atomics.pending.lock().take();
         let seq = agg.next_seq;
         agg.next_seq += 1;
@@ -269,10 +268,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             let open = agg.batches.take_open();
             open.into_iter()
-                .map(|(rank, b)| {
-                    let owners = agg.take_owners(rank);
-                    (self.reserve(&mut agg, rank, owners), b)
-                })
+                .map(|(rank, b)| (self.reserve(&mut agg, rank), b))
                 .collect()
         };
         let mut fatal = None;
