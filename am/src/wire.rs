@@ -179,10 +179,35 @@ pub fn encode_into(
     payload_len: usize,
     payload: &[u8],
 ) -> usize {
+    encode_into_with(
+        out,
+        header,
+        args,
+        dest_offset,
+        payload_len,
+        payload,
+        <[u8]>::copy_from_slice,
+    )
+}
+
+/// [`encode_into`] with the inline payload copied by `copy` (called once,
+/// with a destination and a source of the same length): a caller with a
+/// copy better suited to its buffers than `copy_from_slice` passes it (the
+/// conduit's avoids a slow case of the C library's `memcpy` on some CPUs).
+#[inline(always)]
+pub fn encode_into_with(
+    out: &mut [u8],
+    header: &Header,
+    args: &[u32],
+    dest_offset: Option<u64>,
+    payload_len: usize,
+    payload: &[u8],
+    copy: fn(&mut [u8], &[u8]),
+) -> usize {
     if header.kind == Kind::Short {
         encode_short(out, header, args)
     } else {
-        encode_other(out, header, args, dest_offset, payload_len, payload)
+        encode_other(out, header, args, dest_offset, payload_len, payload, copy)
     }
 }
 
@@ -221,6 +246,7 @@ fn encode_other(
     dest_offset: Option<u64>,
     payload_len: usize,
     payload: &[u8],
+    copy: fn(&mut [u8], &[u8]),
 ) -> usize {
     debug_assert_eq!(args.len(), header.nargs as usize);
     debug_assert!(args.len() <= MAX_ARGS);
@@ -250,7 +276,7 @@ fn encode_other(
         at += 8;
     }
     if !payload.is_empty() {
-        out[at..at + payload.len()].copy_from_slice(payload);
+        copy(&mut out[at..at + payload.len()], payload);
     }
     len
 }

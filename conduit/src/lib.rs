@@ -9,6 +9,7 @@
 
 pub mod boot;
 pub mod client;
+mod copy;
 pub use gex_config as config;
 pub mod mem;
 pub mod ofi;

@@ -299,12 +299,19 @@ impl Bench<'_> {
                     .push(mbs);
                 // The same-host limit, in this process with the same shapes:
                 // the put's (one source to one destination, n times) and the
-                // get's (one source into disjoint parts of `dst`).
-                let mut one = vec![0u8; size];
+                // get's (one source into disjoint parts of `dst`), with the
+                // segment's side page-aligned as the segment is (the put
+                // writes offset 0, the gets read it), so each copy has its
+                // transfer's offset between source and destination within a
+                // page, which decides the speed of glibc's `memcpy` on some
+                // CPUs (docs/PERFORMANCE.md, "Copies between 4 KiB-aliased
+                // buffers").
+                let mut one_mem = vec![0u8; size + 4096];
+                let one = page_aligned(&mut one_mem, size);
                 let t = Instant::now();
                 for i in 0..n {
                     one.copy_from_slice(&src[..size]);
-                    std::hint::black_box(&mut one);
+                    std::hint::black_box(&mut *one);
                     if size > 0 {
                         one[0] = i as u8;
                     }
@@ -314,6 +321,9 @@ impl Bench<'_> {
                     .get("memcpy_put_bw", Some(size), "MB/s")
                     .ours
                     .push(mbs);
+                let mut seg_mem = vec![0u8; size + 4096];
+                let seg = page_aligned(&mut seg_mem, size);
+                seg.copy_from_slice(&src[..size]);
                 let t = Instant::now();
                 let mut done = 0usize;
                 while done < n {
@@ -321,7 +331,7 @@ impl Bench<'_> {
                     if size > 0 {
                         for chunk in dst.chunks_mut(size).take(k) {
                             let l = chunk.len();
-                            chunk.copy_from_slice(&src[..l]);
+                            chunk.copy_from_slice(&seg[..l]);
                         }
                     }
                     std::hint::black_box(&mut dst);
@@ -406,4 +416,11 @@ fn put_path(before: &PutCounts, after: &PutCounts) -> String {
         path.push("aggregate");
     }
     path.join("+")
+}
+
+/// The `len` bytes of `mem` (at least `len + 4095` long) that start at its
+/// first page boundary.
+fn page_aligned(mem: &mut [u8], len: usize) -> &mut [u8] {
+    let skip = mem.as_ptr().align_offset(4096);
+    &mut mem[skip..skip + len]
 }

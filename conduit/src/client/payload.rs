@@ -122,7 +122,7 @@ impl<'a> Payload<'a> {
         // SAFETY: offset..offset+out.len() lies in the payload (checked),
         // which outlives 'a; `copy` allows `out` to overlap it (an unsafe
         // view of the segment may be what the caller passes).
-        unsafe { std::ptr::copy(self.ptr.add(offset), out.as_mut_ptr(), out.len()) };
+        unsafe { crate::copy::copy_bytes(self.ptr.add(offset), out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 
@@ -130,7 +130,7 @@ impl<'a> Payload<'a> {
     pub fn to_vec(&self) -> Vec<u8> {
         let mut v = vec![0u8; self.len];
         // SAFETY: the payload's len bytes outlive 'a; `v` is new.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr, v.as_mut_ptr(), self.len) };
+        unsafe { crate::copy::copy_bytes(self.ptr, v.as_mut_ptr(), self.len) };
         v
     }
 

@@ -500,7 +500,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             // SAFETY: bounce buffer `i` lies in the mapping (checked) and is
             // this operation's alone until the operation's last completion
             // gives it back; `src[at..at+len]` is the caller's slice.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(at), p, len) };
+            unsafe { crate::copy::copy_bytes(src.as_ptr().add(at), p, len) };
             let r = Remote {
                 addr: remote.addr + at as u64,
                 key: remote.key,

@@ -357,7 +357,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                         if sc.len() < plan.len {
                             sc.resize(plan.len, 0);
                         }
-                        wire::encode_into(&mut sc, &plan.header, args, off, payload.len(), inline);
+                        encode_plan(&mut sc, plan, args, off, payload, inline);
                         self.tp.inject(s.index, side.ep(), &sc[..plan.len], dest)
                     })
                 };
@@ -379,7 +379,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 // completes: the pool hands each index to one taker, and it
                 // comes back only through the completion below.
                 let bytes = unsafe { std::slice::from_raw_parts_mut(p, s.send_bytes) };
-                wire::encode_into(bytes, &plan.header, args, off, payload.len(), inline);
+                encode_plan(bytes, plan, args, off, payload, inline);
                 // SAFETY: the buffer stays untouched until the completion
                 // carrying this context returns it to the pool, and the
                 // mapping is held by the set's endpoints.
@@ -412,4 +412,27 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
         }
     }
+}
+
+/// `wire::encode_into` for a planned message, with the inline payload
+/// copied by the conduit's own copy (`crate::copy`, which avoids glibc's
+/// slow case between 4 KiB-aliased buffers); returns the message length.
+#[inline(always)]
+pub(super) fn encode_plan(
+    out: &mut [u8],
+    plan: &Plan,
+    args: &[u32],
+    off: Option<u64>,
+    payload: &[u8],
+    inline: &[u8],
+) -> usize {
+    wire::encode_into_with(
+        out,
+        &plan.header,
+        args,
+        off,
+        payload.len(),
+        inline,
+        crate::copy::copy_slice,
+    )
 }

@@ -5,6 +5,7 @@
 use super::progress::{keep, Fault};
 use super::{Core, Local, Progress};
 use crate::client::error::Error;
+use crate::copy::copy_bytes;
 use crate::pshm::ring::{Record, Ring};
 use crate::pshm::Shared;
 use crate::sync::{Counter, Lock, Mode};
@@ -199,9 +200,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     // SAFETY: `dst..dst+len` lies in `dest`'s segment as
                     // mapped here (segment_range checked it); the payload
                     // is the caller's slice. `copy` allows overlap.
-                    unsafe { std::ptr::copy(payload.as_ptr(), dst, payload.len()) };
+                    unsafe { copy_bytes(payload.as_ptr(), dst, payload.len()) };
                 }
-                wire::encode_into(buf, &plan.header, args, off, payload.len(), inline);
+                super::send::encode_plan(buf, &plan, args, off, payload, inline);
             },
             plan.header.kind,
             plan.long.is_some(),
@@ -453,46 +454,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 }
 
-/// `std::ptr::copy` (overlap allowed), with the sizes of up to 16 bytes,
-/// the common fine-grained put or get, copied inline: every byte is read
-/// before any is written, so overlap is safe; without this a blocking
-/// 8-byte put through shared memory spends a good part of its ~10 ns in
-/// the call to `memmove`.
-///
-/// # Safety
-///
-/// As `std::ptr::copy`: `src` readable and `dst` writable for `len` bytes.
-#[inline(always)]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: the reads and writes stay within the `len`
-    // bytes the caller vouches for; unaligned accesses are used, and all
-    // reads happen before the first write.
-    unsafe {
-        match len {
-            0 => {}
-            1..=3 => {
-                let (a, b, c) = (*src, *src.add(len / 2), *src.add(len - 1));
-                *dst = a;
-                *dst.add(len / 2) = b;
-                *dst.add(len - 1) = c;
-            }
-            4..=7 => {
-                let a = src.cast::<u32>().read_unaligned();
-                let b = src.add(len - 4).cast::<u32>().read_unaligned();
-                dst.cast::<u32>().write_unaligned(a);
-                dst.add(len - 4).cast::<u32>().write_unaligned(b);
-            }
-            8..=16 => {
-                let a = src.cast::<u64>().read_unaligned();
-                let b = src.add(len - 8).cast::<u64>().read_unaligned();
-                dst.cast::<u64>().write_unaligned(a);
-                dst.add(len - 8).cast::<u64>().write_unaligned(b);
-            }
-            _ => std::ptr::copy(src, dst, len),
-        }
-    }
-}
-
 /// The ordering a completed shared-memory copy owes later accesses, as
 /// GASNet's `gasneti_sync_writes` / `gasneti_sync_reads`: after a put's
 /// copy (`put`), a release fence, so a later put (a flag another rank
@@ -507,31 +468,5 @@ pub(super) fn copied_fence(put: bool) {
         fence(Ordering::Release);
     } else {
         fence(Ordering::Acquire);
-    }
-}
-
-#[cfg(test)]
-mod copy_tests {
-    use super::copy_bytes;
-
-    /// Every length up to 40, every overlap of source and destination
-    /// within one buffer (both directions), against `std::ptr::copy`.
-    #[test]
-    fn copy_bytes_is_memmove() {
-        for len in 0..=40usize {
-            for from in 0..48usize {
-                for to in 0..48usize {
-                    let init: Vec<u8> = (0..96u8).map(|i| i.wrapping_mul(37)).collect();
-                    let mut a = init.clone();
-                    let mut b = init.clone();
-                    // SAFETY: from + len and to + len are at most 88 < 96.
-                    unsafe {
-                        copy_bytes(a.as_ptr().add(from), a.as_mut_ptr().add(to), len);
-                        std::ptr::copy(b.as_ptr().add(from), b.as_mut_ptr().add(to), len);
-                    }
-                    assert_eq!(a, b, "len {len} from {from} to {to}");
-                }
-            }
-        }
     }
 }

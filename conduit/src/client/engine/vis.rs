@@ -91,8 +91,8 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                     unsafe {
                         let (l, r) = (local.wrapping_add(p.local), base.add(p.remote));
                         match dir {
-                            Dir::Put => std::ptr::copy(l, r, p.len),
-                            Dir::Get => std::ptr::copy(r, l, p.len),
+                            Dir::Put => crate::copy::copy_bytes(l, r, p.len),
+                            Dir::Get => crate::copy::copy_bytes(r, l, p.len),
                         }
                     }
                 }

@@ -25,13 +25,22 @@ pub fn overlap(c: &Client) -> Fallible<String> {
     let base = c.segment()?.as_ptr();
     let mut checks = 0;
     // (from, to, len): the local side at `from`, the remote side at `to`.
-    let cases: [(usize, usize, usize); 6] = [
+    // Copies of 2 KiB and more whose destination starts 1 to 63 bytes
+    // after the source modulo 4096 take the conduit's backward copy
+    // (conduit/src/copy.rs) where it may: the destination above the
+    // source (0 -> 8, 0 -> 4112), or below it without overlap (4080 -> 0
+    // for 3000 bytes); below it with overlap (4080 -> 0 for 5000) they
+    // must not.
+    let cases: [(usize, usize, usize); 9] = [
         (0, 1000, 5000),
         (1000, 0, 5000),
         (0, 8, 40000),
         (8, 0, 40000),
         (3, 5, 100),
         (4096, 0, 200_000),
+        (0, 4112, 5000),
+        (4080, 0, 3000),
+        (4080, 0, 5000),
     ];
     for (from, to, len) in cases {
         for (what, get) in [("put", false), ("get", true)] {
