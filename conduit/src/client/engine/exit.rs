@@ -233,11 +233,14 @@ pub(crate) fn end_process(code: i32) -> ! {
 impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// The collective exit from `exit(code)`: does not return.
     pub fn exit_process(&self, code: i32) -> ! {
+        let mut _never_resume = None;
         if super::in_handler() {
             // Called by a handler (C's gasnet_exit), which never returns:
             // the shared-memory reads under it let go of their records so
             // the exit can read its peers' messages.
-            super::shared::abandon_reads();
+            if super::shared::abandon_reads() {
+                _never_resume = Some(super::shared::NeverResume);
+            }
             // The messages read in the same batch as the one whose handler
             // this is, behind it, are queued for the exit's polls (a
             // peer's exit message may be among them).

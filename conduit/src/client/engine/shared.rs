@@ -55,8 +55,12 @@ fn abandoned_by_this_thread(lock: *const ()) -> bool {
 
 /// Release the ring records whose handlers run on this thread and mark
 /// their reads abandoned: for an exit from inside a handler, which never
-/// returns to them (see [`Reading`]).
-pub(crate) fn abandon_reads() {
+/// returns to them (see [`Reading`]). Returns whether a record was
+/// released: its bytes, which the handlers' payloads still point into,
+/// are the producer's again, so the caller must never return or unwind
+/// into those handlers ([`NeverResume`]).
+pub(crate) fn abandon_reads() -> bool {
+    let mut released = false;
     let mut p = READING.with(Cell::get);
     while !p.is_null() {
         // SAFETY: as in `abandoned_by_this_thread`.
@@ -66,9 +70,29 @@ pub(crate) fn abandon_reads() {
                 // SAFETY: `rec` is `ring`'s latest peek, by this thread,
                 // the ring's one consumer; its handler never resumes.
                 unsafe { (*r.ring.get()).release(rec) }
+                released = true;
             }
         }
         p = r.outer;
+    }
+    released
+}
+
+/// Held by an exit from inside a handler whose ring record
+/// [`abandon_reads`] released, across the rest of the exit: the process
+/// must end there. Ending it normally never drops this; an unwind (a
+/// panic in the exit, or an `end` that unwinds, as a test's may) would
+/// return into handlers whose payloads point into bytes a peer may be
+/// rewriting, so the drop aborts instead.
+pub(crate) struct NeverResume;
+
+impl Drop for NeverResume {
+    fn drop(&mut self) {
+        gex_env::eprintln_whole!(
+            "ofi-conduit: an exit from inside a handler unwound after releasing the \
+             handler's shared-memory message; aborting"
+        );
+        std::process::abort();
     }
 }
 
@@ -291,7 +315,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         seen: &mut usize,
     ) -> Result<(), Fault> {
         let (rings, lock) = sh.inbox(set, side);
-        if rings.iter().all(|r| r.is_empty()) {
+        // SAFETY: in single-threaded mode the one thread is the rings'
+        // consumer in this process (a handler's nested poll is the same
+        // thread); in multi-threaded mode the check waits for the lock
+        // (`drain_shared`).
+        if !M::PAR && rings.iter().all(|r| unsafe { r.is_empty() }) {
             return Ok(());
         }
         self.drain_shared(rings, lock, set, side, seen)
@@ -313,6 +341,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         // `reading`): this thread is the rings' one consumer.
         let consumer = lock.try_lock();
         if consumer.is_none() && !abandoned_by_this_thread(lock_addr) {
+            return Ok(());
+        }
+        // SAFETY: the try-lock (or this thread's abandoned read, which
+        // holds it) makes this thread the rings' one consumer.
+        if M::PAR && rings.iter().all(|r| unsafe { r.is_empty() }) {
             return Ok(());
         }
         let reading = Reading {
@@ -343,7 +376,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 reading.rec.set(Some(rec));
                 let release = Release(&reading);
                 // SAFETY: the record's bytes stay untouched by the producer
-                // until `release` drops.
+                // until `release` drops, or until an exit from inside its
+                // handler releases it (`abandon_reads`), after which the
+                // handler never resumes (`NeverResume`).
                 let bytes = unsafe { std::slice::from_raw_parts(rec.ptr, rec.len) };
                 keep(&mut first, self.dispatch(set, side, bytes));
                 drop(release);
