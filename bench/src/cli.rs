@@ -13,7 +13,8 @@ pub enum TestKind {
     /// with the put path taken; NBI puts and gets in two shapes: all to
     /// one buffer (the put's target range, the get's range of this rank's
     /// segment) and spread over disjoint buffers (parts of the target's
-    /// segment, buffers of this process), and `memcpy` in both shapes.
+    /// segment, buffers of this process; the gets also into page-aligned
+    /// buffers, `get_nbi_bw_spread_paged`), and `memcpy` in both shapes.
     Rma,
     /// Anonymous barrier latency.
     Barrier,

@@ -81,6 +81,7 @@ fn json_table_and_csv_agree() {
         "put_nbi_bw_spread",
         "get_nbi_bw",
         "get_nbi_bw_spread",
+        "get_nbi_bw_spread_paged",
         "memcpy_put_bw",
         "memcpy_get_bw",
         "empty_poll",
@@ -105,6 +106,7 @@ fn json_table_and_csv_agree() {
         "put_nbi_bw_spread",
         "get_nbi_bw",
         "get_nbi_bw_spread",
+        "get_nbi_bw_spread_paged",
     ] {
         assert_eq!(sizes(t), vec![8, 4096, 65536], "{t}");
     }

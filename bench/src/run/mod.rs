@@ -135,8 +135,13 @@ impl Bench<'_> {
                                     f.raw.push(2.0 * r.one_way_us);
                                     f.raw_what = Some("2 x fi_pingpong one-way latency");
                                 }
-                                "am_medium_flood" | "am_long_flood" | "put_nbi_bw"
-                                | "put_nbi_bw_spread" | "get_nbi_bw" | "get_nbi_bw_spread" => {
+                                "am_medium_flood"
+                                | "am_long_flood"
+                                | "put_nbi_bw"
+                                | "put_nbi_bw_spread"
+                                | "get_nbi_bw"
+                                | "get_nbi_bw_spread"
+                                | "get_nbi_bw_spread_paged" => {
                                     // size / the one-way time, whose start-up
                                     // is taken out (`pingpong::parse` reads
                                     // the finer of its two columns).

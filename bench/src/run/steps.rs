@@ -209,9 +209,12 @@ impl Bench<'_> {
         let largest = sizes.iter().copied().max().unwrap_or(0);
         let src: Vec<u8> = (0..largest).map(|i| (i * 13) as u8).collect();
         let mut dst = vec![0u8; self.o.rma_span(largest)];
+        // The same, for gets into page-aligned buffers: one page more, so
+        // that the first can start at a page boundary.
+        let mut paged = vec![0u8; dst.len() + 4096];
         // Touch every page before timing: a fresh allocation is mapped on
         // first write, and the gets would otherwise time page faults.
-        for b in dst.iter_mut().step_by(4096) {
+        for b in dst.iter_mut().chain(paged.iter_mut()).step_by(4096) {
             *b = 1;
         }
         // The same for the target's segment, which the spread puts write:
@@ -295,6 +298,31 @@ impl Bench<'_> {
                 let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
                 self.figs
                     .get("get_nbi_bw_spread", Some(size), "MB/s")
+                    .ours
+                    .push(mbs);
+                // The same into page-aligned buffers, each at a page
+                // boundary, as the segment's side is: where a copy's speed
+                // depends on the offset between source and destination
+                // within a page (docs/PERFORMANCE.md, "Copies between
+                // 4 KiB-aliased buffers"), this figure is the gets' own.
+                let skip = paged.as_ptr().align_offset(4096);
+                let stride = size.max(1).next_multiple_of(4096);
+                let per_paged = per.min((paged.len() - skip) / stride).max(1);
+                let t = Instant::now();
+                let mut done = 0usize;
+                while done < n {
+                    let k = per_paged.min(n - done);
+                    self.c.rma_scope(|s| {
+                        for chunk in paged[skip..].chunks_mut(stride).take(k) {
+                            s.get_nbi(1, 0, &mut chunk[..size])?;
+                        }
+                        s.sync_nbi(conduit::client::NbiSync::Gets)
+                    })?;
+                    done += k;
+                }
+                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                self.figs
+                    .get("get_nbi_bw_spread_paged", Some(size), "MB/s")
                     .ours
                     .push(mbs);
                 // The same-host limit, in this process with the same shapes:
