@@ -97,7 +97,8 @@ fn backward_pays(src: *const u8, dst: *mut u8, len: usize) -> bool {
 /// A backward copy of `len >= ALIAS_CHECK_FROM` bytes with `dst > src` or
 /// no overlap (`backward_pays`): the head and tail are loaded first and
 /// stored last, the rest moves in blocks from the end down with stores
-/// aligned to the vector size.
+/// aligned to the vector size. Without AVX2 (x86_64 CPUs from before
+/// 2013, whose `rep movsb` predates the slow case), `memmove`.
 ///
 /// # Safety
 ///
@@ -106,21 +107,13 @@ fn backward_pays(src: *const u8, dst: *mut u8, len: usize) -> bool {
 #[inline(never)]
 unsafe fn copy_backward(src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is present (checked); the caller's contract.
-            unsafe { x86::backward_avx2(src, dst, len) };
-        } else {
-            // SAFETY: SSE2 is part of x86_64; the caller's contract.
-            unsafe { x86::backward_sse2(src, dst, len) };
-        }
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked); the caller's contract.
+        unsafe { x86::backward_avx2(src, dst, len) };
+        return;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        // SAFETY: the caller's contract (never reached: `backward_pays`
-        // is false off x86_64).
-        unsafe { std::ptr::copy(src, dst, len) };
-    }
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy(src, dst, len) };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -167,44 +160,6 @@ mod x86 {
             _mm256_storeu_si256(dst.add(64).cast(), h2);
             _mm256_storeu_si256(dst.add(32).cast(), h1);
             _mm256_storeu_si256(dst.cast(), h0);
-        }
-    }
-
-    /// `copy_backward` with 16-byte vectors, 64 bytes a step.
-    ///
-    /// # Safety
-    ///
-    /// `src` readable and `dst` writable for `len >= 80` bytes; no
-    /// overlap, or `dst > src`.
-    pub(super) unsafe fn backward_sse2(src: *const u8, dst: *mut u8, len: usize) {
-        debug_assert!(len >= 80);
-        // SAFETY: as in `backward_avx2`, with 16-byte vectors (SSE2 is
-        // part of x86_64).
-        unsafe {
-            let h0 = _mm_loadu_si128(src.cast());
-            let h1 = _mm_loadu_si128(src.add(16).cast());
-            let h2 = _mm_loadu_si128(src.add(32).cast());
-            let h3 = _mm_loadu_si128(src.add(48).cast());
-            let tail = _mm_loadu_si128(src.add(len - 16).cast());
-            let mut n = ((dst as usize + len) & !15) - dst as usize;
-            while n > 64 {
-                n -= 64;
-                let s = src.add(n);
-                let a = _mm_loadu_si128(s.add(48).cast());
-                let b = _mm_loadu_si128(s.add(32).cast());
-                let c = _mm_loadu_si128(s.add(16).cast());
-                let d = _mm_loadu_si128(s.cast());
-                let t = dst.add(n);
-                _mm_store_si128(t.add(48).cast(), a);
-                _mm_store_si128(t.add(32).cast(), b);
-                _mm_store_si128(t.add(16).cast(), c);
-                _mm_store_si128(t.cast(), d);
-            }
-            _mm_storeu_si128(dst.add(len - 16).cast(), tail);
-            _mm_storeu_si128(dst.add(48).cast(), h3);
-            _mm_storeu_si128(dst.add(32).cast(), h2);
-            _mm_storeu_si128(dst.add(16).cast(), h1);
-            _mm_storeu_si128(dst.cast(), h0);
         }
     }
 }
@@ -273,38 +228,21 @@ mod tests {
         }
     }
 
-    /// Both vector loops directly, on every start alignment of the
-    /// destination within 64 bytes and the lengths where their head,
-    /// blocks and tail meet.
-    #[cfg(target_arch = "x86_64")]
+    /// The backward copy directly (AVX2's loop where the CPU has it), on
+    /// every start alignment of the destination within 64 bytes and the
+    /// lengths where the loop's head, blocks and tail meet.
     #[test]
-    fn both_loops_copy_every_byte() {
+    fn backward_copy_copies_every_byte() {
         let src = pattern(8192);
         for len in (160..700).chain([2048, 4096, 4111]) {
             for at in 0..64usize {
-                for avx2 in [false, true] {
-                    if avx2 && !std::arch::is_x86_feature_detected!("avx2") {
-                        continue;
-                    }
-                    let mut dst = vec![0xA5u8; len + 128];
-                    // SAFETY: `src` holds 8192 >= len bytes, `dst` holds
-                    // at + len < len + 128; they do not overlap; AVX2 is
-                    // checked.
-                    unsafe {
-                        if avx2 {
-                            x86::backward_avx2(src.as_ptr(), dst.as_mut_ptr().add(at), len);
-                        } else {
-                            x86::backward_sse2(src.as_ptr(), dst.as_mut_ptr().add(at), len);
-                        }
-                    }
-                    assert_eq!(
-                        &dst[at..at + len],
-                        &src[..len],
-                        "len {len} at {at} avx2 {avx2}"
-                    );
-                    assert!(dst[..at].iter().all(|&b| b == 0xA5));
-                    assert!(dst[at + len..].iter().all(|&b| b == 0xA5));
-                }
+                let mut dst = vec![0xA5u8; len + 128];
+                // SAFETY: `src` holds 8192 >= len bytes, `dst` holds
+                // at + len < len + 128; they do not overlap.
+                unsafe { copy_backward(src.as_ptr(), dst.as_mut_ptr().add(at), len) };
+                assert_eq!(&dst[at..at + len], &src[..len], "len {len} at {at}");
+                assert!(dst[..at].iter().all(|&b| b == 0xA5));
+                assert!(dst[at + len..].iter().all(|&b| b == 0xA5));
             }
         }
     }

@@ -283,19 +283,7 @@ impl Bench<'_> {
                     .push(mbs);
                 // Gets into buffers of this process: those in flight need
                 // disjoint destinations, `per` of them per sync.
-                let t = Instant::now();
-                let mut done = 0usize;
-                while done < n {
-                    let k = per.min(n - done);
-                    self.c.rma_scope(|s| {
-                        for chunk in dst.chunks_mut(size).take(k) {
-                            s.get_nbi(1, 0, chunk)?;
-                        }
-                        s.sync_nbi(conduit::client::NbiSync::Gets)
-                    })?;
-                    done += k;
-                }
-                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                let mbs = self.spread_gets(n, size, &mut dst, size.max(1), per)?;
                 self.figs
                     .get("get_nbi_bw_spread", Some(size), "MB/s")
                     .ours
@@ -308,19 +296,7 @@ impl Bench<'_> {
                 let skip = paged.as_ptr().align_offset(4096);
                 let stride = size.max(1).next_multiple_of(4096);
                 let per_paged = per.min((paged.len() - skip) / stride).max(1);
-                let t = Instant::now();
-                let mut done = 0usize;
-                while done < n {
-                    let k = per_paged.min(n - done);
-                    self.c.rma_scope(|s| {
-                        for chunk in paged[skip..].chunks_mut(stride).take(k) {
-                            s.get_nbi(1, 0, &mut chunk[..size])?;
-                        }
-                        s.sync_nbi(conduit::client::NbiSync::Gets)
-                    })?;
-                    done += k;
-                }
-                let mbs = (n * size) as f64 / t.elapsed().as_secs_f64() / 1e6;
+                let mbs = self.spread_gets(n, size, &mut paged[skip..], stride, per_paged)?;
                 self.figs
                     .get("get_nbi_bw_spread_paged", Some(size), "MB/s")
                     .ours
@@ -374,6 +350,32 @@ impl Bench<'_> {
             self.step_end(false)?;
         }
         Ok(())
+    }
+
+    /// `n` NBI gets of `size` bytes from offset 0 of rank 1's segment, `per`
+    /// in flight per sync, into the first `size` bytes of consecutive
+    /// `stride`-byte parts of `bufs`; MB/s (10^6 B/s).
+    fn spread_gets(
+        &self,
+        n: usize,
+        size: usize,
+        bufs: &mut [u8],
+        stride: usize,
+        per: usize,
+    ) -> Fallible<f64> {
+        let t = Instant::now();
+        let mut done = 0usize;
+        while done < n {
+            let k = per.min(n - done);
+            self.c.rma_scope(|s| {
+                for chunk in bufs.chunks_mut(stride).take(k) {
+                    s.get_nbi(1, 0, &mut chunk[..size])?;
+                }
+                s.sync_nbi(conduit::client::NbiSync::Gets)
+            })?;
+            done += k;
+        }
+        Ok((n * size) as f64 / t.elapsed().as_secs_f64() / 1e6)
     }
 
     pub(super) fn barriers(&mut self) -> Fallible<()> {
