@@ -9,6 +9,7 @@
 
 pub mod boot;
 pub mod client;
+pub mod cma_probe;
 mod copy;
 pub use gex_config as config;
 pub mod mem;

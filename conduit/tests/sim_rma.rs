@@ -10,6 +10,8 @@ mod sim;
 
 #[path = "sim_rma/errors.rs"]
 mod errors;
+#[path = "sim_rma/get_bounce.rs"]
+mod get_bounce;
 #[path = "sim_rma/owned.rs"]
 mod owned;
 #[path = "sim_rma/panics.rs"]

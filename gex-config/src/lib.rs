@@ -28,6 +28,7 @@ pub mod am;
 pub mod cq;
 pub mod device;
 mod error;
+#[macro_use]
 pub mod extended;
 pub mod general;
 mod inject;
@@ -135,6 +136,7 @@ impl Config {
         rma::BBUF_THRESHOLD,
         rma::RMA_POLL_FREQ,
         rma::PUT_AGGREGATE_LIMIT,
+        rma::GET_BOUNCE,
         cq::TX_CQ_SIZE,
         cq::RX_CQ_SIZE,
         cq::NUM_COMPLETIONS,

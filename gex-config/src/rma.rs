@@ -18,6 +18,27 @@ pub const BBUF_THRESHOLD: &str = "GASNET_OFI_BBUF_THRESHOLD";
 pub const RMA_POLL_FREQ: &str = "GASNET_OFI_RMA_POLL_FREQ";
 /// `GASNET_OFI_PUT_AGGREGATE_LIMIT`.
 pub const PUT_AGGREGATE_LIMIT: &str = "GASNET_OFI_PUT_AGGREGATE_LIMIT";
+/// `GASNET_OFI_GET_BOUNCE`.
+pub const GET_BOUNCE: &str = "GASNET_OFI_GET_BOUNCE";
+
+word_setting! {
+    /// Whether gets through the provider whose destination starts 1 to 63
+    /// bytes after the source within a page are read into a bounce buffer
+    /// at a safe offset and copied out by the conduit
+    /// (`GASNET_OFI_GET_BOUNCE`).
+    GetBounce, accepts "one of auto, on (or yes, 1), off (or no, 0)" {
+        /// Where the provider's profile says it copies a read within the
+        /// posting call (`reads_in_call`: shm's cross-memory attach) and a
+        /// start-up probe finds the kernel's copy at least twice as slow at
+        /// such an offset as at offset 0.
+        #[default]
+        Auto = "auto",
+        /// Always (any provider).
+        On = "on" | "yes" | "1",
+        /// Never.
+        Off = "off" | "no" | "0",
+    }
+}
 
 /// Largest `GASNET_OFI_PUT_AGGREGATE_LIMIT`: one such put, with its piece
 /// encoding, fits the smallest AM Medium (`GASNET_OFI_MAX_MEDIUM`'s
@@ -66,6 +87,8 @@ pub struct RmaConfig {
     /// one AM per target (0: none). `None`: the provider profile's default
     /// (see [`RmaConfig::resolve_put_aggregate`]).
     pub put_aggregate: Option<usize>,
+    /// `GASNET_OFI_GET_BOUNCE`: `auto` (default), `on` or `off`.
+    pub get_bounce: GetBounce,
 }
 
 impl RmaConfig {
@@ -139,7 +162,12 @@ impl RmaConfig {
             }
             n => n,
         };
+        let text = r.string(GET_BOUNCE, GetBounce::Auto.name());
+        let get_bounce = text
+            .parse::<GetBounce>()
+            .map_err(|_| EnvError::new(GET_BOUNCE, &text, GetBounce::ACCEPTED))?;
         Ok(RmaConfig {
+            get_bounce,
             inject_limit,
             bbuf_size,
             num_bbufs,
@@ -300,6 +328,26 @@ size (4096 bytes; a number with an optional K, M, G or T suffix)"
             ("GASNET_OFI_BBUF_THRESHOLD", "0"),
         ]);
         assert_eq!(read(&env).unwrap().num_bbufs, 0);
+    }
+
+    #[test]
+    fn get_bounce_words() {
+        assert_eq!(read(&MapEnv::new()).unwrap().get_bounce, GetBounce::Auto);
+        for (v, want) in [
+            ("auto", GetBounce::Auto),
+            (" ON ", GetBounce::On),
+            ("1", GetBounce::On),
+            ("no", GetBounce::Off),
+            ("0", GetBounce::Off),
+        ] {
+            let c = read(&MapEnv::from([("GASNET_OFI_GET_BOUNCE", v)])).unwrap();
+            assert_eq!(c.get_bounce, want, "{v:?}");
+        }
+        assert_eq!(
+            err(&[("GASNET_OFI_GET_BOUNCE", "sometimes")]),
+            "GASNET_OFI_GET_BOUNCE=\"sometimes\" is not accepted: expected one of auto, on (or yes, \
+1), off (or no, 0)"
+        );
     }
 
     #[test]

@@ -99,6 +99,72 @@ fn aggregation_off_and_a_bad_limit() {
     );
 }
 
+/// `GASNET_OFI_GET_BOUNCE`: with `on`, every get of at least 4 KiB whose
+/// destination starts 1 to 63 bytes after its source within a page goes
+/// through the get bounce buffers (the count equals the eligible gets),
+/// over shm and tcp;ofi_rxm alike; with `off` none does; `auto` on tcp
+/// (no `reads_in_call` in its profile) none does. Every get's bytes and
+/// the bytes around its destination are checked in each case, and with
+/// the shared-memory path on no get reaches the provider.
+#[test]
+fn gets_at_slow_offsets_go_through_the_get_bounce_buffers() {
+    let _g = serial();
+    let ok = "gex-rma skews: ok: 126 gets at in-page offsets 0..2048 after their source checked;";
+    // The jobs run with the shared-memory path off (`tests::job`).
+    for (p, mode, want) in [
+        ("shm", "on", 60),
+        ("shm", "off", 0),
+        ("tcp", "on", 60),
+        ("tcp", "auto", 0),
+    ] {
+        let vars = [("GASNET_OFI_GET_BOUNCE", mode)];
+        let r = run(2, &["skews"], p, &vars, 120);
+        assert_eq!(r.code, Some(0), "{p} {mode}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains(ok), "{p} {mode}: {}", r.stdout);
+        assert!(
+            r.stdout
+                .contains(&format!("eligible 60 GET_BOUNCE={want}\n")),
+            "{p} {mode}: {}",
+            r.stdout
+        );
+    }
+    // shm with `auto`: on or off as this CPU's probe says, right either way.
+    let r = run(2, &["skews"], "shm", &[], 120);
+    assert_eq!(r.code, Some(0), "shm auto: {}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("eligible 60 GET_BOUNCE=60\n")
+            || r.stdout.contains("eligible 60 GET_BOUNCE=0\n"),
+        "shm auto: {}",
+        r.stdout
+    );
+    let vars = [
+        ("GASNET_SUPERNODE_MAXSIZE", "0"),
+        ("GASNET_OFI_GET_BOUNCE", "on"),
+    ];
+    let r = run(2, &["skews"], "shm", &vars, 120);
+    assert_eq!(r.code, Some(0), "shared: {}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("eligible 0 GET_BOUNCE=0\n"),
+        "shared: {}",
+        r.stdout
+    );
+    let r = run(
+        2,
+        &["skews"],
+        "shm",
+        &[("GASNET_OFI_GET_BOUNCE", "often")],
+        60,
+    );
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "GASNET_OFI_GET_BOUNCE=\"often\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The value of `name=` in a line of `gex-rma all`.
 fn field(out: &str, name: &str) -> Option<u64> {
     out.split(&format!("{name}="))

@@ -99,6 +99,9 @@ pub struct AmStats {
     /// Rounds of progress run once every `GASNET_OFI_RMA_POLL_FREQ` RMA
     /// posts, before the post (on the queues RMA completions arrive on).
     pub rma_post_polls: u64,
+    /// Gets read through the get bounce buffers (`GASNET_OFI_GET_BOUNCE`:
+    /// their destination 1 to 63 bytes after the source within a page).
+    pub get_bounce: u64,
 }
 
 impl AmStats {
@@ -169,6 +172,7 @@ impl AmStats {
             self.coll_board_now
         ));
         s.push_str(&format!("RMA_POST_POLLS {}\n", self.rma_post_polls));
+        s.push_str(&format!("GET_BOUNCE {}\n", self.get_bounce));
         s
     }
 }
@@ -213,6 +217,7 @@ pub(crate) struct SetStats<C: Counter> {
     // Cold counters last: the hot ones keep their places.
     pub landing_voids_sent: C,
     pub landing_voids_received: C,
+    pub get_bounce: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -251,6 +256,7 @@ impl<C: Counter> SetStats<C> {
         s.coll_board_bcast += self.coll_board_bcast.get();
         s.coll_board_now += self.coll_board_now.get();
         s.rma_post_polls += self.rma_post_polls.get();
+        s.get_bounce += self.get_bounce.get();
     }
 }
 

@@ -173,6 +173,14 @@ pub struct Profile {
     /// for the whole domain (shm); absent: RMA goes to the reply endpoint,
     /// whose queue every round reads.
     pub quiet_reply_queue: Option<bool>,
+    /// `true`: the provider copies a read's data within the posting call,
+    /// by the initiator (shm's fast RMA with cross-memory attach: the
+    /// kernel's `process_vm_readv`), so a non-blocking get through it never
+    /// overlaps anything; where that copy is slow at small in-page offsets
+    /// (`GASNET_OFI_GET_BOUNCE=auto` probes it at start-up), gets at such
+    /// offsets are read into a bounce buffer and copied out by the conduit.
+    /// Absent: the provider moves reads in its own time.
+    pub reads_in_call: Option<bool>,
     /// With a libfabric older than this version, AMs are received one per
     /// buffer, posted without `FI_MULTI_RECV` (`GASNET_OFI_RECEIVE_BUFF_SIZE`
     /// = `recv`, with that mode's buffer count), unless the user set

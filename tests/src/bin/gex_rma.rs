@@ -17,6 +17,9 @@
 //! * `attach <bytes>`: attach a segment of that size and report.
 //! * `overlap`: puts and gets within a rank's own segment whose ranges
 //!   overlap have `memmove`'s result (`gex_rma/overlap.rs`).
+//! * `skews`: gets into destinations 0 to 2,048 bytes after their source
+//!   within a page, every get form, checked with the bytes around them;
+//!   how many took the get bounce buffers (`gex_rma/skews.rs`).
 //! * `attach-uneven`: an attach refused on rank 0 only fails on every
 //!   rank (none waits for ever), then all attach (`gex_rma/uneven.rs`).
 //! * `attach-unmappable`: rank 1 of a host cannot map its peers' segments
@@ -51,6 +54,8 @@ mod overlap;
 mod owned;
 #[path = "gex_rma/sets.rs"]
 mod sets;
+#[path = "gex_rma/skews.rs"]
+mod skews;
 #[path = "gex_rma/steps.rs"]
 mod steps;
 #[path = "gex_rma/storm.rs"]
@@ -100,6 +105,7 @@ fn main() {
         "attach-uneven" => uneven::uneven(&c),
         "attach-unmappable" => uneven::unmappable(&c),
         "overlap" => overlap::overlap(&c),
+        "skews" => skews::skews(&c),
         "owned" => c
             .attach_segment(SEG)
             .map_err(Into::into)
@@ -126,7 +132,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|owned|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|event-sets|threads <T> shared|own [count]|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|owned|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|skews|event-sets|threads <T> shared|own [count]|std-exit (got {mode:?})"
         ))),
     };
     match r {

@@ -22,6 +22,7 @@ mod coll_now;
 mod deferred;
 mod dispatch;
 pub(crate) mod exit;
+mod get_bounce;
 mod handler_scope;
 mod landing;
 mod progress;
@@ -175,6 +176,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     /// The AM Long landing area (set with the segment, where used).
     pub landing: OnceLock<landing::Landing<M, T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
+    /// The get bounce buffers, where `GASNET_OFI_GET_BOUNCE` turned them on.
+    pub get_bounce: Option<get_bounce::GetBounce<T::Region>>,
     pub barrier: M::Lock<Barrier>,
     /// The barrier's messages not sent yet (`barrier::send_unsent`).
     pub barrier_unsent: M::Lock<VecDeque<am::barrier::Send>>,
@@ -375,6 +378,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         } else {
             None
         };
+        let get_bounce = get_bounce::new_get_bounce(&tp, &cfg, &facts)?;
         let core = Core {
             limits: SendLimits {
                 rank,
@@ -405,6 +409,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             attaching: std::sync::atomic::AtomicBool::new(false),
             landing: OnceLock::new(),
             bounce,
+            get_bounce,
             barrier: M::Lock::new(Barrier::new(rank, size)),
             barrier_unsent: M::Lock::new(VecDeque::new()),
             deferred: deferred::Deferred::new(),

@@ -254,6 +254,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         wait: Progress,
     ) -> Result<Option<OpId>, Error> {
         let remote = self.remote(set, rank, offset, len)?;
+        if let Local::Read(dst) = local {
+            if let Some(r) = self.get_bounced(set, rank, remote, dst, len, wait) {
+                return r.map(|()| None);
+            }
+        }
         let plan = chunks(len, self.max_rma);
         let n = plan.len();
         if n == 0 {
