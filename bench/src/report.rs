@@ -315,11 +315,12 @@ impl Report {
             let k = |b: usize| b / 1024;
             let _ = writeln!(
                 s,
-                "conduit allocations of rank 0 (KiB): receive buffers {}, request buffers {}, reply buffers {}, bounce buffers {}, address table {:.1}, segment {} (shared); the rest of the resident set is the provider's, the program's and its libraries'",
+                "conduit allocations of rank 0 (KiB): receive buffers {}, request buffers {}, reply buffers {}, bounce buffers {}, get bounce buffers {}, address table {:.1}, segment {} (shared); the rest of the resident set is the provider's, the program's and its libraries'",
                 k(c.receive_buffers),
                 k(c.request_buffers),
                 k(c.reply_buffers),
                 k(c.bounce_buffers),
+                k(c.get_bounce_buffers),
                 c.address_table as f64 / 1024.0,
                 k(c.segment)
             );

@@ -17,7 +17,7 @@ const TRIALS: usize = 5;
 /// The destination's offset after the source's in the slow case.
 const SKEW: usize = 16;
 
-/// The fastest of [`TRIALS`] copies at each offset.
+/// The fastest of five copies of 64 KiB at each offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyProbe {
     /// Destination at the source's offset within a page.
@@ -31,6 +31,47 @@ impl CopyProbe {
     pub fn slow(&self) -> bool {
         self.skewed >= self.aligned * 2
     }
+}
+
+/// Whether shm can read other ranks' memory by cross-memory attach:
+/// `FI_SHM_DISABLE_CMA` not set to a true value, and Yama's
+/// `ptrace_scope` (absent: no restriction) at 0, or at 1 or 2 with
+/// `CAP_SYS_PTRACE` in this process's effective set (ranks are siblings,
+/// not descendants, so scope 1 refuses them otherwise; scope 3 refuses
+/// everyone). A process reading itself, as [`probe`] does, is allowed
+/// whatever these say, so the probe alone cannot tell.
+pub fn cross_process_allowed() -> bool {
+    if std::env::var(gex_config::libfabric_vars::FI_SHM_DISABLE_CMA).is_ok_and(|v| fi_true(&v)) {
+        return false;
+    }
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    match scope {
+        0 => true,
+        1 | 2 => std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .is_some_and(|s| has_cap_sys_ptrace(&s)),
+        _ => false,
+    }
+}
+
+/// libfabric's true words for a boolean variable (`fi_param_get_bool`).
+fn fi_true(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "1" | "yes" | "true" | "on"
+    )
+}
+
+/// `CAP_SYS_PTRACE` (bit 19) in the `CapEff` line of `/proc/self/status`.
+fn has_cap_sys_ptrace(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 19) != 0)
 }
 
 /// Time `process_vm_readv` from this process into itself at both offsets;
@@ -99,6 +140,23 @@ mod tests {
         let p = probe().expect("process_vm_readv into this process itself");
         assert!(p.aligned > Duration::ZERO && p.skewed > Duration::ZERO);
         assert_eq!(p.slow(), p.skewed >= p.aligned * 2);
+    }
+
+    #[test]
+    fn libfabric_true_words_and_the_ptrace_capability() {
+        for v in ["1", "yes", "TRUE", " on "] {
+            assert!(fi_true(v), "{v:?}");
+        }
+        for v in ["0", "no", "false", "off", ""] {
+            assert!(!fi_true(v), "{v:?}");
+        }
+        let root = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n";
+        let user = "Name:\tx\nCapEff:\t0000000000000000\n";
+        let ptrace_only = "CapEff:\t0000000000080000\n";
+        assert!(has_cap_sys_ptrace(root));
+        assert!(!has_cap_sys_ptrace(user));
+        assert!(has_cap_sys_ptrace(ptrace_only));
+        assert!(!has_cap_sys_ptrace("no such line"));
     }
 
     #[test]

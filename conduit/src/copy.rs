@@ -121,9 +121,11 @@ unsafe fn copy_backward(src: *const u8, dst: *mut u8, len: usize) {
 /// without being read first and are not kept in the caches, which pays for
 /// a destination larger than the L2 cache that will not be read at once
 /// (the get bounce buffers' copy-out of large gets: 0.96x a direct copy
-/// into cold memory against 0.78x with ordinary stores). Ends with a store
-/// fence, so the bytes are ordered before anything the caller stores next
-/// (a completion flag another thread reads). Elsewhere [`copy_bytes`].
+/// into cold memory against 0.78x with ordinary stores). The streaming
+/// stores are followed by a store fence, so every byte is ordered before
+/// anything the caller stores next (a completion flag another thread
+/// reads); the last 32 bytes are an ordinary store after it, which x86
+/// keeps in order. Elsewhere [`copy_bytes`].
 ///
 /// # Safety
 ///

@@ -23,6 +23,9 @@ pub const FI_CXI_RX_MATCH_MODE: &str = "FI_CXI_RX_MATCH_MODE";
 pub const FI_CXI_RDZV_THRESHOLD: &str = "FI_CXI_RDZV_THRESHOLD";
 /// cxi rendezvous get minimum; set to [`CXI_RDZV_GET_MIN_VALUE`].
 pub const FI_CXI_RDZV_GET_MIN: &str = "FI_CXI_RDZV_GET_MIN";
+/// shm's switch for cross-memory attach: read (never set) by the conduit,
+/// whose `GASNET_OFI_GET_BOUNCE=auto` stays off when it turns CMA off.
+pub const FI_SHM_DISABLE_CMA: &str = "FI_SHM_DISABLE_CMA";
 /// psm2 lazy connection; set to [`PSM2_LAZY_CONN_VALUE`] (psm2 only).
 pub const FI_PSM2_LAZY_CONN: &str = "FI_PSM2_LAZY_CONN";
 

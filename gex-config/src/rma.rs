@@ -28,7 +28,10 @@ word_setting! {
     /// (`GASNET_OFI_GET_BOUNCE`).
     GetBounce, accepts "one of auto, on (or yes, 1), off (or no, 0)" {
         /// Where the provider's profile says it copies a read within the
-        /// posting call (`reads_in_call`: shm's cross-memory attach) and a
+        /// posting call (`reads_in_call`: shm's cross-memory attach), it
+        /// addresses memory by virtual address, the ranks may read each
+        /// other by cross-memory attach (`FI_SHM_DISABLE_CMA` not true,
+        /// Yama's `ptrace_scope` 0, or 1-2 with `CAP_SYS_PTRACE`), and a
         /// start-up probe finds the kernel's copy at least twice as slow at
         /// such an offset as at offset 0.
         #[default]

@@ -122,18 +122,23 @@ fn gets_at_slow_offsets_go_through_the_get_bounce_buffers() {
         assert_eq!(r.code, Some(0), "{p} {mode}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stdout.contains(ok), "{p} {mode}: {}", r.stdout);
         assert!(
-            r.stdout
-                .contains(&format!("eligible 60 GET_BOUNCE={want}\n")),
+            r.stdout.contains(&format!(
+                "eligible 60 GET_BOUNCE={want} (get bounce buffers {})\n",
+                if want > 0 { "on" } else { "off" }
+            )),
             "{p} {mode}: {}",
             r.stdout
         );
     }
-    // shm with `auto`: on or off as this CPU's probe says, right either way.
+    // shm with `auto`: on or off as this CPU's probe says; every eligible
+    // get bounces when on, none when off.
     let r = run(2, &["skews"], "shm", &[], 120);
     assert_eq!(r.code, Some(0), "shm auto: {}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("eligible 60 GET_BOUNCE=60\n")
-            || r.stdout.contains("eligible 60 GET_BOUNCE=0\n"),
+        r.stdout
+            .contains("eligible 60 GET_BOUNCE=60 (get bounce buffers on)\n")
+            || r.stdout
+                .contains("eligible 60 GET_BOUNCE=0 (get bounce buffers off)\n"),
         "shm auto: {}",
         r.stdout
     );
@@ -144,7 +149,8 @@ fn gets_at_slow_offsets_go_through_the_get_bounce_buffers() {
     let r = run(2, &["skews"], "shm", &vars, 120);
     assert_eq!(r.code, Some(0), "shared: {}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("eligible 0 GET_BOUNCE=0\n"),
+        r.stdout
+            .contains("eligible 0 GET_BOUNCE=0 (get bounce buffers on)\n"),
         "shared: {}",
         r.stdout
     );

@@ -434,6 +434,7 @@ mod tests {
                 request_buffers: 2,
                 reply_buffers: 3,
                 bounce_buffers: 4,
+                get_bounce_buffers: 8,
                 address_table: 5,
                 names_at_startup: 6,
                 segment: 7,

@@ -20,6 +20,10 @@ pub struct MemoryUse {
     pub reply_buffers: usize,
     /// RMA bounce buffers (`GASNET_OFI_NUM_BBUFS` x `GASNET_OFI_BBUF_SIZE`).
     pub bounce_buffers: usize,
+    /// Get bounce buffers, where `GASNET_OFI_GET_BOUNCE` turned them on
+    /// (4 x (256 KiB + 4 KiB); resident only once gets have used them).
+    #[serde(default)]
+    pub get_bounce_buffers: usize,
     /// The address table: the transport's `fi_addr_t`s (one per endpoint
     /// of every rank: 2 per rank and endpoint set) and every rank's
     /// segment description.
@@ -39,6 +43,7 @@ impl MemoryUse {
             + self.request_buffers
             + self.reply_buffers
             + self.bounce_buffers
+            + self.get_bounce_buffers
             + self.address_table
     }
 }
@@ -55,6 +60,7 @@ pub(crate) fn memory_use<M: crate::sync::Mode, T: crate::transport::Transport, S
         m.reply_buffers += s.pools[1].lock().allocated() * s.send_bytes;
     }
     m.bounce_buffers = core.bounce.as_ref().map_or(0, |b| b.mem.len());
+    m.get_bounce_buffers = core.get_bounce.as_ref().map_or(0, |b| b.mem.len());
     m.address_table = core.tp.address_entries() * std::mem::size_of::<crate::ofi::FiAddr>();
     if let Some(g) = core.segment.get() {
         m.address_table += g.peers.len() * core.size * std::mem::size_of::<super::SegmentInfo>();

@@ -274,6 +274,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.put_limits
     }
 
+    /// Whether gets through the provider whose destination starts 1 to 63
+    /// bytes after the source within a page go through the get bounce
+    /// buffers (`GASNET_OFI_GET_BOUNCE`, resolved at start-up).
+    pub fn bounces_gets(&self) -> bool {
+        self.core.get_bounce.is_some()
+    }
+
     /// The bytes this rank's conduit allocated, by purpose.
     pub fn memory_use(&self) -> MemoryUse {
         memory::memory_use(&self.core)

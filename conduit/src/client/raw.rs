@@ -107,7 +107,8 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     ///
     /// `dst` must be valid for writes of `len` bytes, and not read or
     /// written by anything else, until the returned operation has been
-    /// waited for (or tested complete).
+    /// waited for (or tested complete); when none is returned, the get
+    /// completed within the call.
     pub unsafe fn raw_get(
         &self,
         rank: usize,

@@ -99,8 +99,9 @@ pub struct AmStats {
     /// Rounds of progress run once every `GASNET_OFI_RMA_POLL_FREQ` RMA
     /// posts, before the post (on the queues RMA completions arrive on).
     pub rma_post_polls: u64,
-    /// Gets read through the get bounce buffers (`GASNET_OFI_GET_BOUNCE`:
-    /// their destination 1 to 63 bytes after the source within a page).
+    /// Gets started through the get bounce buffers (`GASNET_OFI_GET_BOUNCE`:
+    /// their destination 1 to 63 bytes after the source within a page),
+    /// failed ones included.
     pub get_bounce: u64,
 }
 

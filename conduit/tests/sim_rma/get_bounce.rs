@@ -7,8 +7,8 @@
 
 use super::sim::Job;
 use super::{pattern, untouched, SimClient, SEG};
-use conduit::client::{NbiSync, Seq};
-use conduit::transport::sim::Faults;
+use conduit::client::{NbiSync, Par, ParClient, Seq};
+use conduit::transport::sim::{Faults, SimTransport};
 
 /// A destination in `buf` for `len` bytes starting `skew` bytes after
 /// segment offset `src` within a page (the segment is page-aligned).
@@ -142,6 +142,125 @@ fn failed_bounced_gets_report_their_error_and_give_their_buffer_back() {
             "{e}"
         );
     }
-    assert_eq!((good, bounced), (3, 3));
+    // Every get was started through the buffers, the failed ones too.
+    assert_eq!((good, bounced), (3, 8));
     drop(fabric);
+}
+
+/// Chunks of the full 256 KiB (messages of up to 1 MiB) and the copy-out
+/// with non-temporal stores (gets of 256 KiB or more), every get form.
+#[test]
+fn large_bounced_gets_in_full_chunks() {
+    let (_f, ended) = Job::new(2)
+        .faults(Faults {
+            eagain_one_in: 5,
+            max_delay: 2,
+            reorder: true,
+            ..Faults::default()
+        })
+        .max_msg(1 << 20)
+        .vars(&[("GASNET_OFI_GET_BOUNCE", "on")])
+        .run::<Seq, _, _, _>(
+            |_| (),
+            |c: &SimClient| {
+                c.attach_segment(SEG).unwrap();
+                let (me, peer) = (c.rank(), 1 - c.rank());
+                c.segment_write(0, &pattern(me + 3, SEG)).unwrap();
+                c.barrier().unwrap();
+                let theirs = pattern(peer + 3, SEG);
+                let mut buf = vec![0u8; 700_000];
+                for (form, (len, src, skew)) in
+                    [(600_001, 24, 16), (262_144, 0, 8), (300_000, 4000, 40)]
+                        .into_iter()
+                        .enumerate()
+                {
+                    buf.fill(0xA5);
+                    let r = at_skew(&buf, src, skew, len);
+                    let dst = &mut buf[r.clone()];
+                    match form {
+                        0 => c.get(peer, src, dst).unwrap(),
+                        1 => c
+                            .rma_scope(|s| {
+                                let e = s.get_nb(peer, src, dst)?;
+                                s.wait(e)
+                            })
+                            .unwrap(),
+                        _ => c
+                            .rma_scope(|s| {
+                                s.get_nbi(peer, src, dst)?;
+                                s.sync_nbi(NbiSync::Gets)
+                            })
+                            .unwrap(),
+                    }
+                    assert!(
+                        buf[r.clone()] == theirs[src..src + len],
+                        "form {form}: {len} bytes at skew {skew} differ"
+                    );
+                    assert!(buf[..r.start].iter().all(|&b| b == 0xA5));
+                    assert!(buf[r.end..].iter().all(|&b| b == 0xA5));
+                }
+                c.barrier().unwrap();
+                c.stats().get_bounce
+            },
+        );
+    for e in ended {
+        assert_eq!(e.value(), 3);
+    }
+}
+
+/// Multi-threaded: six threads of each rank get at the slow offset at
+/// once; with four buffers some gets find none free and go directly.
+/// Every byte arrives, and every buffer is back at the end (a get after
+/// the threads bounce).
+#[test]
+fn threads_share_the_buffers() {
+    const THREADS: usize = 6;
+    const GETS: usize = 20;
+    let (_f, ended) = Job::new(2)
+        .faults(Faults {
+            max_delay: 3,
+            reorder: true,
+            ..Faults::default()
+        })
+        .max_msg(4096)
+        .vars(&[("GASNET_OFI_GET_BOUNCE", "on")])
+        .run::<Par, _, _, _>(
+            |_| (),
+            |c: &ParClient<(), SimTransport>| {
+                c.attach_segment(SEG).unwrap();
+                let (me, peer) = (c.rank(), 1 - c.rank());
+                c.segment_write(0, &pattern(me + 21, SEG)).unwrap();
+                c.barrier().unwrap();
+                let theirs = pattern(peer + 21, SEG);
+                std::thread::scope(|sc| {
+                    for t in 0..THREADS {
+                        let theirs = &theirs;
+                        sc.spawn(move || {
+                            let mut buf = vec![0u8; 30_000];
+                            for k in 0..GETS {
+                                let src = (t * GETS + k) * 1000;
+                                let r = at_skew(&buf, src, 16, 12_000);
+                                c.get(peer, src, &mut buf[r.clone()]).unwrap();
+                                assert!(buf[r] == theirs[src..src + 12_000], "thread {t} get {k}");
+                            }
+                        });
+                    }
+                });
+                let before = c.stats().get_bounce;
+                let mut buf = vec![0u8; 30_000];
+                let r = at_skew(&buf, 0, 16, 12_000);
+                c.get(peer, 0, &mut buf[r.clone()]).unwrap();
+                assert!(buf[r] == theirs[..12_000]);
+                c.barrier().unwrap();
+                (before, c.stats().get_bounce - before)
+            },
+        );
+    for e in ended {
+        let (threads, after) = e.value();
+        assert!(
+            threads > 0 && threads <= (THREADS * GETS) as u64,
+            "{threads}"
+        );
+        assert_eq!(after, 1);
+    }
 }

@@ -49,8 +49,11 @@ pub(crate) const STREAM_FROM: usize = 256 << 10;
 /// The get bounce buffers: [`BUFFERS`] of `CHUNK` bytes plus a page (the
 /// placement's room), registered for local reads into them.
 pub(crate) struct GetBounce<R> {
+    /// Which buffers are free.
     pub pool: bbuf::Pool,
+    /// The mapping's registration, one per endpoint set.
     pub regions: Vec<R>,
+    /// The buffers' memory (page-aligned; buffer `i` at `pool.offset(i)`).
     pub mem: Arc<Mapping>,
 }
 
@@ -75,8 +78,10 @@ pub(crate) fn place(remote: u64) -> usize {
 
 /// The get bounce buffers `GASNET_OFI_GET_BOUNCE` asks for: `on`, always;
 /// `off`, never; `auto`, where the provider's profile says it copies reads
-/// within the posting call, addresses by virtual address, and the start-up
-/// probe finds the kernel's copy slow at the offset (the verdict is logged).
+/// within the posting call, addresses by virtual address, may read other
+/// processes by cross-memory attach (`cma_probe::cross_process_allowed`),
+/// and the start-up probe finds the kernel's copy slow at the offset (the
+/// verdict is logged).
 pub(super) fn new_get_bounce<T: Transport>(
     tp: &T,
     cfg: &crate::config::Config,
@@ -89,6 +94,7 @@ pub(super) fn new_get_bounce<T: Transport>(
         Mode::Auto => {
             crate::profile::lookup(&facts.provider).reads_in_call == Some(true)
                 && facts.mr_virt_addr
+                && crate::cma_probe::cross_process_allowed()
                 && match crate::cma_probe::probe() {
                     Some(p) => {
                         tracing::info!(
@@ -180,12 +186,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         len: usize,
         wait: Progress,
     ) -> Result<(), Error> {
-        let size = gb.pool.buffer_size();
-        let Some(base) = gb.mem.range(gb.pool.offset(taken.index), size) else {
-            return Err(Error::Bbuf(bbuf::BbufError::NotInUse {
-                index: taken.index,
-            }));
-        };
+        // The pool's buffers tile its region, which the mapping holds whole.
+        debug_assert!(gb.pool.offset(taken.index) + gb.pool.buffer_size() <= gb.mem.len());
+        let base = gb.mem.as_ptr().wrapping_add(gb.pool.offset(taken.index));
+        self.sets[set].stats.get_bounce.add(1);
         let desc = Some(gb.regions[set.min(gb.regions.len() - 1)].desc());
         let stream = len >= STREAM_FROM;
         let step = CHUNK.min(self.max_rma);
@@ -199,8 +203,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             let p = base.wrapping_add(place(r.addr));
             let op = self.sets[set].ops.lock().start(1, Implicit::No);
             let mut g = InFlight::new(self, set, op, 1);
-            // On an error `g` counts the transfer failed (not posted) or
-            // waits for it (posted) before the buffer goes back.
+            // A failed post: `g` counts the transfer failed and drains the
+            // operation before the buffer goes back. Once posted, `wait_op`
+            // returns (or unwinds, through its own guard) only when the
+            // transfer is over.
             self.post_chunk(set, rank, Local::Read(p), n, r, desc, op, false, wait)?;
             g.posted();
             let op = g.disarm();
@@ -219,7 +225,6 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             }
             at += n;
         }
-        self.sets[set].stats.get_bounce.add(1);
         Ok(())
     }
 }

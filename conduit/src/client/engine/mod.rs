@@ -26,6 +26,7 @@ mod get_bounce;
 mod handler_scope;
 mod landing;
 mod progress;
+mod put_bounce;
 mod receive;
 mod replies;
 mod rma;

@@ -13,7 +13,7 @@
 use super::{Core, Progress};
 use crate::client::error::{Error, RmaError};
 use crate::sync::{Counter, Lock, Mode};
-use crate::transport::{Context, PostError, Region, Transport};
+use crate::transport::{Context, PostError, Transport};
 use ::rma::ops::{Implicit, OpId, TransferError};
 use ::rma::plan::{chunks, Remote};
 use ::rma::put_path::PutPath;
@@ -218,8 +218,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Start an operation moving `len` bytes between `local` and `rank`'s
-    /// segment at `offset`. `None` for zero bytes (nothing to do). On an
-    /// error nothing of the operation is still in flight.
+    /// segment at `offset`. `None` when nothing is in flight: zero bytes,
+    /// or a transfer that completed within the call (a copy through shared
+    /// memory, a get through the get bounce buffers). On an error nothing
+    /// of the operation is still in flight.
     #[allow(clippy::too_many_arguments)]
     pub fn start_transfer(
         &self,
@@ -461,68 +463,5 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             return Ok(None);
         }
         Ok(op)
-    }
-
-    /// Copy `src` into `n` bounce buffers and write each; `None` when the
-    /// buffers are gone (another thread took them) or too large for one
-    /// transfer: the caller takes the blocking path.
-    fn put_bounce(
-        &self,
-        set: usize,
-        rank: usize,
-        offset: usize,
-        src: &[u8],
-        implicit: Implicit,
-        n: usize,
-    ) -> Result<Option<OpId>, Error> {
-        let Some(b) = &self.bounce else {
-            return Ok(None);
-        };
-        let size = b.pool.buffer_size();
-        if size > self.max_rma {
-            return Ok(None);
-        }
-        let remote = self.remote(set, rank, offset, src.len())?;
-        let Some(bufs) = b.pool.take(n) else {
-            return Ok(None);
-        };
-        let desc = Some(b.regions[set.min(b.regions.len() - 1)].desc());
-        let op = {
-            let mut ops = self.sets[set].ops.lock();
-            let op = ops.start(n as u32, implicit);
-            for &i in &bufs {
-                ops.attach_bbuf(op, i);
-            }
-            op
-        };
-        let mut g = InFlight::new(self, set, op, n as u32);
-        for (k, &i) in bufs.iter().enumerate() {
-            let at = k * size;
-            let len = (src.len() - at).min(size);
-            let Some(p) = b.mem.range(b.pool.offset(i), size) else {
-                return Err(Error::Bbuf(bbuf::BbufError::NotInUse { index: i }));
-            };
-            // SAFETY: bounce buffer `i` lies in the mapping (checked) and is
-            // this operation's alone until the operation's last completion
-            // gives it back; `src[at..at+len]` is the caller's slice.
-            unsafe { crate::copy::copy_bytes(src.as_ptr().add(at), p, len) };
-            let r = Remote {
-                addr: remote.addr + at as u64,
-                key: remote.key,
-            };
-            self.post_chunk(
-                set,
-                rank,
-                Local::Write(p),
-                len,
-                r,
-                desc,
-                op,
-                false,
-                Progress::Full,
-            )?;
-            g.unposted -= 1;
-        }
-        Ok(Some(g.disarm()))
     }
 }

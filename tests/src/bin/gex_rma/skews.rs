@@ -78,6 +78,7 @@ pub(crate) fn skews(c: &Client) -> Fallible<String> {
     let bounced = c.stats().get_bounce - before;
     c.barrier()?;
     Ok(format!(
-        "ok: {gets} gets at in-page offsets 0..2048 after their source checked; eligible {eligible} GET_BOUNCE={bounced}"
+        "ok: {gets} gets at in-page offsets 0..2048 after their source checked; eligible {eligible} GET_BOUNCE={bounced} (get bounce buffers {})",
+        if c.bounces_gets() { "on" } else { "off" }
     ))
 }
