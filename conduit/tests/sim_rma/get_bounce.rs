@@ -19,6 +19,26 @@ fn at_skew(buf: &[u8], src: usize, skew: usize, len: usize) -> std::ops::Range<u
     at..at + len
 }
 
+/// Get `dst.len()` bytes at `src` of `peer`'s segment by form `form`:
+/// blocking, NB waited, NBI synced.
+fn get_by(c: &SimClient, form: usize, peer: usize, src: usize, dst: &mut [u8]) {
+    match form {
+        0 => c.get(peer, src, dst).unwrap(),
+        1 => c
+            .rma_scope(|s| {
+                let e = s.get_nb(peer, src, dst)?;
+                s.wait(e)
+            })
+            .unwrap(),
+        _ => c
+            .rma_scope(|s| {
+                s.get_nbi(peer, src, dst)?;
+                s.sync_nbi(NbiSync::Gets)
+            })
+            .unwrap(),
+    }
+}
+
 #[test]
 fn bounced_gets_under_eagain_delay_and_reordering() {
     let (_f, ended) = Job::new(2)
@@ -52,22 +72,7 @@ fn bounced_gets_under_eagain_delay_and_reordering() {
                     for form in 0..3 {
                         buf.fill(0xA5);
                         let r = at_skew(&buf, src, skew, len);
-                        let dst = &mut buf[r.clone()];
-                        match form {
-                            0 => c.get(peer, src, dst).unwrap(),
-                            1 => c
-                                .rma_scope(|s| {
-                                    let e = s.get_nb(peer, src, dst)?;
-                                    s.wait(e)
-                                })
-                                .unwrap(),
-                            _ => c
-                                .rma_scope(|s| {
-                                    s.get_nbi(peer, src, dst)?;
-                                    s.sync_nbi(NbiSync::Gets)
-                                })
-                                .unwrap(),
-                        }
+                        get_by(c, form, peer, src, &mut buf[r.clone()]);
                         assert_eq!(
                             &buf[r.clone()],
                             &theirs[src..src + len],
@@ -176,22 +181,7 @@ fn large_bounced_gets_in_full_chunks() {
                 {
                     buf.fill(0xA5);
                     let r = at_skew(&buf, src, skew, len);
-                    let dst = &mut buf[r.clone()];
-                    match form {
-                        0 => c.get(peer, src, dst).unwrap(),
-                        1 => c
-                            .rma_scope(|s| {
-                                let e = s.get_nb(peer, src, dst)?;
-                                s.wait(e)
-                            })
-                            .unwrap(),
-                        _ => c
-                            .rma_scope(|s| {
-                                s.get_nbi(peer, src, dst)?;
-                                s.sync_nbi(NbiSync::Gets)
-                            })
-                            .unwrap(),
-                    }
+                    get_by(c, form, peer, src, &mut buf[r.clone()]);
                     assert!(
                         buf[r.clone()] == theirs[src..src + len],
                         "form {form}: {len} bytes at skew {skew} differ"
