@@ -21,14 +21,12 @@
 //! it).
 
 use super::rma::InFlight;
-use super::{Core, Local, Progress};
+use super::{Bounce, Core, Local, Progress};
 use crate::client::error::Error;
-use crate::mem::Mapping;
 use crate::sync::{Counter, Lock, Mode};
 use crate::transport::{Region, Transport};
 use ::rma::ops::Implicit;
 use ::rma::plan::Remote;
-use std::sync::Arc;
 
 /// Gets of at least this many bytes are checked for the slow offset.
 pub(crate) const GET_BOUNCE_FROM: usize = 4096;
@@ -45,17 +43,6 @@ pub(crate) const BUFFERS: usize = 4;
 /// buffer): at 1 MiB in 256 KiB chunks 0.97x the puts, against 0.77x with
 /// ordinary stores.
 pub(crate) const STREAM_FROM: usize = 256 << 10;
-
-/// The get bounce buffers: [`BUFFERS`] of `CHUNK` bytes plus a page (the
-/// placement's room), registered for local reads into them.
-pub(crate) struct GetBounce<R> {
-    /// Which buffers are free.
-    pub pool: bbuf::Pool,
-    /// The mapping's registration, one per endpoint set.
-    pub regions: Vec<R>,
-    /// The buffers' memory (page-aligned; buffer `i` at `pool.offset(i)`).
-    pub mem: Arc<Mapping>,
-}
 
 /// Whether a read into `dst` from `remote` is at the slow offset: the
 /// destination 1 to 63 bytes after the source modulo 4096. `remote` is the
@@ -86,7 +73,7 @@ pub(super) fn new_get_bounce<T: Transport>(
     tp: &T,
     cfg: &crate::config::Config,
     facts: &crate::transport::Facts,
-) -> Result<Option<GetBounce<T::Region>>, Error> {
+) -> Result<Option<Bounce<T::Region>>, Error> {
     use crate::config::rma::GetBounce as Mode;
     let on = match cfg.rma.get_bounce {
         Mode::Off => false,
@@ -118,15 +105,7 @@ pub(super) fn new_get_bounce<T: Transport>(
     let page = crate::mem::page_size();
     let size = (CHUNK + 4096).next_multiple_of(page);
     let pool = bbuf::Pool::new(BUFFERS, size, page)?;
-    let mem = Arc::new(Mapping::anonymous(pool.region_len()).map_err(|e| {
-        Error::map(
-            "get bounce buffers (GASNET_OFI_GET_BOUNCE)",
-            pool.region_len(),
-            e,
-        )
-    })?);
-    let regions = tp.register(&mem, crate::transport::Access::LocalRead)?;
-    Ok(Some(GetBounce { pool, regions, mem }))
+    Bounce::new(tp, pool, "get bounce buffers (GASNET_OFI_GET_BOUNCE)").map(Some)
 }
 
 /// Release a taken buffer on every way out.
@@ -177,7 +156,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     #[inline(never)]
     fn bounce_chunks(
         &self,
-        gb: &GetBounce<T::Region>,
+        gb: &Bounce<T::Region>,
         taken: &Taken<'_>,
         set: usize,
         rank: usize,

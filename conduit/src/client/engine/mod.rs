@@ -120,12 +120,33 @@ impl<M: Mode> EpSet<M> {
     }
 }
 
-/// Bounce buffers: the pool's bookkeeping, the registered mapping (one
-/// region, or one per set on endpoint-bound providers).
+/// Bounce buffers (the put pool, and the get bounce buffers): the pool's
+/// bookkeeping, the registered mapping (one region, or one per set on
+/// endpoint-bound providers).
 pub(crate) struct Bounce<R> {
+    /// Which buffers are free; buffer `i` at `pool.offset(i)` of `mem`.
     pub pool: bbuf::Pool,
+    /// The mapping's registration.
     pub regions: Vec<R>,
+    /// The buffers' memory (page-aligned).
     pub mem: Arc<Mapping>,
+}
+
+impl<R> Bounce<R> {
+    /// Map `pool`'s region (`what` names it in an error) and register it
+    /// for local use as an RMA source or destination.
+    pub(crate) fn new<T: Transport<Region = R>>(
+        tp: &T,
+        pool: bbuf::Pool,
+        what: &'static str,
+    ) -> Result<Bounce<R>, Error> {
+        let mem = Arc::new(
+            Mapping::anonymous(pool.region_len())
+                .map_err(|e| Error::map(what, pool.region_len(), e))?,
+        );
+        let regions = tp.register(&mem, Access::LocalRead)?;
+        Ok(Bounce { pool, regions, mem })
+    }
 }
 
 /// Exit bookkeeping.
@@ -178,7 +199,7 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub landing: OnceLock<landing::Landing<M, T::Region>>,
     pub bounce: Option<Bounce<T::Region>>,
     /// The get bounce buffers, where `GASNET_OFI_GET_BOUNCE` turned them on.
-    pub get_bounce: Option<get_bounce::GetBounce<T::Region>>,
+    pub get_bounce: Option<Bounce<T::Region>>,
     pub barrier: M::Lock<Barrier>,
     /// The barrier's messages not sent yet (`barrier::send_unsent`).
     pub barrier_unsent: M::Lock<VecDeque<am::barrier::Send>>,
@@ -367,15 +388,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         let bounce = if cfg.rma.num_bbufs > 0 {
             let pool = bbuf::Pool::new(cfg.rma.num_bbufs, cfg.rma.bbuf_size, page_size())?;
-            let mem = Arc::new(Mapping::anonymous(pool.region_len()).map_err(|e| {
-                Error::map(
-                    "bounce buffers (GASNET_OFI_NUM_BBUFS x GASNET_OFI_BBUF_SIZE)",
-                    pool.region_len(),
-                    e,
-                )
-            })?);
-            let regions = tp.register(&mem, Access::LocalRead)?;
-            Some(Bounce { pool, regions, mem })
+            Some(Bounce::new(
+                &tp,
+                pool,
+                "bounce buffers (GASNET_OFI_NUM_BBUFS x GASNET_OFI_BBUF_SIZE)",
+            )?)
         } else {
             None
         };
