@@ -12,6 +12,8 @@ mod sim;
 mod errors;
 #[path = "sim_rma/get_bounce.rs"]
 mod get_bounce;
+#[path = "sim_rma/get_window.rs"]
+mod get_window;
 #[path = "sim_rma/owned.rs"]
 mod owned;
 #[path = "sim_rma/panics.rs"]

@@ -137,6 +137,7 @@ impl Config {
         rma::RMA_POLL_FREQ,
         rma::PUT_AGGREGATE_LIMIT,
         rma::GET_BOUNCE,
+        rma::GET_WINDOW,
         cq::TX_CQ_SIZE,
         cq::RX_CQ_SIZE,
         cq::NUM_COMPLETIONS,

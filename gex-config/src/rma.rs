@@ -20,6 +20,11 @@ pub const RMA_POLL_FREQ: &str = "GASNET_OFI_RMA_POLL_FREQ";
 pub const PUT_AGGREGATE_LIMIT: &str = "GASNET_OFI_PUT_AGGREGATE_LIMIT";
 /// `GASNET_OFI_GET_BOUNCE`.
 pub const GET_BOUNCE: &str = "GASNET_OFI_GET_BOUNCE";
+/// `GASNET_OFI_GET_WINDOW`.
+pub const GET_WINDOW: &str = "GASNET_OFI_GET_WINDOW";
+/// The smallest `GASNET_OFI_GET_WINDOW` other than 0 (off): a get larger
+/// than half the window travels in pieces of half of it.
+pub const GET_WINDOW_MIN: usize = 64 << 10;
 
 word_setting! {
     /// Whether gets through the provider whose destination starts 1 to 63
@@ -92,6 +97,10 @@ pub struct RmaConfig {
     pub put_aggregate: Option<usize>,
     /// `GASNET_OFI_GET_BOUNCE`: `auto` (default), `on` or `off`.
     pub get_bounce: GetBounce,
+    /// `GASNET_OFI_GET_WINDOW`: bytes of gets through the provider in
+    /// flight from one peer at most (0: no limit). `None`: the provider
+    /// profile's `get_window` (see [`RmaConfig::resolve_get_window`]).
+    pub get_window: Option<usize>,
 }
 
 impl RmaConfig {
@@ -169,8 +178,24 @@ impl RmaConfig {
         let get_bounce = text
             .parse::<GetBounce>()
             .map_err(|_| EnvError::new(GET_BOUNCE, &text, GetBounce::ACCEPTED))?;
+        let get_window = match opt_size(r, GET_WINDOW)? {
+            Some(n) if n != 0 && n < GET_WINDOW_MIN => {
+                return Err(EnvError::new(
+                    GET_WINDOW,
+                    &value_text(r, GET_WINDOW, n),
+                    format!(
+                        "0 (no limit) or a size of at least {} (unset: the provider \
+profile's window; a number with an optional K, M, G or T suffix)",
+                        gex_env::format_size(GET_WINDOW_MIN as u64)
+                    ),
+                )
+                .into())
+            }
+            n => n,
+        };
         Ok(RmaConfig {
             get_bounce,
+            get_window,
             inject_limit,
             bbuf_size,
             num_bbufs,
@@ -196,6 +221,12 @@ impl RmaConfig {
         } else {
             PUT_AGGREGATE_LIMIT_DEFAULT
         })
+    }
+
+    /// The get window in effect: the variable's value, else the provider
+    /// profile's (`profile`), else 0 (no limit).
+    pub fn resolve_get_window(&self, profile: Option<usize>) -> usize {
+        self.get_window.or(profile).unwrap_or(0)
     }
 
     /// Bounce buffers one put of `bbuf_threshold` bytes needs.
@@ -236,6 +267,33 @@ mod tests {
         assert_eq!(c.bbufs_per_put(), 4);
         let c = RmaConfig::from_env(&EnvReader::quiet(&MapEnv::new()), 65536).unwrap();
         assert_eq!((c.bbuf_size, c.bbuf_threshold), (65536, 262144));
+    }
+
+    #[test]
+    fn get_window() {
+        let c = read(&MapEnv::new()).unwrap();
+        assert_eq!(c.get_window, None);
+        assert_eq!(c.resolve_get_window(None), 0);
+        assert_eq!(c.resolve_get_window(Some(4 << 20)), 4 << 20);
+        for (v, want) in [("0", 0), ("64K", 65536), ("2m", 2 << 20)] {
+            let c = read(&MapEnv::from([("GASNET_OFI_GET_WINDOW", v)])).unwrap();
+            assert_eq!(c.get_window, Some(want));
+            assert_eq!(
+                c.resolve_get_window(Some(4 << 20)),
+                want,
+                "the user's value wins"
+            );
+        }
+        let e = err(&[("GASNET_OFI_GET_WINDOW", "4096")]);
+        assert!(
+            e.starts_with(
+                "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size \
+of at least 64"
+            ),
+            "{e}"
+        );
+        let e = err(&[("GASNET_OFI_GET_WINDOW", "wide")]);
+        assert!(e.contains("GASNET_OFI_GET_WINDOW"), "{e}");
     }
 
     #[test]

@@ -47,6 +47,27 @@ struct Slot {
     error: Option<TransferError>,
     implicit: Option<Implicit>,
     bbufs: Vec<u32>,
+    charge: Option<Charge>,
+}
+
+/// The bytes an operation's reads hold of a peer's get window.
+///
+/// Completions say which operation, not which of its transfers, ended, so
+/// each gives back what is surely over and the window never counts less
+/// than is in flight: the transfers of an operation are pieces of one
+/// length (the first charged) but for a shorter last one (`plan::chunks`);
+/// a completion gives back that shorter one once it is charged and not
+/// given back yet (it may be the one that ended), else a piece, and the
+/// operation's last completion gives back the rest.
+#[derive(Debug, Clone, Copy)]
+struct Charge {
+    rank: u32,
+    /// The length of the operation's first charged transfer.
+    piece: u64,
+    /// A shorter transfer charged and not yet given back.
+    short: Option<u64>,
+    /// Charged and not yet given back.
+    left: u64,
 }
 
 /// What a finished transfer releases.
@@ -66,6 +87,9 @@ pub struct Ops {
     nbi_puts: usize,
     nbi_gets: usize,
     in_flight: usize,
+    /// Read bytes in flight per peer, for the get window (indexed by rank,
+    /// grown on first use).
+    window: Vec<u64>,
 }
 
 impl Ops {
@@ -91,6 +115,7 @@ impl Ops {
         s.error = None;
         s.implicit = Some(implicit);
         s.bbufs.clear();
+        s.charge = None;
         match implicit {
             Implicit::Put => self.nbi_puts += 1,
             Implicit::Get => self.nbi_gets += 1,
@@ -111,7 +136,10 @@ impl Ops {
     pub fn cancel_transfers(&mut self, op: OpId, n: u32, why: TransferError) -> Released {
         let mut rel = Released::default();
         for _ in 0..n {
-            let r = self.complete_transfer(op.index, Err(why.clone()));
+            // An unposted transfer gives nothing back to the get window
+            // (it may never have been charged); the operation's last
+            // completion gives back all it holds.
+            let r = self.end_transfer(op.index, Err(why.clone()), false);
             rel.bbufs.extend(r.bbufs);
             rel.implicit_done = rel.implicit_done.or(r.implicit_done);
         }
@@ -121,6 +149,17 @@ impl Ops {
     /// A transfer of the operation in slot `index` completed. Unknown or
     /// idle slots are ignored.
     pub fn complete_transfer(&mut self, index: u32, result: Result<(), TransferError>) -> Released {
+        self.end_transfer(index, result, true)
+    }
+
+    /// A transfer ended: completed (`posted`), or cancelled before it was
+    /// posted.
+    fn end_transfer(
+        &mut self,
+        index: u32,
+        result: Result<(), TransferError>,
+        posted: bool,
+    ) -> Released {
         let Some(s) = self.slots.get_mut(index as usize) else {
             return Released::default();
         };
@@ -131,6 +170,23 @@ impl Ops {
             s.error.get_or_insert(e);
         }
         s.remaining -= 1;
+        if let Some(c) = &mut s.charge {
+            // What is surely over (see `Charge`); the last gives back the
+            // rest, so an operation leaves nothing charged.
+            let r = if s.remaining == 0 {
+                c.left
+            } else if posted {
+                c.short.take().unwrap_or(c.piece).min(c.left)
+            } else {
+                0
+            };
+            c.left -= r;
+            let w = &mut self.window[c.rank as usize];
+            *w = w.saturating_sub(r);
+            if s.remaining == 0 {
+                s.charge = None;
+            }
+        }
         if s.remaining > 0 {
             return Released::default();
         }
@@ -202,6 +258,47 @@ impl Ops {
     /// Operations whose transfers are still in flight.
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Whether a read of `len` bytes from `rank` fits its get window of
+    /// `limit` bytes: nothing in flight from that peer (so a read larger
+    /// than the window still goes, alone), or room for all of it.
+    pub fn window_room(&self, rank: usize, len: usize, limit: usize) -> bool {
+        let f = self.window.get(rank).copied().unwrap_or(0);
+        f == 0 || f.saturating_add(len as u64) <= limit as u64
+    }
+
+    /// Charge a read of `len` bytes from `rank`, a transfer of `op` about
+    /// to be posted, to that peer's get window; the operation's
+    /// completions give it back (see [`Ops::window_room`]).
+    pub fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
+        if self.window.len() <= rank {
+            self.window.resize(rank + 1, 0);
+        }
+        self.window[rank] += len as u64;
+        let s = &mut self.slots[op.index as usize];
+        let len = len as u64;
+        match &mut s.charge {
+            Some(c) => {
+                c.left += len;
+                if len < c.piece {
+                    c.short = Some(len);
+                }
+            }
+            None => {
+                s.charge = Some(Charge {
+                    rank: rank as u32,
+                    piece: len,
+                    short: None,
+                    left: len,
+                })
+            }
+        }
+    }
+
+    /// Read bytes charged to `rank`'s get window and not yet given back.
+    pub fn window_in_flight(&self, rank: usize) -> u64 {
+        self.window.get(rank).copied().unwrap_or(0)
     }
 }
 
@@ -276,6 +373,69 @@ mod tests {
         assert_eq!(t.kind(b), None);
         // Stray completions are ignored.
         assert_eq!(t.complete_transfer(999, Ok(())), Released::default());
+    }
+
+    #[test]
+    fn the_get_window_is_charged_per_transfer_and_given_back() {
+        let mut t = Ops::new();
+        assert!(
+            t.window_room(3, 1 << 30, 100),
+            "an idle peer takes any read"
+        );
+        // An operation of three transfers (two pieces of 40, a last of 10).
+        let a = t.start(3, Implicit::Get);
+        for len in [40, 40, 10] {
+            assert!(t.window_room(3, len, 100));
+            t.charge_window(a, 3, len);
+        }
+        assert_eq!(t.window_in_flight(3), 90);
+        assert!(!t.window_room(3, 11, 100));
+        assert!(t.window_room(3, 10, 100));
+        assert!(t.window_room(2, 1000, 100), "other peers have their own");
+        // The first completion may be the short transfer: it gives back
+        // 10 (never less than is in flight), the next a piece, the last
+        // the rest.
+        t.complete_transfer(a.index, Ok(()));
+        assert_eq!(t.window_in_flight(3), 80);
+        t.complete_transfer(a.index, Err(err("x")));
+        assert_eq!(t.window_in_flight(3), 40);
+        t.complete_transfer(a.index, Ok(()));
+        assert_eq!(t.window_in_flight(3), 0);
+        // Stray completions and the slot's reuse give back nothing more.
+        t.complete_transfer(a.index, Ok(()));
+        assert_eq!(t.window_in_flight(3), 0);
+        t.retire(a);
+        let b = t.start(2, Implicit::No);
+        t.charge_window(b, 3, 64);
+        let c = t.start(1, Implicit::No);
+        t.charge_window(c, 3, 64);
+        assert_eq!(t.window_in_flight(3), 128);
+        t.complete_transfer(c.index, Ok(()));
+        assert_eq!(t.window_in_flight(3), 64);
+        // One transfer charged, one never posted (a post failed): the
+        // cancel gives nothing back while the charged one is in flight;
+        // its completion, the operation's last, gives back all.
+        t.cancel_transfers(b, 1, err("not posted"));
+        assert_eq!(t.window_in_flight(3), 64);
+        assert_eq!(t.in_flight(), 1);
+        t.complete_transfer(b.index, Ok(()));
+        assert_eq!(t.window_in_flight(3), 0);
+        assert_eq!(t.in_flight(), 0);
+        // Completions before the short transfer is charged were pieces.
+        let d = t.start(3, Implicit::No);
+        t.charge_window(d, 1, 50);
+        t.charge_window(d, 1, 50);
+        t.complete_transfer(d.index, Ok(()));
+        assert_eq!(t.window_in_flight(1), 50);
+        t.charge_window(d, 1, 5);
+        t.complete_transfer(d.index, Ok(()));
+        assert_eq!(
+            t.window_in_flight(1),
+            50,
+            "the short one may be the one that ended"
+        );
+        t.complete_transfer(d.index, Ok(()));
+        assert_eq!(t.window_in_flight(1), 0);
     }
 
     #[test]

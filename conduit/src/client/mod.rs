@@ -281,6 +281,13 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.get_bounce.is_some()
     }
 
+    /// The get window in effect (`GASNET_OFI_GET_WINDOW`, else the provider
+    /// profile's): bytes of gets through the provider in flight from one
+    /// peer at most; 0: no limit.
+    pub fn get_window(&self) -> usize {
+        self.core.get_window.map_or(0, |w| w.limit)
+    }
+
     /// The bytes this rank's conduit allocated, by purpose.
     pub fn memory_use(&self) -> MemoryUse {
         memory::memory_use(&self.core)

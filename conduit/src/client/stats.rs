@@ -103,6 +103,9 @@ pub struct AmStats {
     /// their destination 1 to 63 bytes after the source within a page),
     /// failed ones included.
     pub get_bounce: u64,
+    /// Transfers of gets that waited for room in their peer's get window
+    /// (`GASNET_OFI_GET_WINDOW`) before they were posted.
+    pub get_window_waits: u64,
 }
 
 impl AmStats {
@@ -174,6 +177,7 @@ impl AmStats {
         ));
         s.push_str(&format!("RMA_POST_POLLS {}\n", self.rma_post_polls));
         s.push_str(&format!("GET_BOUNCE {}\n", self.get_bounce));
+        s.push_str(&format!("GET_WINDOW_WAITS {}\n", self.get_window_waits));
         s
     }
 }
@@ -219,6 +223,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub landing_voids_sent: C,
     pub landing_voids_received: C,
     pub get_bounce: C,
+    pub get_window_waits: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -258,6 +263,7 @@ impl<C: Counter> SetStats<C> {
         s.coll_board_now += self.coll_board_now.get();
         s.rma_post_polls += self.rma_post_polls.get();
         s.get_bounce += self.get_bounce.get();
+        s.get_window_waits += self.get_window_waits.get();
     }
 }
 

@@ -181,6 +181,14 @@ pub struct Profile {
     /// offsets are read into a bounce buffer and copied out by the conduit.
     /// Absent: the provider moves reads in its own time.
     pub reads_in_call: Option<bool>,
+    /// Bytes of gets through the provider in flight from one peer at most
+    /// (`GASNET_OFI_GET_WINDOW`'s default): a get that would pass it waits
+    /// (progressing) for earlier ones, and a get larger than half of it
+    /// travels in pieces of half of it. For a provider whose reads a
+    /// target answers by streaming the data into one connection (tcp),
+    /// where a deep queue of replies in the kernel is slower to copy than
+    /// a few. Absent: no limit.
+    pub get_window: Option<usize>,
     /// With a libfabric older than this version, AMs are received one per
     /// buffer, posted without `FI_MULTI_RECV` (`GASNET_OFI_RECEIVE_BUFF_SIZE`
     /// = `recv`, with that mode's buffer count), unless the user set

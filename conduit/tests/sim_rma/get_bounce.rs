@@ -21,7 +21,7 @@ fn at_skew(buf: &[u8], src: usize, skew: usize, len: usize) -> std::ops::Range<u
 
 /// Get `dst.len()` bytes at `src` of `peer`'s segment by form `form`:
 /// blocking, NB waited, NBI synced.
-fn get_by(c: &SimClient, form: usize, peer: usize, src: usize, dst: &mut [u8]) {
+pub(super) fn get_by(c: &SimClient, form: usize, peer: usize, src: usize, dst: &mut [u8]) {
     match form {
         0 => c.get(peer, src, dst).unwrap(),
         1 => c

@@ -20,6 +20,8 @@
 //! * `skews`: gets into destinations 0 to 2,048 bytes after their source
 //!   within a page, every get form, checked with the bytes around them;
 //!   how many took the get bounce buffers (`gex_rma/skews.rs`).
+//! * `flood`: floods of gets checked byte for byte, and how many of their
+//!   transfers waited for the get window (`gex_rma/flood.rs`).
 //! * `attach-uneven`: an attach refused on rank 0 only fails on every
 //!   rank (none waits for ever), then all attach (`gex_rma/uneven.rs`).
 //! * `attach-unmappable`: rank 1 of a host cannot map its peers' segments
@@ -46,6 +48,8 @@ use tests::{fail, report};
 mod all;
 #[path = "gex_rma/bad.rs"]
 mod bad;
+#[path = "gex_rma/flood.rs"]
+mod flood;
 #[path = "gex_rma/memory.rs"]
 mod memory;
 #[path = "gex_rma/overlap.rs"]
@@ -106,6 +110,7 @@ fn main() {
         "attach-unmappable" => uneven::unmappable(&c),
         "overlap" => overlap::overlap(&c),
         "skews" => skews::skews(&c),
+        "flood" => flood::flood(&c),
         "owned" => c
             .attach_segment(SEG)
             .map_err(Into::into)
@@ -132,7 +137,7 @@ fn main() {
             r
         }
         _ => Err(fail(format!(
-            "usage: gex-rma all|bad|owned|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|skews|event-sets|threads <T> shared|own [count]|std-exit (got {mode:?})"
+            "usage: gex-rma all|bad|owned|memory|attach <bytes>|attach-uneven|attach-unmappable|overlap|skews|flood|event-sets|threads <T> shared|own [count]|std-exit (got {mode:?})"
         ))),
     };
     match r {

@@ -23,6 +23,7 @@ mod deferred;
 mod dispatch;
 pub(crate) mod exit;
 mod get_bounce;
+mod get_window;
 mod handler_scope;
 mod landing;
 mod progress;
@@ -200,6 +201,8 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub bounce: Option<Bounce<T::Region>>,
     /// The get bounce buffers, where `GASNET_OFI_GET_BOUNCE` turned them on.
     pub get_bounce: Option<Bounce<T::Region>>,
+    /// The window on gets in flight per peer (`GASNET_OFI_GET_WINDOW`).
+    pub get_window: Option<get_window::GetWindow>,
     pub barrier: M::Lock<Barrier>,
     /// The barrier's messages not sent yet (`barrier::send_unsent`).
     pub barrier_unsent: M::Lock<VecDeque<am::barrier::Send>>,
@@ -397,6 +400,10 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             None
         };
         let get_bounce = get_bounce::new_get_bounce(&tp, &cfg, &facts)?;
+        let get_window = get_window::GetWindow::new(
+            cfg.rma
+                .resolve_get_window(crate::profile::lookup(&facts.provider).get_window),
+        );
         let core = Core {
             limits: SendLimits {
                 rank,
@@ -428,6 +435,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             landing: OnceLock::new(),
             bounce,
             get_bounce,
+            get_window,
             barrier: M::Lock::new(Barrier::new(rank, size)),
             barrier_unsent: M::Lock::new(VecDeque::new()),
             deferred: deferred::Deferred::new(),

@@ -261,7 +261,14 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 return r.map(|()| None);
             }
         }
-        let plan = chunks(len, self.max_rma);
+        let window = match local {
+            Local::Read(_) => self.get_window_now(),
+            Local::Write(_) => None,
+        };
+        let plan = chunks(
+            len,
+            window.map_or(self.max_rma, |w| w.piece.min(self.max_rma)),
+        );
         let n = plan.len();
         if n == 0 {
             return Ok(None);
@@ -274,6 +281,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 key: remote.key,
             };
             // On an error `g` cancels what is left and waits for the rest.
+            if let Some(w) = window {
+                self.enter_get_window(set, rank, c.len, op, w, wait)?;
+            }
             self.post_chunk(set, rank, local.at(c.at), c.len, r, None, op, inject, wait)?;
             g.unposted -= 1;
         }

@@ -182,6 +182,9 @@ pub struct SimCounts {
     pub early_releases: u64,
     /// Messages delivered.
     pub delivered: u64,
+    /// The most bytes of reads one rank had queued at once (all its
+    /// endpoint sets), for the get window's tests.
+    pub max_read_bytes_queued: u64,
 }
 
 /// What opens one rank's [`SimTransport`].

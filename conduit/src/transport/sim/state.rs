@@ -281,7 +281,19 @@ impl Fabric {
 
     pub fn queue_tx(&mut self, rank: usize, set: usize, mut op: TxOp) {
         op.delay = self.delay(rank);
+        let read = matches!(op.kind, TxKind::Read { .. });
         self.ranks[rank].sets[set].tx_queue.push(op);
+        if read {
+            let queued: usize = self.ranks[rank]
+                .sets
+                .iter()
+                .flat_map(|s| &s.tx_queue)
+                .filter(|o| matches!(o.kind, TxKind::Read { .. }))
+                .map(|o| o.len)
+                .sum();
+            let m = &mut self.counts.max_read_bytes_queued;
+            *m = (*m).max(queued as u64);
+        }
     }
 
     pub fn post(&mut self, rank: usize, set: usize, ep: Ep, p: Posted) {

@@ -1,0 +1,103 @@
+//! A window on gets in flight from one peer (`GASNET_OFI_GET_WINDOW`; the
+//! provider profile's `get_window`).
+//!
+//! Over tcp;ofi_rxm a target answers each read by streaming its data into
+//! the one connection it shares with the initiator. With a whole flood of
+//! 1 MiB gets requested at once, the kernel queues many MiB of replies
+//! and both copies (into the socket's buffers and out of them) slow down:
+//! 0.81-0.86x the puts of the same flood, against 0.92-1.02x with 2 to
+//! 4 MiB in flight per peer (docs/PERFORMANCE.md, "A window on gets in
+//! flight"; the profile's window is 2 MiB). Where the window is on, a get's transfer that would take a
+//! peer past it waits, progressing, for earlier ones to end (nothing in
+//! flight from the peer: it goes whatever its size); a get larger than
+//! half the window travels in pieces of half of it, so two overlap. The
+//! accounting lives in the set's operation table (`rma::ops`): a
+//! transfer is charged just before it is posted, and its completion gives
+//! it back.
+//!
+//! A get started inside a handler goes without the window (a handler
+//! cannot wait for other operations).
+
+use super::{Core, Progress};
+use crate::client::error::Error;
+use crate::sync::{Counter, Lock, Mode};
+use crate::transport::Transport;
+use ::rma::ops::OpId;
+
+/// The get window in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GetWindow {
+    /// Bytes in flight from one peer at most.
+    pub limit: usize,
+    /// Largest transfer of a windowed get: half the window.
+    pub piece: usize,
+}
+
+impl GetWindow {
+    /// The window of `limit` bytes; `None` for 0 (no limit).
+    pub(crate) fn new(limit: usize) -> Option<GetWindow> {
+        (limit > 0).then(|| GetWindow {
+            limit,
+            piece: (limit / 2).max(1),
+        })
+    }
+}
+
+impl<M: Mode, T: Transport, S> Core<M, T, S> {
+    /// The window a get through the provider keeps to: `None` where there
+    /// is none, or inside a handler.
+    #[inline]
+    pub(super) fn get_window_now(&self) -> Option<GetWindow> {
+        let w = self.get_window?;
+        (!super::in_handler()).then_some(w)
+    }
+
+    /// Charge a transfer of `len` bytes of `op`, a get from `rank`, to
+    /// the peer's window, first progressing (`wait`) until it fits. An
+    /// error from progress is returned with nothing charged (the caller's
+    /// guard then cancels the unposted transfers and waits for the rest).
+    #[inline]
+    pub(super) fn enter_get_window(
+        &self,
+        set: usize,
+        rank: usize,
+        len: usize,
+        op: OpId,
+        w: GetWindow,
+        wait: Progress,
+    ) -> Result<(), Error> {
+        let mut waited = false;
+        loop {
+            {
+                let mut ops = self.sets[set].ops.lock();
+                if ops.window_room(rank, len, w.limit) {
+                    ops.charge_window(op, rank, len);
+                    return Ok(());
+                }
+            }
+            if !waited {
+                waited = true;
+                self.sets[set].stats.get_window_waits.add(1);
+            }
+            self.progress_within(set, wait)?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_half_the_window() {
+        assert_eq!(GetWindow::new(0), None);
+        assert_eq!(
+            GetWindow::new(4 << 20),
+            Some(GetWindow {
+                limit: 4 << 20,
+                piece: 2 << 20
+            })
+        );
+        assert_eq!(GetWindow::new(1).map(|w| w.piece), Some(1));
+    }
+}

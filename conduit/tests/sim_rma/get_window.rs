@@ -1,0 +1,138 @@
+//! The get window (`GASNET_OFI_GET_WINDOW`) over the simulator: floods of
+//! gets by every form, some larger than the window (split into pieces of
+//! half of it), under EAGAIN, delays and reordering, never have more
+//! than the window's bytes of reads queued, and arrive whole; without the
+//! window the same flood queues more; failed transfers give their bytes
+//! back, so the gets after them still go.
+
+use super::get_bounce::get_by;
+use super::sim::Job;
+use super::{pattern, SimClient, SEG};
+use conduit::client::{NbiSync, Seq};
+use conduit::transport::sim::Faults;
+
+const WINDOW: usize = 64 << 10;
+
+/// A flood of 24 implicit gets of `len` bytes from `peer` into disjoint
+/// parts of `buf`, one sync; then each part is checked.
+fn flood(c: &SimClient, peer: usize, len: usize, buf: &mut [u8], theirs: &[u8]) {
+    let n = 24;
+    assert!(n * len <= buf.len());
+    buf.fill(0);
+    c.rma_scope(|s| {
+        for (i, part) in buf.chunks_mut(len).take(n).enumerate() {
+            s.get_nbi(peer, (i * 997) % (SEG - len), part)?;
+        }
+        s.sync_nbi(NbiSync::Gets)
+    })
+    .unwrap();
+    for (i, part) in buf.chunks(len).take(n).enumerate() {
+        let at = (i * 997) % (SEG - len);
+        assert!(part == &theirs[at..at + len], "get {i} of {len} bytes");
+    }
+}
+
+/// Run the floods and single gets under `vars`; give each rank's
+/// `GET_WINDOW_WAITS` and the most read bytes one rank had queued.
+fn run(vars: &'static [(&'static str, &'static str)]) -> (Vec<u64>, u64) {
+    let job = Job::new(2)
+        .faults(Faults {
+            eagain_one_in: 4,
+            max_delay: 3,
+            reorder: true,
+            ..Faults::default()
+        })
+        .max_msg(48 << 10)
+        .vars(vars);
+    let (fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            c.attach_segment(SEG).unwrap();
+            let (me, peer) = (c.rank(), 1 - c.rank());
+            c.segment_write(0, &pattern(me + 11, SEG)).unwrap();
+            c.barrier().unwrap();
+            let theirs = pattern(peer + 11, SEG);
+            let mut buf = vec![0u8; 24 * 100_000];
+            for len in [1000, 20_000, 40_000, 100_000] {
+                flood(c, peer, len, &mut buf, &theirs);
+            }
+            // One get of each form larger than the window.
+            for form in 0..3 {
+                let len = 150_001 + form;
+                buf.fill(0);
+                get_by(c, form, peer, 7, &mut buf[..len]);
+                assert!(buf[..len] == theirs[7..7 + len], "form {form}");
+            }
+            c.barrier().unwrap();
+            c.stats().get_window_waits
+        },
+    );
+    let waits = ended.into_iter().map(|e| e.value()).collect();
+    (waits, fabric.counts().max_read_bytes_queued)
+}
+
+#[test]
+fn gets_keep_to_the_window_and_arrive_whole() {
+    let (waits, most) = run(&[("GASNET_OFI_GET_WINDOW", "64K")]);
+    assert!(most <= WINDOW as u64, "{most} bytes of reads queued");
+    assert!(
+        most > (WINDOW / 2) as u64,
+        "only {most} bytes queued at most"
+    );
+    for w in waits {
+        assert!(w > 0, "no get waited for the window");
+    }
+}
+
+#[test]
+fn without_the_window_the_same_flood_queues_more() {
+    let (waits, most) = run(&[("GASNET_OFI_GET_WINDOW", "0")]);
+    assert!(most > WINDOW as u64, "{most} bytes of reads queued");
+    assert_eq!(waits, vec![0, 0]);
+}
+
+/// Failed transfers inside windowed floods: each flood returns the
+/// failure, and the next flood (which would wait forever for bytes a
+/// failure kept) completes with its data.
+#[test]
+fn failed_gets_give_their_window_back() {
+    let job = Job::new(2)
+        .faults(Faults {
+            max_delay: 3,
+            reorder: true,
+            ..Faults::default()
+        })
+        .max_msg(48 << 10)
+        .vars(&[("GASNET_OFI_GET_WINDOW", "64K")]);
+    let fabric = job.fabric();
+    let (_fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            c.attach_segment(SEG).unwrap();
+            c.segment_write(0, &pattern(c.rank() + 2, SEG)).unwrap();
+            c.barrier().unwrap();
+            let mut failed = 0;
+            if c.rank() == 0 {
+                let theirs = pattern(3, SEG);
+                let mut buf = vec![0u8; 24 * 60_000];
+                for _ in 0..4 {
+                    fabric.set_faults(|f| f.fail_rma = 3);
+                    let r = c.rma_scope(|s| {
+                        for part in buf.chunks_mut(60_000) {
+                            s.get_nbi(1, 0, part)?;
+                        }
+                        s.sync_nbi(NbiSync::Gets)
+                    });
+                    let e = r.expect_err("three transfers failed");
+                    assert!(e.report().contains("simulated failure"), "{}", e.report());
+                    fabric.set_faults(|f| f.fail_rma = 0);
+                    flood(c, 1, 60_000, &mut buf, &theirs);
+                    failed += 1;
+                }
+            }
+            c.barrier().unwrap();
+            failed
+        },
+    );
+    assert_eq!(ended.into_iter().next().unwrap().value(), 4);
+}
