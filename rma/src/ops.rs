@@ -277,9 +277,13 @@ impl Ops {
         }
         self.window[rank] += len as u64;
         let s = &mut self.slots[op.index as usize];
+        debug_assert!(s.busy && s.gen == op.gen, "a charge for a stale operation");
         let len = len as u64;
         match &mut s.charge {
             Some(c) => {
+                // Pieces of one length and at most one shorter (`Charge`).
+                debug_assert!(len <= c.piece && (len == c.piece || c.short.is_none()));
+                debug_assert_eq!(c.rank as usize, rank);
                 c.left += len;
                 if len < c.piece {
                     c.short = Some(len);

@@ -288,6 +288,18 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
         self.core.get_window.map_or(0, |w| w.limit)
     }
 
+    /// Bytes of gets from `rank` charged to its get window and not yet
+    /// given back, summed over this rank's endpoint sets (each has its own
+    /// window). 0 once every get is over; more than is really in flight
+    /// while completions wait to be read.
+    pub fn get_window_held(&self, rank: usize) -> u64 {
+        self.core
+            .sets
+            .iter()
+            .map(|s| s.ops.lock().window_in_flight(rank))
+            .sum()
+    }
+
     /// The bytes this rank's conduit allocated, by purpose.
     pub fn memory_use(&self) -> MemoryUse {
         memory::memory_use(&self.core)

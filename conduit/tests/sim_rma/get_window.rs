@@ -30,6 +30,7 @@ fn flood(c: &SimClient, peer: usize, len: usize, buf: &mut [u8], theirs: &[u8]) 
         let at = (i * 997) % (SEG - len);
         assert!(part == &theirs[at..at + len], "get {i} of {len} bytes");
     }
+    assert_eq!(c.get_window_held(peer), 0, "after a flood of {len} bytes");
 }
 
 /// Run the floods and single gets under `vars`; give each rank's
@@ -62,6 +63,7 @@ fn run(vars: &'static [(&'static str, &'static str)]) -> (Vec<u64>, u64) {
                 buf.fill(0);
                 get_by(c, form, peer, 7, &mut buf[..len]);
                 assert!(buf[..len] == theirs[7..7 + len], "form {form}");
+                assert_eq!(c.get_window_held(peer), 0, "form {form}");
             }
             c.barrier().unwrap();
             c.stats().get_window_waits
@@ -91,9 +93,10 @@ fn without_the_window_the_same_flood_queues_more() {
     assert_eq!(waits, vec![0, 0]);
 }
 
-/// Failed transfers inside windowed floods: each flood returns the
-/// failure, and the next flood (which would wait forever for bytes a
-/// failure kept) completes with its data.
+/// Failed transfers inside windowed floods, by error completions and by
+/// posts that fail (a transfer charged, then not posted): each flood
+/// returns the failure, nothing stays charged, and the next flood
+/// completes with its data.
 #[test]
 fn failed_gets_give_their_window_back() {
     let job = Job::new(2)
@@ -115,17 +118,25 @@ fn failed_gets_give_their_window_back() {
             if c.rank() == 0 {
                 let theirs = pattern(3, SEG);
                 let mut buf = vec![0u8; 24 * 60_000];
-                for _ in 0..4 {
-                    fabric.set_faults(|f| f.fail_rma = 3);
+                for k in 0..6 {
+                    if k % 2 == 0 {
+                        fabric.set_faults(|f| f.fail_rma = 3);
+                    } else {
+                        fabric.set_faults(|f| f.fail_post = Some((0, 3 + k as u32)));
+                    }
                     let r = c.rma_scope(|s| {
                         for part in buf.chunks_mut(60_000) {
                             s.get_nbi(1, 0, part)?;
                         }
                         s.sync_nbi(NbiSync::Gets)
                     });
-                    let e = r.expect_err("three transfers failed");
-                    assert!(e.report().contains("simulated failure"), "{}", e.report());
-                    fabric.set_faults(|f| f.fail_rma = 0);
+                    let e = r.expect_err("transfers failed");
+                    assert!(e.report().contains("simulated"), "{k}: {}", e.report());
+                    assert_eq!(c.get_window_held(1), 0, "after failure {k}");
+                    fabric.set_faults(|f| {
+                        f.fail_rma = 0;
+                        f.fail_post = None
+                    });
                     flood(c, 1, 60_000, &mut buf, &theirs);
                     failed += 1;
                 }
@@ -134,5 +145,5 @@ fn failed_gets_give_their_window_back() {
             failed
         },
     );
-    assert_eq!(ended.into_iter().next().unwrap().value(), 4);
+    assert_eq!(ended.into_iter().next().unwrap().value(), 6);
 }

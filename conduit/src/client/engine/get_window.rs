@@ -7,16 +7,18 @@
 //! and both copies (into the socket's buffers and out of them) slow down:
 //! 0.81-0.86x the puts of the same flood, against 0.92-1.02x with 2 to
 //! 4 MiB in flight per peer (docs/PERFORMANCE.md, "A window on gets in
-//! flight"; the profile's window is 2 MiB). Where the window is on, a get's transfer that would take a
-//! peer past it waits, progressing, for earlier ones to end (nothing in
-//! flight from the peer: it goes whatever its size); a get larger than
-//! half the window travels in pieces of half of it, so two overlap. The
-//! accounting lives in the set's operation table (`rma::ops`): a
-//! transfer is charged just before it is posted, and its completion gives
-//! it back.
+//! flight"; the profile's window is 2 MiB). Where the window is on, a
+//! get's transfer that would take a peer past it waits, progressing, for
+//! earlier ones to end (nothing in flight from the peer: it goes whatever
+//! its size); a get larger than half the window travels in pieces of half
+//! of it, so two overlap. The accounting lives in the set's operation table (`rma::ops`), so each
+//! endpoint set has its own window: a transfer is charged just before it
+//! is posted, and completions give back what is surely over.
 //!
 //! A get started inside a handler goes without the window (a handler
-//! cannot wait for other operations).
+//! cannot wait for other operations), as do VIS gets (`vis_rma` batches
+//! their pieces itself and waits for them within the call). Threads
+//! waiting for room are not served in arrival order.
 
 use super::{Core, Progress};
 use crate::client::error::Error;
