@@ -3,7 +3,7 @@
 //! 1 MiB, then 3 of 6 MiB + 5 bytes (larger than the default window, so
 //! sent in pieces), each checked byte for byte; then the count of get
 //! transfers that waited for the peer's get window (`GET_WINDOW_WAITS`)
-//! and the window in effect (`GASNET_OFI_GET_WINDOW`).
+//! and the window in effect (`GASNET_OFI_GET_WINDOW`), with the provider.
 
 use super::{pattern, SEG};
 use conduit::client::{Client, NbiSync};
@@ -45,7 +45,8 @@ pub(crate) fn flood(c: &Client) -> Fallible<String> {
     let waits = c.stats().get_window_waits - before;
     c.barrier()?;
     Ok(format!(
-        "ok: {gets} gets in 3 floods checked; GET_WINDOW_WAITS={waits} window={}",
-        c.get_window()
+        "ok: {gets} gets in 3 floods checked; GET_WINDOW_WAITS={waits} window={} provider={}",
+        c.get_window(),
+        c.provider()
     ))
 }
