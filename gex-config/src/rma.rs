@@ -284,13 +284,10 @@ mod tests {
                 "the user's value wins"
             );
         }
-        let e = err(&[("GASNET_OFI_GET_WINDOW", "4096")]);
-        assert!(
-            e.starts_with(
-                "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size \
-of at least 64"
-            ),
-            "{e}"
+        assert_eq!(
+            err(&[("GASNET_OFI_GET_WINDOW", "4096")]),
+            "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size of \
+at least 64K (unset: the provider profile's window; a number with an optional K, M, G or T suffix)"
         );
         let e = err(&[("GASNET_OFI_GET_WINDOW", "wide")]);
         assert!(e.contains("GASNET_OFI_GET_WINDOW"), "{e}");

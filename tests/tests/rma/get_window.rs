@@ -66,7 +66,8 @@ fn get_floods_keep_to_the_get_window() {
     assert_ne!(r.code, Some(0), "{}", r.stdout);
     assert!(
         r.stderr.contains(
-            "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size of at least 64"
+            "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size of \
+at least 64K (unset: the provider profile's window; a number with an optional K, M, G or T suffix)"
         ),
         "{}",
         r.stderr

@@ -31,17 +31,17 @@ use ::rma::ops::OpId;
 pub(crate) struct GetWindow {
     /// Bytes in flight from one peer at most.
     pub limit: usize,
-    /// Largest transfer of a windowed get: half the window.
-    pub piece: usize,
 }
 
 impl GetWindow {
     /// The window of `limit` bytes; `None` for 0 (no limit).
     pub(crate) fn new(limit: usize) -> Option<GetWindow> {
-        (limit > 0).then(|| GetWindow {
-            limit,
-            piece: (limit / 2).max(1),
-        })
+        (limit > 0).then_some(GetWindow { limit })
+    }
+
+    /// Largest transfer of a windowed get: half the window.
+    pub(crate) fn piece(self) -> usize {
+        (self.limit / 2).max(1)
     }
 }
 
@@ -93,13 +93,7 @@ mod tests {
     #[test]
     fn pieces_are_half_the_window() {
         assert_eq!(GetWindow::new(0), None);
-        assert_eq!(
-            GetWindow::new(4 << 20),
-            Some(GetWindow {
-                limit: 4 << 20,
-                piece: 2 << 20
-            })
-        );
-        assert_eq!(GetWindow::new(1).map(|w| w.piece), Some(1));
+        assert_eq!(GetWindow::new(4 << 20).map(GetWindow::piece), Some(2 << 20));
+        assert_eq!(GetWindow::new(1).map(GetWindow::piece), Some(1));
     }
 }

@@ -267,7 +267,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         };
         let plan = chunks(
             len,
-            window.map_or(self.max_rma, |w| w.piece.min(self.max_rma)),
+            window.map_or(self.max_rma, |w| w.piece().min(self.max_rma)),
         );
         let n = plan.len();
         if n == 0 {
