@@ -11,6 +11,7 @@ pub mod boot;
 pub mod client;
 pub mod cma_probe;
 mod copy;
+pub mod hugepages;
 pub use gex_config as config;
 pub mod mem;
 pub mod ofi;

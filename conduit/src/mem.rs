@@ -26,6 +26,8 @@ pub struct Mapping {
     /// The memory file behind a [`Mapping::memfd`], kept open so that the
     /// ranks of this host can map the same pages (see [`Mapping::open_peer`]).
     fd: Option<OwnedFd>,
+    /// Advised with `MADV_HUGEPAGE` ([`Mapping::anonymous_huge`]).
+    huge: bool,
 }
 
 // SAFETY: a Mapping is plain memory; it holds no thread-affine state. The
@@ -51,6 +53,64 @@ impl Mapping {
     /// Pages cost memory only once touched.
     pub fn anonymous(len: usize) -> io::Result<Mapping> {
         Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+    }
+
+    /// `len` bytes (rounded up to pages) of zeroed anonymous private
+    /// memory starting at a huge-page boundary and advised with
+    /// `MADV_HUGEPAGE`, so that the kernel may back it with transparent
+    /// huge pages (where its mode is `always` or `madvise`; see
+    /// [`crate::hugepages`]). Pages cost memory once touched, a huge page
+    /// at a time where huge pages back them (reserved without committing
+    /// memory, `MAP_NORESERVE`, as a memory file is). A failed advice is only
+    /// logged: the memory is then in ordinary pages.
+    pub fn anonymous_huge(len: usize) -> io::Result<Mapping> {
+        use crate::hugepages::HUGE_PAGE;
+        let len = len.max(1).div_ceil(page_size()) * page_size();
+        // MAP_NORESERVE: committed page by page when touched, as a memory
+        // file is, so a large segment is not refused under strict
+        // overcommit where a memory file would have been mapped.
+        let whole = Self::map(
+            len + HUGE_PAGE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+        )?;
+        let start = whole.ptr.as_ptr() as usize;
+        let head = start.next_multiple_of(HUGE_PAGE) - start;
+        let tail = HUGE_PAGE - head;
+        let first = whole.ptr.as_ptr().wrapping_add(head);
+        // The whole mapping is unmapped on every way out until the trimmed
+        // one owns its middle.
+        for (at, n) in [(whole.ptr.as_ptr(), head), (first.wrapping_add(len), tail)] {
+            if n > 0 {
+                // SAFETY: `at..at + n` lies inside `whole` (head + len +
+                // tail = its length) and outside `first..first + len`;
+                // nothing refers to those bytes.
+                if unsafe { libc::munmap(at.cast(), n) } != 0 {
+                    let e = io::Error::last_os_error();
+                    // Unmap what is left; `whole` must not unmap it again.
+                    std::mem::forget(whole);
+                    // SAFETY: the middle was never handed out.
+                    unsafe { libc::munmap(first.cast(), len) };
+                    return Err(e);
+                }
+            }
+        }
+        std::mem::forget(whole);
+        let ptr = NonNull::new(first).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        let mut m = Mapping {
+            ptr,
+            len,
+            fd: None,
+            huge: false,
+        };
+        // SAFETY: the range is this mapping; the advice changes only how the
+        // kernel backs it.
+        if unsafe { libc::madvise(first.cast(), len, libc::MADV_HUGEPAGE) } == 0 {
+            m.huge = true;
+        } else {
+            tracing::warn!("madvise(MADV_HUGEPAGE): {}", io::Error::last_os_error());
+        }
+        Ok(m)
     }
 
     /// `len` bytes of zeroed anonymous private address space reserved
@@ -153,6 +213,19 @@ impl Mapping {
         Self::map(len, libc::MAP_SHARED, file.as_raw_fd())
     }
 
+    /// Whether the mapping was advised for transparent huge pages
+    /// ([`Mapping::anonymous_huge`]); whether the kernel gave it any is
+    /// [`Mapping::huge_page_bytes`].
+    pub fn huge_advised(&self) -> bool {
+        self.huge
+    }
+
+    /// Bytes of the mapping that huge pages back now (from
+    /// `/proc/self/smaps`; see [`crate::hugepages::huge_bytes`]).
+    pub fn huge_page_bytes(&self) -> io::Result<u64> {
+        crate::hugepages::huge_bytes(self.ptr.as_ptr() as usize, self.len)
+    }
+
     /// The memory file's descriptor, for a [`Mapping::memfd`].
     pub fn fd(&self) -> Option<RawFd> {
         self.fd.as_ref().map(|f| f.as_raw_fd())
@@ -177,7 +250,12 @@ impl Mapping {
         }
         let ptr =
             NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
-        Ok(Mapping { ptr, len, fd: None })
+        Ok(Mapping {
+            ptr,
+            len,
+            fd: None,
+            huge: false,
+        })
     }
 
     /// The first byte.
@@ -292,6 +370,7 @@ mod tests {
             Mapping::anonymous(10).unwrap(),
             Mapping::shared(3 * page, "test").unwrap(),
             Mapping::memfd(3 * page, "test").unwrap(),
+            Mapping::anonymous_huge(3 * page).unwrap(),
         ] {
             assert_eq!(m.as_ptr() as usize % page, 0);
             assert_eq!(m.len() % page, 0);
@@ -324,6 +403,35 @@ mod tests {
         }
         let err = Mapping::open_peer(std::process::id(), fd, 3 * page).unwrap_err();
         assert!(err.to_string().contains("fewer than"), "{err}");
+    }
+
+    /// A huge mapping starts at a huge-page boundary, and where the
+    /// kernel's mode allows, touching it brings huge pages (the kernel may
+    /// still refuse one when memory is fragmented, so the test asks for at
+    /// least one of four).
+    #[test]
+    fn an_anonymous_huge_mapping_gets_huge_pages_where_the_kernel_allows() {
+        use crate::hugepages::{thp_mode, HUGE_PAGE};
+        let len = 4 * HUGE_PAGE;
+        let m = Mapping::anonymous_huge(len).unwrap();
+        assert_eq!(m.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(m.len(), len);
+        assert!(m.huge_advised());
+        assert!(!Mapping::anonymous(len).unwrap().huge_advised());
+        for at in (0..len).step_by(4096) {
+            // SAFETY: inside the mapping, which this test owns.
+            unsafe { *m.as_ptr().add(at) = 1 };
+        }
+        let huge = m.huge_page_bytes().unwrap();
+        match thp_mode() {
+            Some(mode) if mode.available() => assert!(
+                huge >= HUGE_PAGE as u64,
+                "transparent huge pages are {}, yet none backs 8 MiB advised with MADV_HUGEPAGE",
+                mode.name()
+            ),
+            other => assert_eq!(huge, 0, "mode {other:?}"),
+        }
+        assert!(huge <= len as u64);
     }
 
     #[test]

@@ -138,6 +138,7 @@ impl Config {
         rma::PUT_AGGREGATE_LIMIT,
         rma::GET_BOUNCE,
         rma::GET_WINDOW,
+        rma::SEGMENT_HUGEPAGES,
         cq::TX_CQ_SIZE,
         cq::RX_CQ_SIZE,
         cq::NUM_COMPLETIONS,

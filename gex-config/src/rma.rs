@@ -20,6 +20,8 @@ pub const RMA_POLL_FREQ: &str = "GASNET_OFI_RMA_POLL_FREQ";
 pub const PUT_AGGREGATE_LIMIT: &str = "GASNET_OFI_PUT_AGGREGATE_LIMIT";
 /// `GASNET_OFI_GET_BOUNCE`.
 pub const GET_BOUNCE: &str = "GASNET_OFI_GET_BOUNCE";
+/// `GASNET_OFI_SEGMENT_HUGEPAGES`.
+pub const SEGMENT_HUGEPAGES: &str = "GASNET_OFI_SEGMENT_HUGEPAGES";
 /// `GASNET_OFI_GET_WINDOW`.
 pub const GET_WINDOW: &str = "GASNET_OFI_GET_WINDOW";
 /// The smallest `GASNET_OFI_GET_WINDOW` other than 0 (off): a get larger
@@ -44,6 +46,25 @@ word_setting! {
         /// Always (any provider).
         On = "on" | "yes" | "1",
         /// Never.
+        Off = "off" | "no" | "0",
+    }
+}
+
+word_setting! {
+    /// Whether a segment that no other rank maps (no supernode peer) is
+    /// anonymous memory advised for transparent huge pages instead of a
+    /// memory file in ordinary pages (`GASNET_OFI_SEGMENT_HUGEPAGES`).
+    SegmentHugepages, accepts "one of auto, on (or yes, 1), off (or no, 0)" {
+        /// Where the provider's profile says it moves RMA data by
+        /// cross-memory attach (`segment_hugepages`: shm), whose kernel
+        /// copy pins the segment's pages, and the kernel's transparent huge
+        /// page mode is `always` or `madvise`.
+        #[default]
+        Auto = "auto",
+        /// On every provider (a no-op where the kernel's mode is `never`).
+        On = "on" | "yes" | "1",
+        /// Never: the segment is a memory file, as where supernode peers
+        /// map it.
         Off = "off" | "no" | "0",
     }
 }
@@ -101,6 +122,8 @@ pub struct RmaConfig {
     /// flight from one peer at most (0: no limit). `None`: the provider
     /// profile's `get_window` (see [`RmaConfig::resolve_get_window`]).
     pub get_window: Option<usize>,
+    /// `GASNET_OFI_SEGMENT_HUGEPAGES`: `auto` (default), `on` or `off`.
+    pub segment_hugepages: SegmentHugepages,
 }
 
 impl RmaConfig {
@@ -193,8 +216,13 @@ profile's window; a number with an optional K, M, G or T suffix)",
             }
             n => n,
         };
+        let text = r.string(SEGMENT_HUGEPAGES, SegmentHugepages::Auto.name());
+        let segment_hugepages = text
+            .parse::<SegmentHugepages>()
+            .map_err(|_| EnvError::new(SEGMENT_HUGEPAGES, &text, SegmentHugepages::ACCEPTED))?;
         Ok(RmaConfig {
             get_bounce,
+            segment_hugepages,
             get_window,
             inject_limit,
             bbuf_size,
@@ -405,6 +433,25 @@ size (4096 bytes; a number with an optional K, M, G or T suffix)"
             err(&[("GASNET_OFI_GET_BOUNCE", "sometimes")]),
             "GASNET_OFI_GET_BOUNCE=\"sometimes\" is not accepted: expected one of auto, on (or yes, \
 1), off (or no, 0)"
+        );
+    }
+
+    #[test]
+    fn segment_hugepages_words() {
+        let c = read(&MapEnv::new()).unwrap();
+        assert_eq!(c.segment_hugepages, SegmentHugepages::Auto);
+        for (v, want) in [
+            ("auto", SegmentHugepages::Auto),
+            ("yes", SegmentHugepages::On),
+            (" off", SegmentHugepages::Off),
+        ] {
+            let c = read(&MapEnv::from([("GASNET_OFI_SEGMENT_HUGEPAGES", v)])).unwrap();
+            assert_eq!(c.segment_hugepages, want, "{v:?}");
+        }
+        assert_eq!(
+            err(&[("GASNET_OFI_SEGMENT_HUGEPAGES", "2M")]),
+            "GASNET_OFI_SEGMENT_HUGEPAGES=\"2M\" is not accepted: expected one of auto, on (or \
+yes, 1), off (or no, 0)"
         );
     }
 

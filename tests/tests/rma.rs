@@ -8,6 +8,8 @@ const RMA: &str = env!("CARGO_BIN_EXE_gex-rma");
 
 #[path = "rma/get_window.rs"]
 mod get_window;
+#[path = "rma/segment_hugepages.rs"]
+mod segment_hugepages;
 
 fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64) -> JobResult {
     job(RMA, n, args, provider, vars, Duration::from_secs(secs))

@@ -31,8 +31,10 @@ pub struct MemoryUse {
     /// Endpoint names gathered at start-up (2 per rank and endpoint set),
     /// kept while the address vector is filled, then freed.
     pub names_at_startup: usize,
-    /// This rank's segment (a shared-memory mapping; resident only where
-    /// touched, counted as shared memory).
+    /// This rank's segment (a shared-memory mapping, counted as shared
+    /// memory; or, where `GASNET_OFI_SEGMENT_HUGEPAGES` put it in huge
+    /// pages, anonymous memory; resident only where touched, 2 MiB at a
+    /// time in huge pages).
     pub segment: usize,
 }
 

@@ -46,6 +46,19 @@ impl<'a> Segment<'a> {
         self.mem.as_ptr()
     }
 
+    /// Whether the segment is anonymous memory advised for transparent huge
+    /// pages (`GASNET_OFI_SEGMENT_HUGEPAGES`; only where no supernode peer
+    /// maps it), rather than a memory file in ordinary pages.
+    pub fn hugepages_advised(&self) -> bool {
+        self.mem.huge_advised()
+    }
+
+    /// Bytes of the segment that huge pages back now (touched pages only;
+    /// read from `/proc/self/smaps`).
+    pub fn huge_page_bytes(&self) -> std::io::Result<u64> {
+        self.mem.huge_page_bytes()
+    }
+
     fn range(&self, offset: usize, len: usize) -> Result<*mut u8, Error> {
         if offset.checked_add(len).is_none_or(|e| e > self.len) {
             return Err(rma::Error::OutOfSegment {

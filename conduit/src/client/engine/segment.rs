@@ -1,5 +1,7 @@
 //! The registered segment: this rank's shared mapping (a `memfd`, which
-//! the ranks of its supernode map too), its registration (one region, or one per
+//! the ranks of its supernode map too; anonymous memory advised for huge
+//! pages where none does and `GASNET_OFI_SEGMENT_HUGEPAGES` asks for them),
+//! its registration (one region, or one per
 //! endpoint set on endpoint-bound providers), and every rank's published
 //! base, size and key per set.
 
@@ -299,9 +301,24 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 setting: self.cfg.max_segsize.to_string(),
             });
         }
+        // Huge pages only where no supernode peer maps the segment (the
+        // kernel gives them to anonymous memory, not to memory files).
+        let huge = self.segment_hugepages && self.pshm.is_none();
         let mem = Arc::new(
-            Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
-                .map_err(|e| Error::map("the segment", size, e))?,
+            if huge {
+                Mapping::anonymous_huge(size)
+            } else {
+                Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
+            }
+            .map_err(|e| Error::map("the segment", size, e))?,
+        );
+        tracing::info!(
+            "the segment: {size} bytes of {}",
+            if mem.huge_advised() {
+                "anonymous memory advised for transparent huge pages"
+            } else {
+                "a memory file in ordinary pages"
+            }
         );
         let regions = self.tp.register(&mem, Access::Remote)?;
         let base = mem.as_ptr() as u64;
@@ -365,5 +382,53 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             .into());
         }
         Ok(self.own_segment()?.peer(0, rank))
+    }
+}
+
+/// Whether a segment that no supernode peer maps is asked for transparent
+/// huge pages (`GASNET_OFI_SEGMENT_HUGEPAGES`), with the reason, for the
+/// start-up log: `on`, always; `off`, never; `auto`, where `profile_says`
+/// (the provider moves RMA data by cross-memory attach) and the kernel's
+/// mode `thp` is `always` or `madvise`.
+pub(super) fn want_hugepages(
+    setting: crate::config::rma::SegmentHugepages,
+    profile_says: bool,
+    thp: Option<crate::hugepages::ThpMode>,
+) -> (bool, String) {
+    use crate::config::rma::SegmentHugepages as S;
+    let mode = thp.map_or("absent", |m| m.name());
+    match setting {
+        S::On => (true, format!("on (kernel mode {mode})")),
+        S::Off => (false, "off".into()),
+        S::Auto if !profile_says => (
+            false,
+            "auto: off (the provider's profile does not ask for them)".into(),
+        ),
+        S::Auto => match thp {
+            Some(m) if m.available() => (true, format!("auto: on (kernel mode {mode})")),
+            _ => (false, format!("auto: off (kernel mode {mode})")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::want_hugepages;
+    use crate::config::rma::SegmentHugepages as S;
+    use crate::hugepages::ThpMode as T;
+
+    #[test]
+    fn auto_asks_for_huge_pages_where_the_profile_and_the_kernel_allow() {
+        assert!(want_hugepages(S::Auto, true, Some(T::Madvise)).0);
+        assert!(want_hugepages(S::Auto, true, Some(T::Always)).0);
+        assert!(!want_hugepages(S::Auto, true, Some(T::Never)).0);
+        assert!(!want_hugepages(S::Auto, true, None).0);
+        assert!(!want_hugepages(S::Auto, false, Some(T::Madvise)).0);
+        assert!(want_hugepages(S::On, false, Some(T::Never)).0);
+        assert!(!want_hugepages(S::Off, true, Some(T::Always)).0);
+        assert_eq!(
+            want_hugepages(S::Auto, true, Some(T::Never)).1,
+            "auto: off (kernel mode never)"
+        );
     }
 }

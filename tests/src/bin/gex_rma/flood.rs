@@ -3,7 +3,9 @@
 //! 1 MiB, then 3 of 6 MiB + 5 bytes (larger than the default window, so
 //! sent in pieces), each checked byte for byte; then the count of get
 //! transfers that waited for the peer's get window (`GET_WINDOW_WAITS`)
-//! and the window in effect (`GASNET_OFI_GET_WINDOW`), with the provider.
+//! and the window in effect (`GASNET_OFI_GET_WINDOW`), with the provider,
+//! whether the segment was advised for huge pages
+//! (`GASNET_OFI_SEGMENT_HUGEPAGES`) and how many of its bytes they back.
 
 use super::{pattern, SEG};
 use conduit::client::{Client, NbiSync};
@@ -43,10 +45,18 @@ pub(crate) fn flood(c: &Client) -> Fallible<String> {
         gets += count;
     }
     let waits = c.stats().get_window_waits - before;
+    // The segment was written whole: where it is in huge pages, every
+    // whole huge page of it is resident.
+    let seg = c.segment()?;
+    let huge = seg
+        .huge_page_bytes()
+        .map_err(|e| fail(format!("reading /proc/self/smaps: {e}")))?;
     c.barrier()?;
     Ok(format!(
-        "ok: {gets} gets in 3 floods checked; GET_WINDOW_WAITS={waits} window={} provider={}",
+        "ok: {gets} gets in 3 floods checked; GET_WINDOW_WAITS={waits} window={} provider={} \
+segment_hugepages={} huge_bytes={huge}",
         c.get_window(),
-        c.provider()
+        c.provider(),
+        seg.hugepages_advised()
     ))
 }
