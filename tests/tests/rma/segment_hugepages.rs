@@ -5,15 +5,6 @@
 use super::run;
 use tests::serial;
 
-/// The kernel's transparent huge page mode (the bracketed word of
-/// /sys/kernel/mm/transparent_hugepage/enabled), if it has one.
-fn thp_mode() -> Option<String> {
-    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
-    let start = text.find('[')? + 1;
-    let end = start + text[start..].find(']')?;
-    Some(text[start..end].to_string())
-}
-
 /// Over shm (its profile asks for huge pages) the default puts a segment
 /// that no supernode peer maps in anonymous memory advised for huge pages,
 /// and the kernel backs it with them where its mode allows; `off` keeps the
@@ -24,8 +15,8 @@ fn thp_mode() -> Option<String> {
 #[test]
 fn the_segment_is_in_huge_pages_where_the_provider_copies_by_cma() {
     let _g = serial();
-    let mode = thp_mode();
-    let kernel_gives = matches!(mode.as_deref(), Some("always" | "madvise"));
+    let mode = conduit::hugepages::thp_mode();
+    let kernel_gives = mode.is_some_and(|m| m.available());
     // (provider, setting, shared-memory path on, segment advised)
     for (p, setting, pshm, advised) in [
         ("shm", None, false, kernel_gives),
