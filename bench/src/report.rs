@@ -59,11 +59,13 @@ pub struct Row {
 pub struct RssParts {
     /// VmRSS, KiB.
     pub total_kib: u64,
-    /// RssAnon: private anonymous pages (heap, buffers), KiB.
+    /// RssAnon: private anonymous pages (heap, buffers, and the segment
+    /// where `GASNET_OFI_SEGMENT_HUGEPAGES` put it in huge pages), KiB.
     pub anon_kib: u64,
     /// RssFile: mapped files (the program and its libraries), KiB.
     pub file_kib: u64,
-    /// RssShmem: shared memory (the segment, shm provider regions), KiB.
+    /// RssShmem: shared memory (the segment as a memory file, shm provider
+    /// regions), KiB.
     pub shmem_kib: u64,
 }
 

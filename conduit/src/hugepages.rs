@@ -14,8 +14,20 @@
 
 use std::io;
 
-/// Bytes of one huge page (x86-64 and aarch64 with 4 KiB base pages).
+/// Bytes of one huge page where the kernel does not say
+/// (`hpage_pmd_size`): x86-64, and aarch64 with 4 KiB base pages.
 pub const HUGE_PAGE: usize = 2 << 20;
+
+/// Bytes of one transparent huge page on this kernel
+/// (`/sys/kernel/mm/transparent_hugepage/hpage_pmd_size`: 2 MiB on x86-64,
+/// 512 MiB on aarch64 with 64 KiB base pages), else [`HUGE_PAGE`].
+pub fn huge_page_size() -> usize {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+        .ok()
+        .and_then(|t| t.trim().parse::<usize>().ok())
+        .filter(|n| n.is_power_of_two())
+        .unwrap_or(HUGE_PAGE)
+}
 
 /// Where the kernel's transparent huge page mode is read.
 const ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";

@@ -60,43 +60,55 @@ impl Mapping {
     /// `MADV_HUGEPAGE`, so that the kernel may back it with transparent
     /// huge pages (where its mode is `always` or `madvise`; see
     /// [`crate::hugepages`]). Pages cost memory once touched, a huge page
-    /// at a time where huge pages back them (reserved without committing
-    /// memory, `MAP_NORESERVE`, as a memory file is). A failed advice is only
-    /// logged: the memory is then in ordinary pages.
+    /// at a time where huge pages back them. Mapped with `MAP_NORESERVE`,
+    /// which the kernel's heuristic overcommit honours; under strict
+    /// overcommit (`vm.overcommit_memory=2`) the whole length is charged at
+    /// once, unlike a memory file's, and a large request may be refused
+    /// where [`Mapping::memfd`] would succeed. A failed advice is only
+    /// logged: the memory is then in ordinary pages
+    /// ([`Mapping::huge_advised`] says which).
     pub fn anonymous_huge(len: usize) -> io::Result<Mapping> {
-        use crate::hugepages::HUGE_PAGE;
+        let huge = crate::hugepages::huge_page_size();
         let len = len.max(1).div_ceil(page_size()) * page_size();
-        // MAP_NORESERVE: committed page by page when touched, as a memory
-        // file is, so a large segment is not refused under strict
-        // overcommit where a memory file would have been mapped.
-        let whole = Self::map(
-            len + HUGE_PAGE,
+        let total = len
+            .checked_add(huge)
+            .ok_or_else(|| io::Error::other("length overflows"))?;
+        // Owned by hand from here: the head and the tail are unmapped
+        // separately, so `whole`'s own unmapping must never run.
+        let whole = std::mem::ManuallyDrop::new(Self::map(
+            total,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
-        )?;
-        let start = whole.ptr.as_ptr() as usize;
-        let head = start.next_multiple_of(HUGE_PAGE) - start;
-        let tail = HUGE_PAGE - head;
-        let first = whole.ptr.as_ptr().wrapping_add(head);
-        // The whole mapping is unmapped on every way out until the trimmed
-        // one owns its middle.
-        for (at, n) in [(whole.ptr.as_ptr(), head), (first.wrapping_add(len), tail)] {
-            if n > 0 {
-                // SAFETY: `at..at + n` lies inside `whole` (head + len +
-                // tail = its length) and outside `first..first + len`;
-                // nothing refers to those bytes.
-                if unsafe { libc::munmap(at.cast(), n) } != 0 {
-                    let e = io::Error::last_os_error();
-                    // Unmap what is left; `whole` must not unmap it again.
-                    std::mem::forget(whole);
-                    // SAFETY: the middle was never handed out.
-                    unsafe { libc::munmap(first.cast(), len) };
-                    return Err(e);
-                }
+        )?);
+        let start = whole.ptr.as_ptr();
+        let head = (start as usize).next_multiple_of(huge) - start as usize;
+        let tail = huge - head;
+        let first = start.wrapping_add(head);
+        let end = start.wrapping_add(total);
+        // The head, then the tail. On a failure, unmap what is still mapped
+        // of the whole (the head failed: all of it; the tail failed: the
+        // middle and the tail) and return the error.
+        for (at, n, rest) in [(start, head, start), (first.wrapping_add(len), tail, first)] {
+            if n == 0 {
+                continue;
+            }
+            // SAFETY: `at..at + n` lies inside the mapping `whole` made
+            // (head + len + tail = total) and outside `first..first + len`;
+            // nothing refers to those bytes.
+            if unsafe { libc::munmap(at.cast(), n) } != 0 {
+                let e = io::Error::last_os_error();
+                // SAFETY: `rest..end` is what is still mapped of the whole
+                // (nothing of it was handed out).
+                unsafe { libc::munmap(rest.cast(), end as usize - rest as usize) };
+                return Err(e);
             }
         }
-        std::mem::forget(whole);
-        let ptr = NonNull::new(first).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        let Some(ptr) = NonNull::new(first) else {
+            // Unreachable (`first` lies inside a mapping the kernel made);
+            // SAFETY: the middle, still mapped and never handed out.
+            unsafe { libc::munmap(first.cast(), len) };
+            return Err(io::Error::other("mmap returned NULL"));
+        };
         let mut m = Mapping {
             ptr,
             len,
@@ -405,33 +417,38 @@ mod tests {
         assert!(err.to_string().contains("fewer than"), "{err}");
     }
 
-    /// A huge mapping starts at a huge-page boundary, and where the
-    /// kernel's mode allows, touching it brings huge pages (the kernel may
-    /// still refuse one when memory is fragmented, so the test asks for at
-    /// least one of four).
+    /// A huge mapping starts at a huge-page boundary, is advised wherever
+    /// the kernel has transparent huge pages at all, and where its mode
+    /// allows, touching it brings huge pages (the kernel may still refuse
+    /// one when memory is fragmented, so the test asks for at least one of
+    /// four).
     #[test]
     fn an_anonymous_huge_mapping_gets_huge_pages_where_the_kernel_allows() {
-        use crate::hugepages::{thp_mode, HUGE_PAGE};
-        let len = 4 * HUGE_PAGE;
+        use crate::hugepages::{huge_page_size, thp_mode};
+        let huge = huge_page_size();
+        let len = 4 * huge;
         let m = Mapping::anonymous_huge(len).unwrap();
-        assert_eq!(m.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(m.as_ptr() as usize % huge, 0);
         assert_eq!(m.len(), len);
-        assert!(m.huge_advised());
+        let mode = thp_mode();
+        // Without transparent huge pages in the kernel, the advice fails.
+        assert_eq!(m.huge_advised(), mode.is_some(), "mode {mode:?}");
         assert!(!Mapping::anonymous(len).unwrap().huge_advised());
-        for at in (0..len).step_by(4096) {
+        for at in (0..len).step_by(page_size()) {
             // SAFETY: inside the mapping, which this test owns.
             unsafe { *m.as_ptr().add(at) = 1 };
         }
-        let huge = m.huge_page_bytes().unwrap();
-        match thp_mode() {
+        let backed = m.huge_page_bytes().unwrap();
+        match mode {
             Some(mode) if mode.available() => assert!(
-                huge >= HUGE_PAGE as u64,
-                "transparent huge pages are {}, yet none backs 8 MiB advised with MADV_HUGEPAGE",
+                backed >= huge as u64,
+                "transparent huge pages are {}, yet none backs {len} bytes advised with \
+                 MADV_HUGEPAGE",
                 mode.name()
             ),
-            other => assert_eq!(huge, 0, "mode {other:?}"),
+            other => assert_eq!(backed, 0, "mode {other:?}"),
         }
-        assert!(huge <= len as u64);
+        assert!(backed <= len as u64);
     }
 
     #[test]

@@ -203,8 +203,7 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     pub get_bounce: Option<Bounce<T::Region>>,
     /// The window on gets in flight per peer (`GASNET_OFI_GET_WINDOW`).
     pub get_window: Option<get_window::GetWindow>,
-    /// A segment that no supernode peer maps is asked for transparent huge
-    /// pages (`GASNET_OFI_SEGMENT_HUGEPAGES`).
+    /// Huge pages for a segment no supernode peer maps (`segment.rs`).
     pub segment_hugepages: bool,
     pub barrier: M::Lock<Barrier>,
     /// The barrier's messages not sent yet (`barrier::send_unsent`).
@@ -407,15 +406,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             cfg.rma
                 .resolve_get_window(crate::profile::lookup(&facts.provider).get_window),
         );
-        let (segment_hugepages, why) = segment::want_hugepages(
-            cfg.rma.segment_hugepages,
-            crate::profile::lookup(&facts.provider).segment_hugepages == Some(true),
-            crate::hugepages::thp_mode(),
-        );
-        tracing::info!(
-            "{}: huge pages for a segment no supernode peer maps (GASNET_OFI_SEGMENT_HUGEPAGES): {why}",
-            facts.provider
-        );
+        let segment_hugepages = segment::segment_hugepages(&cfg, &facts.provider);
         let core = Core {
             limits: SendLimits {
                 rank,

@@ -303,21 +303,33 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         // Huge pages only where no supernode peer maps the segment (the
         // kernel gives them to anonymous memory, not to memory files).
-        let huge = self.segment_hugepages && self.pshm.is_none();
-        let mem = Arc::new(
-            if huge {
-                Mapping::anonymous_huge(size)
-            } else {
-                Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
+        let memfd = || {
+            Mapping::memfd(size, &format!("gasnet-ofi-segment-{}", self.rank))
+                .map_err(|e| Error::map("the segment", size, e))
+        };
+        let mem = Arc::new(if self.segment_hugepages && self.pshm.is_none() {
+            match Mapping::anonymous_huge(size) {
+                Ok(m) => m,
+                Err(e) => {
+                    // E.g. strict overcommit, which charges anonymous
+                    // memory whole and a memory file page by page.
+                    tracing::warn!(
+                        "the segment: {size} bytes of anonymous memory for huge pages \
+                         (GASNET_OFI_SEGMENT_HUGEPAGES) could not be mapped ({e}); using a \
+                         memory file in ordinary pages"
+                    );
+                    memfd()?
+                }
             }
-            .map_err(|e| Error::map("the segment", size, e))?,
-        );
+        } else {
+            memfd()?
+        });
         tracing::info!(
             "the segment: {size} bytes of {}",
-            if mem.huge_advised() {
-                "anonymous memory advised for transparent huge pages"
-            } else {
-                "a memory file in ordinary pages"
+            match (mem.fd().is_some(), mem.huge_advised()) {
+                (true, _) => "a memory file in ordinary pages",
+                (false, true) => "anonymous memory advised for transparent huge pages",
+                (false, false) => "anonymous memory in ordinary pages (the advice failed)",
             }
         );
         let regions = self.tp.register(&mem, Access::Remote)?;
@@ -383,6 +395,27 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         Ok(self.own_segment()?.peer(0, rank))
     }
+}
+
+/// Whether a segment that no supernode peer maps is asked for transparent
+/// huge pages (`GASNET_OFI_SEGMENT_HUGEPAGES`) on `provider`; the choice
+/// and its reason are logged (`want_hugepages`).
+pub(super) fn segment_hugepages(cfg: &crate::config::Config, provider: &str) -> bool {
+    let (want, why) = want_hugepages(
+        cfg.rma.segment_hugepages,
+        crate::profile::lookup(provider).segment_hugepages == Some(true),
+        crate::hugepages::thp_mode(),
+    );
+    tracing::info!(
+        "{provider}: huge pages for a segment that no supernode peer maps \
+         (GASNET_OFI_SEGMENT_HUGEPAGES): {why}{}",
+        if want && cfg.pshm.enabled() {
+            "; with the shared-memory path on, a segment its peers map stays a memory file"
+        } else {
+            ""
+        }
+    );
+    want
 }
 
 /// Whether a segment that no supernode peer maps is asked for transparent
