@@ -15,6 +15,20 @@ fn run(n: usize, args: &[&str], provider: &str, vars: &[(&str, &str)], secs: u64
     job(RMA, n, args, provider, vars, Duration::from_secs(secs))
 }
 
+/// The value of the first word `name=value` in `out`.
+fn word<'a>(out: &'a str, name: &str) -> Option<&'a str> {
+    out.split_whitespace()
+        .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// A 2-rank `gex-rma <mode>` job over `provider` with `var=value` fails,
+/// and its error output holds `message`.
+fn refused(mode: &str, provider: &str, var: &str, value: &str, message: &str) {
+    let r = run(2, &[mode], provider, &[(var, value)], 60);
+    assert_ne!(r.code, Some(0), "{var}={value}: {}", r.stdout);
+    assert!(r.stderr.contains(message), "{var}={value}: {}", r.stderr);
+}
+
 #[test]
 fn every_form_and_size_with_every_put_path() {
     let _g = serial();
@@ -159,31 +173,18 @@ fn gets_at_slow_offsets_go_through_the_get_bounce_buffers() {
         "shared: {}",
         r.stdout
     );
-    let r = run(
-        2,
-        &["skews"],
+    refused(
+        "skews",
         "shm",
-        &[("GASNET_OFI_GET_BOUNCE", "often")],
-        60,
-    );
-    assert_ne!(r.code, Some(0), "{}", r.stdout);
-    assert!(
-        r.stderr.contains(
-            "GASNET_OFI_GET_BOUNCE=\"often\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)"
-        ),
-        "{}",
-        r.stderr
+        "GASNET_OFI_GET_BOUNCE",
+        "often",
+        "GASNET_OFI_GET_BOUNCE=\"often\" is not accepted: expected one of auto, on (or yes, 1), off (or no, 0)",
     );
 }
 
-/// The value of `name=` in a line of `gex-rma all`.
+/// The number of `name=` in a line of `gex-rma all`.
 fn field(out: &str, name: &str) -> Option<u64> {
-    out.split(&format!("{name}="))
-        .nth(1)?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    word(out, name)?.parse().ok()
 }
 
 /// `GASNET_OFI_RMA_POLL_FREQ`: a round of progress on the queues RMA

@@ -1,7 +1,7 @@
 //! The get window (`GASNET_OFI_GET_WINDOW`) over real providers: floods
 //! of gets by `gex-rma flood`.
 
-use super::run;
+use super::{refused, run, word};
 use tests::serial;
 
 /// `GASNET_OFI_GET_WINDOW`: over tcp;ofi_rxm (its profile's 2 MiB window)
@@ -41,35 +41,25 @@ fn get_floods_keep_to_the_get_window() {
             .unwrap_or_default();
         assert!(line.starts_with(ok), "{what}: {line}");
         let field = |name: &str| {
-            line.split(' ')
-                .find_map(|w| w.strip_prefix(name))
-                .unwrap_or_else(|| panic!("{what}: no {name} in {line}"))
+            word(line, name).unwrap_or_else(|| panic!("{what}: no {name}= in {}", line))
         };
-        let provider = field("provider=");
+        let provider = field("provider");
         let want = want.unwrap_or(match provider {
             "tcp;ofi_rxm" => 2 << 20,
             _ => 0,
         });
-        assert_eq!(field("window="), want.to_string(), "{what}: {line}");
-        let waits: u64 = field("GET_WINDOW_WAITS=")
+        assert_eq!(field("window"), want.to_string(), "{what}: {line}");
+        let waits: u64 = field("GET_WINDOW_WAITS")
             .parse()
             .unwrap_or_else(|_| panic!("{what}: {line}"));
         assert_eq!(waits > 0, want > 0, "{what}: {line}");
     }
-    let r = run(
-        2,
-        &["flood"],
+    refused(
+        "flood",
         "tcp",
-        &[("GASNET_OFI_GET_WINDOW", "4096")],
-        60,
-    );
-    assert_ne!(r.code, Some(0), "{}", r.stdout);
-    assert!(
-        r.stderr.contains(
-            "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size of \
-at least 64K (unset: the provider profile's window; a number with an optional K, M, G or T suffix)"
-        ),
-        "{}",
-        r.stderr
+        "GASNET_OFI_GET_WINDOW",
+        "4096",
+        "GASNET_OFI_GET_WINDOW=\"4096\" is not accepted: expected 0 (no limit) or a size of \
+at least 64K (unset: the provider profile's window; a number with an optional K, M, G or T suffix)",
     );
 }

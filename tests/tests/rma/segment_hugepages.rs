@@ -2,7 +2,7 @@
 //! over real providers: floods of gets by `gex-rma flood`, checked byte for
 //! byte, with the segment in huge pages and in ordinary pages.
 
-use super::run;
+use super::{refused, run, word};
 use tests::serial;
 
 /// Over shm (its profile asks for huge pages) the default puts a segment
@@ -45,18 +45,15 @@ fn the_segment_is_in_huge_pages_where_the_provider_copies_by_cma() {
             .collect();
         assert_eq!(lines.len(), 1, "{what}: {}", r.stdout);
         let field = |name: &str| {
-            lines[0]
-                .split(' ')
-                .find_map(|w| w.strip_prefix(name))
-                .unwrap_or_else(|| panic!("{what}: no {name} in {}", lines[0]))
+            word(lines[0], name).unwrap_or_else(|| panic!("{what}: no {name}= in {}", lines[0]))
         };
         assert_eq!(
-            field("segment_hugepages="),
+            field("segment_hugepages"),
             advised.to_string(),
             "{what}: {}",
             lines[0]
         );
-        let huge: u64 = field("huge_bytes=").parse().unwrap();
+        let huge: u64 = field("huge_bytes").parse().unwrap();
         if advised && kernel_gives {
             // 16 MiB written whole: at least one 2 MiB page (the kernel may
             // refuse some when memory is fragmented).
@@ -70,20 +67,12 @@ fn the_segment_is_in_huge_pages_where_the_provider_copies_by_cma() {
             assert_eq!(huge, 0, "{what}: {}", lines[0]);
         }
     }
-    let r = run(
-        2,
-        &["flood"],
+    refused(
+        "flood",
         "shm",
-        &[("GASNET_OFI_SEGMENT_HUGEPAGES", "2M")],
-        60,
-    );
-    assert_ne!(r.code, Some(0), "{}", r.stdout);
-    assert!(
-        r.stderr.contains(
-            "GASNET_OFI_SEGMENT_HUGEPAGES=\"2M\" is not accepted: expected one of auto, on (or \
-yes, 1), off (or no, 0)"
-        ),
-        "{}",
-        r.stderr
+        "GASNET_OFI_SEGMENT_HUGEPAGES",
+        "2M",
+        "GASNET_OFI_SEGMENT_HUGEPAGES=\"2M\" is not accepted: expected one of auto, on (or \
+yes, 1), off (or no, 0)",
     );
 }
