@@ -13,34 +13,32 @@
 
 use crate::client::Error;
 use crate::mem::Mapping;
-use crate::ofi::{AddressVector, AtomicArgs, CompletionQueue, Domain, Endpoint, FiAddr, OfiError};
+use crate::ofi::{
+    AddressVector, AtomicArgs, CompletionQueue, Domain, Endpoint, FiAddr, MemoryRegion, OfiError,
+};
 use crate::transport::{
     Access, AtomicBufs, Completion, Context, Cq, Ep, Facts, Polled, PostError, Side, Transport,
 };
 use ofi_sys as sys;
 use rma::atomic::{AtomicType, Native};
 use std::mem::MaybeUninit;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod addr;
 mod atomic_ops;
 use atomic_ops::{call, datatype, fi_op};
-mod debug;
 mod flags;
 mod lock;
 mod open;
 mod reading;
 mod region;
-mod setup;
-mod tuning;
-use addr::{ep_index, lookup, Senders};
+use addr::{ep_index, lookup, Senders, EPS};
 
 pub use lock::{DomainLock, Synced, Tally, Unsynced};
 pub use open::OfiNetwork;
 pub(crate) use open::{pack_names, unpack_names};
 pub use region::{Desc, OfiRegion};
-pub use tuning::MAX_BATCH;
 
 struct OfiSet {
     /// Request, reply (which RMA uses too).
@@ -105,6 +103,27 @@ pub struct OfiTransport<L: DomainLock = Unsynced> {
     rx_idle: Box<[L::Tally]>,
 }
 
+/// With `quiet_reply_queue`, the reply queue is read every round for this
+/// many rounds after a request was sent (a round trip takes a few to a
+/// few tens of rounds)...
+const REPLY_WINDOW: usize = 256;
+
+/// ...and afterwards, while no post of the reply endpoint owes a
+/// completion, once in this many rounds (a later reply still arrives).
+const RX_IDLE_READ: usize = 16;
+
+/// An idle round reads the TX queue once in this many.
+const TX_IDLE_READ: usize = 64;
+
+impl<L: DomainLock> std::fmt::Debug for OfiTransport<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfiTransport")
+            .field("provider", &self.facts.provider)
+            .field("sets", &self.nsets)
+            .finish()
+    }
+}
+
 fn post_error(e: OfiError) -> PostError {
     if e.is_again() {
         PostError::Again
@@ -114,6 +133,11 @@ fn post_error(e: OfiError) -> PostError {
         PostError::Failed(e)
     }
 }
+
+/// Most completions read per queue per call: one chunk on the poll loop's
+/// stack (a poll reads up to `GASNET_OFI_NUM_COMPLETIONS` in chunks; a
+/// 64-entry chunk made the loop's frame 6 KiB and 8-byte puts 3% slower).
+pub const MAX_BATCH: usize = 16;
 
 impl<L: DomainLock> OfiTransport<L> {
     #[inline]
@@ -199,7 +223,26 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     }
 
     fn connect(&mut self, names: &[Vec<u8>]) -> Result<(), Error> {
-        self.connect_names(names)
+        let per = EPS * self.nsets;
+        if self.own_only {
+            let b = names.get(self.rank).ok_or(Error::Published {
+                rank: self.rank,
+                what: "set of endpoint names",
+            })?;
+            let own = unpack_names(self.rank, per, b)?;
+            let _g = self.lock.enter();
+            let got = self.av.insert(&own)?;
+            self.addrs = vec![sys::FI_ADDR_NOTAVAIL_VALUE; names.len() * per];
+            self.addrs[self.rank * per..(self.rank + 1) * per].copy_from_slice(&got);
+            return Ok(());
+        }
+        let mut all: Vec<&[u8]> = Vec::with_capacity(names.len() * per);
+        for (r, b) in names.iter().enumerate() {
+            all.extend(unpack_names(r, per, b)?);
+        }
+        let _g = self.lock.enter();
+        self.addrs = self.av.insert(&all)?;
+        Ok(())
     }
 
     fn keep_alive(&mut self, set: usize, mem: Arc<Mapping>) {
@@ -209,7 +252,33 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     }
 
     fn register(&self, mem: &Arc<Mapping>, access: Access) -> Result<Vec<OfiRegion>, Error> {
-        self.register_mapping(mem, access)
+        let bits = match access {
+            Access::LocalRead => sys::FI_WRITE | sys::FI_READ,
+            Access::Remote => {
+                sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE | sys::FI_READ | sys::FI_WRITE
+            }
+        } as u64;
+        let _g = self.lock.enter();
+        let mut out = Vec::new();
+        let bound: Vec<Option<&Endpoint>> = if self.facts.mr_endpoint {
+            self.sets
+                .iter()
+                .map(|s| Some(&s.eps[ep_index(Ep::Rma)]))
+                .collect()
+        } else {
+            vec![None]
+        };
+        for ep in bound {
+            let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+            out.push(MemoryRegion::register(
+                &self.domain,
+                mem.clone(),
+                bits,
+                key,
+                ep,
+            )?);
+        }
+        Ok(out)
     }
 
     #[inline]
@@ -345,7 +414,12 @@ unsafe impl<L: DomainLock> Transport for OfiTransport<L> {
     }
 
     fn atomic_valid(&self, set: usize, ty: AtomicType, native: Native) -> bool {
-        self.native_atomic_valid(set, ty, native)
+        if !self.facts.atomic {
+            return false;
+        }
+        let _g = self.lock.enter();
+        self.ep(set, Ep::Rma)
+            .atomic_valid(call(native.call), datatype(ty), fi_op(native.op))
     }
 
     #[inline]

@@ -2,8 +2,9 @@
 //! be in it, entries converted to [`Completion`]s (AM receives, landings
 //! of remote writes with CQ data, sends and RMA), error entries.
 
-use super::tuning::{MAX_BATCH, REPLY_WINDOW, RX_IDLE_READ, TX_IDLE_READ};
-use super::{flags, DomainLock, OfiTransport, Tally};
+use super::{
+    flags, DomainLock, OfiTransport, Tally, MAX_BATCH, REPLY_WINDOW, RX_IDLE_READ, TX_IDLE_READ,
+};
 use crate::client::Error;
 use crate::ofi::{CompletionQueue, CqEntry, CqRead};
 use crate::transport::{Completion, Context, ErrorCompletion, Polled};
