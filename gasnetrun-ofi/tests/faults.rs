@@ -38,26 +38,6 @@ fn start(t: &str, provider: (&str, &str), args: &[&str], timeout: &str) -> Job {
     )
 }
 
-/// The pids of the job's ranks (processes running gex-am with token `t`).
-fn rank_pids(t: &str, n: usize, within: Duration) -> Vec<i32> {
-    let am = gex_am();
-    let end = Instant::now() + within;
-    loop {
-        let pids: Vec<i32> = processes_with(t)
-            .into_iter()
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.starts_with(am.as_bytes()))
-            })
-            .collect();
-        if pids.len() >= n {
-            return pids;
-        }
-        assert!(Instant::now() < end, "the ranks did not start: {pids:?}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 /// The job ended as a rank's SIGKILL should end it: exit 137, one line
 /// naming that rank, nothing left.
 fn ended_by_kill(d: &Done, what: &str, objects: &[String]) {
@@ -84,7 +64,7 @@ fn kill_9_of_a_rank_during_start_up_and_during_a_flood() {
         // Start-up: as soon as the ranks exist.
         let t = token("kill-start");
         let job = start(&t, p, &["core"], "5");
-        let victim = rank_pids(&t, 4, DEADLINE)[2];
+        let victim = rank_pids(&t, &gex_am(), 4, DEADLINE, "")[2];
         let _ = kill(Pid::from_raw(victim), Signal::SIGKILL);
         let d = job.wait(DEADLINE);
         ended_by_kill(&d, &format!("{} start-up", p.0), &objects);
@@ -92,7 +72,7 @@ fn kill_9_of_a_rank_during_start_up_and_during_a_flood() {
         // A flood long enough to be in the middle of it.
         let t = token("kill-flood");
         let job = start(&t, p, &["flood", "5000000", "100000"], "5");
-        let victim = rank_pids(&t, 4, DEADLINE)[1];
+        let victim = rank_pids(&t, &gex_am(), 4, DEADLINE, "")[1];
         std::thread::sleep(Duration::from_millis(1500));
         let killed = Instant::now();
         let _ = kill(Pid::from_raw(victim), Signal::SIGKILL);

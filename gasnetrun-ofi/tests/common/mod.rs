@@ -107,6 +107,36 @@ pub fn processes_with(token: &str) -> Vec<i32> {
     })
 }
 
+/// The pids of the job's ranks: at least `n` processes marked `token`
+/// whose command line starts with `program`, waited for up to `within`;
+/// fails with `context` (e.g. the spawner) and the pids found otherwise.
+pub fn rank_pids(
+    token: &str,
+    program: &str,
+    n: usize,
+    within: Duration,
+    context: &str,
+) -> Vec<i32> {
+    let end = Instant::now() + within;
+    loop {
+        let pids: Vec<i32> = processes_with(token)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with(program.as_bytes()))
+            })
+            .collect();
+        if pids.len() >= n {
+            return pids;
+        }
+        assert!(
+            Instant::now() < end,
+            "{context}the ranks did not start: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Every process of the job is gone (waits up to 3 s for the last ones to
 /// be reaped); kills and fails otherwise.
 pub fn assert_no_survivors(token: &str) {

@@ -2,9 +2,7 @@
 //! of the launcher itself: the job ends, and nothing is left behind (no
 //! object in /dev/shm, no pid directory, no process).
 
-use super::common::{
-    example_arg, processes_with, serial, shm_objects, shm_objects_added, token, Job,
-};
+use super::common::{example_arg, rank_pids, serial, shm_objects, shm_objects_added, token, Job};
 use super::{need_mpirun, DEADLINE, TEMPLATE};
 use std::time::Duration;
 
@@ -80,24 +78,7 @@ fn flood_under(spawner: &str, var: &str, am: &str, t: &str) -> (Job, Vec<i32>) {
             ("GASNET_QUIET", "1"),
         ],
     );
-    let end = std::time::Instant::now() + DEADLINE;
-    let ranks = loop {
-        let pids: Vec<i32> = processes_with(t)
-            .into_iter()
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.starts_with(am.as_bytes()))
-            })
-            .collect();
-        if pids.len() >= 4 {
-            break pids;
-        }
-        assert!(
-            std::time::Instant::now() < end,
-            "{spawner}: the ranks did not start: {pids:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let ranks = rank_pids(t, am, 4, DEADLINE, &format!("{spawner}: "));
     // In the middle of the flood: every rank has its endpoints.
     std::thread::sleep(Duration::from_millis(1500));
     (job, ranks)
