@@ -140,6 +140,21 @@ impl Opts {
             .min(self.iters.max(1))
     }
 
+    /// Round trips of the `fi_pingpong` run beside the figures of `size`:
+    /// as many messages as the figure of that size with the most, the AM
+    /// Short round trip's `--iters` where it is measured (8 bytes, with
+    /// `--tests am`: `am_rtt`), else [`flood_count`](Self::flood_count).
+    /// A small `--flood-bytes` shortens the floods, not the raw figure
+    /// the round trip is compared with.
+    pub fn pingpong_count(&self, size: usize, am_rtt: bool) -> usize {
+        let floods = self.flood_count(size);
+        if am_rtt {
+            floods.max(self.iters.max(1))
+        } else {
+            floods
+        }
+    }
+
     /// Messages in flight in the tagged bandwidth test of `size`-byte
     /// payloads: min(--window, max(1, --flood-bytes / size)).
     pub fn window_for(&self, size: usize) -> usize {
@@ -172,7 +187,14 @@ mod test {
         assert_eq!(o.json.as_deref(), Some("-"));
         assert_eq!(o.flood_count(8), 10_000);
         assert_eq!(o.flood_count(4 << 20), 16);
+        assert_eq!(o.pingpong_count(8, true), 10_000);
         assert_eq!(o.plot, None);
+        // A short flood leaves the round trip's raw figure its --iters.
+        let o = Opts::parse_from(["gex-bench", "--iters", "50000", "--flood-bytes", "64"]);
+        assert_eq!(o.flood_count(8), 16);
+        assert_eq!(o.pingpong_count(8, true), 50_000);
+        assert_eq!(o.pingpong_count(8, false), 16);
+        assert_eq!(o.pingpong_count(1 << 20, false), 16);
         let o = Opts::parse_from(["gex-bench", "--tests", "tagged", "--flood-bytes", "1m"]);
         assert_eq!(o.tests, vec![TestKind::Tagged]);
         assert_eq!((o.window_for(8), o.window_for(64 << 10)), (64, 16));

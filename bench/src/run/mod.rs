@@ -109,9 +109,10 @@ impl Bench<'_> {
     fn raw(&mut self, pp: Option<&Pingpong>, errors: &mut Vec<String>) -> Fallible<()> {
         if let (true, Some(pp)) = (self.rank0(), pp) {
             let deadline = Duration::from_secs(300);
-            // One fi_pingpong run per size, with as many iterations as
-            // the conduit's figures of that size (floods and by-size
-            // latencies use flood_count; the AM round trip --iters).
+            // One fi_pingpong run per size, with as many round trips as
+            // the conduit's figure of that size with the most messages
+            // (floods and by-size latencies use flood_count; the AM
+            // round trip --iters: `Opts::pingpong_count`).
             let mut wanted: Vec<usize> = self
                 .figs
                 .0
@@ -122,7 +123,12 @@ impl Bench<'_> {
             wanted.sort_unstable();
             wanted.dedup();
             for size in wanted {
-                let iters = self.o.flood_count(size);
+                let am_rtt = self
+                    .figs
+                    .0
+                    .iter()
+                    .any(|f| f.test == "am_short_rtt" && f.size == Some(size));
+                let iters = self.o.pingpong_count(size, am_rtt);
                 match pp.run(size, iters, deadline) {
                     Ok(r) => {
                         self.pp_start_up.push(StartUp::of(size, &r));
@@ -310,7 +316,10 @@ pub fn run(c: &Client, o: &Opts) -> Fallible<Option<Report>> {
         match o.pingpong.clone().or_else(crate::pingpong::find_binary) {
             Some(b) => {
                 let p = Pingpong::for_provider(&b, &provider);
-                let how = p.describe(8, o.iters);
+                // The 8-byte run's command lines (the AM round trip's,
+                // where it is measured).
+                let am = o.tests.contains(&TestKind::Am);
+                let how = p.describe(8, o.pingpong_count(8, am));
                 (Some(p), how)
             }
             None => (None, "fi_pingpong not found on PATH".to_string()),
