@@ -41,7 +41,8 @@ testam=$build/smp-conduit/testam
 if [ ! -x "$testam" ]; then
   [ -f "$src/gasnet_pshm.c" ] || { echo "bench-gasnet-smp: $src/gasnet_pshm.c is missing: give a GASNet-1 source tree with PSHM" >&2; exit 2; }
   sed -i 's/^#ifndef GASNET_PSHM \/\* Otherwise file is empty \*\//#if GASNET_PSHM \/* Otherwise file is empty *\//' "$src/gasnet_pshm.c"
-  [ -x "$src/configure" ] || (cd "$src" && ./Bootstrap)
+  [ -x "$src/configure" ] || (cd "$src" && ./Bootstrap >bootstrap.log 2>&1) ||
+    { echo "bench-gasnet-smp: Bootstrap failed: see $src/bootstrap.log" >&2; exit 1; }
   mkdir -p "$build"
   (cd "$build" && CC="gcc -fgnu89-inline -fcommon" "$src/configure" --disable-mpi --disable-udp \
       --disable-ibv --disable-ofi --disable-psm --disable-mxm --disable-portals4 --enable-smp \

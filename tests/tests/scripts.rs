@@ -166,6 +166,61 @@ fn bench_gasnet_smp_refuses_bad_arguments() {
 }
 
 #[test]
+fn bench_issue15_refuses_bad_arguments() {
+    for (args, want) in [
+        (
+            &["/tmp/out", "0"][..],
+            "bench-issue15: ROUNDS '0' is not a positive whole number",
+        ),
+        (
+            &["/tmp/out", "2", "999"][..],
+            "bench-issue15: ITERS '999' is below 1000 (too few operations to time)",
+        ),
+        (
+            &["/tmp/out", "2", "many"][..],
+            "bench-issue15: ITERS 'many' is not a positive whole number",
+        ),
+    ] {
+        let (code, err) = run("bench-issue15.sh", args);
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.trim_end(), want);
+    }
+    // The binaries come from $CARGO_TARGET_DIR; missing ones are named
+    // with the command that builds them.
+    let mut cmd = Command::new("bash");
+    cmd.arg(script("bench-issue15.sh"))
+        .arg("/tmp/out")
+        .env("CARGO_TARGET_DIR", "/nonexistent-target");
+    let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bench-issue15: /nonexistent-target/release/gasnetrun-ofi is missing: cargo build \
+         --release -p bench -p gasnetrun-ofi && cargo build --release -p conduit --example shm_floor"
+    );
+    // The summary refuses a directory without a run's output.
+    let empty = std::env::temp_dir().join(format!("bench-issue15-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = tests::run_with_deadline(
+        Command::new("python3")
+            .arg(script("bench-issue15-summary.py"))
+            .arg(&empty),
+        Duration::from_secs(60),
+    );
+    std::fs::remove_dir_all(&empty).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "bench-issue15-summary: no <round>-samehost.txt in {}",
+            empty.display()
+        )
+    );
+}
+
+#[test]
 fn gasnet1_tests_refuses_bad_arguments() {
     let (code, err) = run("gasnet1-tests.sh", &["/nonexistent-gasnet"]);
     assert_eq!(code, Some(2), "{err}");
