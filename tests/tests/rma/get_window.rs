@@ -4,7 +4,7 @@
 use super::{refused, run, word};
 use tests::serial;
 
-/// `GASNET_OFI_GET_WINDOW`: over tcp;ofi_rxm (its profile's 2 MiB window)
+/// `GASNET_OFI_GET_WINDOW`: over tcp;ofi_rxm (its profile's 4 MiB window)
 /// floods of gets wait for the window and arrive whole; over libfabric
 /// 2.x's native tcp and over shm (no window in their profiles) and with
 /// the window off (0) none waits; a window smaller than a flood's gets
@@ -45,7 +45,7 @@ fn get_floods_keep_to_the_get_window() {
         };
         let provider = field("provider");
         let want = want.unwrap_or(match provider {
-            "tcp;ofi_rxm" => 2 << 20,
+            "tcp;ofi_rxm" => 4 << 20,
             _ => 0,
         });
         assert_eq!(field("window"), want.to_string(), "{what}: {line}");

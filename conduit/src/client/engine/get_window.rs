@@ -7,7 +7,7 @@
 //! and both copies (into the socket's buffers and out of them) slow down:
 //! 0.81-0.86x the puts of the same flood, against 0.92-1.02x with 2 to
 //! 4 MiB in flight per peer (docs/PERFORMANCE.md, "A window on gets in
-//! flight"; the profile's window is 2 MiB). Where the window is on, a
+//! flight"; the profile's window is 4 MiB). Where the window is on, a
 //! get's transfer that would take a peer past it waits, progressing, for
 //! earlier ones to end (nothing in flight from the peer: it goes whatever
 //! its size); a get larger than half the window travels in pieces of half
