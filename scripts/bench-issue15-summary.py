@@ -5,6 +5,7 @@ its target and whether the median meets it.
 
     python3 scripts/bench-issue15-summary.py OUT
 """
+import functools
 import glob
 import os
 import re
@@ -16,9 +17,12 @@ ROW = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=None)
 def table(path):
     """gex-bench's table: {(test, size): (ours, raw, ratio, paired)}."""
     rows = {}
+    if not os.path.isfile(path):
+        sys.exit(f"bench-issue15-summary: {path} is missing (an interrupted run?)")
     with open(path) as f:
         for line in f:
             m = ROW.match(line)
@@ -26,6 +30,16 @@ def table(path):
                 num = lambda s: float(s) if s != "-" else None
                 rows[(m[1], m[2])] = (float(m[3]), num(m[4]), num(m[5]), num(m[6]))
     return rows
+
+
+def cell(path, test, size, column):
+    """One figure of a table: column 0 ours, 3 the paired ratio."""
+    row = table(path).get((test, size))
+    if row is None:
+        sys.exit(f"bench-issue15-summary: {path} has no {test} row of size {size} (a failed or partial gex-bench run)")
+    if row[column] is None:
+        sys.exit(f"bench-issue15-summary: {path}: {test} of size {size} has no ratio to fi_pingpong (did fi_pingpong run? apt-get install libfabric-bin)")
+    return row[column]
 
 
 def rss_start(path):
@@ -52,10 +66,10 @@ def main():
     if not rounds:
         sys.exit(f"bench-issue15-summary: no <round>-samehost.txt in {out}")
     # (label, target description, holds(value), per-round value function)
-    ours = lambda path, t, s: lambda r: table(f"{out}/{r}-{path}.txt")[(t, s)][0]
-    paired = lambda path, t, s: lambda r: table(f"{out}/{r}-{path}.txt")[(t, s)][3]
+    ours = lambda path, t, s: lambda r: cell(f"{out}/{r}-{path}.txt", t, s, 0)
+    paired = lambda path, t, s: lambda r: cell(f"{out}/{r}-{path}.txt", t, s, 3)
     ratio = lambda path, a, b: lambda r: (
-        table(f"{out}/{r}-{path}.txt")[a][0] / table(f"{out}/{r}-{path}.txt")[b][0]
+        cell(f"{out}/{r}-{path}.txt", *a, 0) / cell(f"{out}/{r}-{path}.txt", *b, 0)
     )
     mb = ("1048576",)
     figures = [
@@ -72,7 +86,7 @@ def main():
             (f"{name}: 1 MiB NBI get / put, spread", ">= 0.9", lambda v: v >= 0.9,
              ratio(path, ("get_nbi_bw_spread", *mb), ("put_nbi_bw_spread", *mb))),
             (f"{name}: 8 B NBI put rate / issue's {base} MB/s", ">= 5", lambda v: v >= 5,
-             lambda r, p=path, b=base: table(f"{out}/{r}-{p}.txt")[("put_nbi_bw", "8")][0] / b),
+             lambda r, p=path, b=base: cell(f"{out}/{r}-{p}.txt", "put_nbi_bw", "8", 0) / b),
             (f"{name}: AM Short round trip / 2 fi_pingpong one-way (paired)", "<= 1.0", lambda v: v <= 1.0,
              paired(path, "am_short_rtt", "8")),
             (f"{name}: AM Short round trip, us", "", None, ours(path, "am_short_rtt", "8")),
@@ -81,12 +95,16 @@ def main():
                     None, lambda r: rss_start(f"{out}/{r}-tcp.txt") / 1024))
     for label in ("flags in one cache line", "flags in two cache lines", "two shared-memory rings"):
         figures.append((f"shm_floor: {label}, us", "", None, lambda r, l=label: floor(f"{out}/{r}-floor.txt")[l]))
-    print(f"issue 15's figures over {len(rounds)} rounds in {out}: median [min .. max] per round, target, held?")
+    # Every figure is read before anything is printed, so a partial run
+    # ends with its error alone.
+    lines = []
     for label, target, holds, value in figures:
         vals = [value(r) for r in rounds]
         med = statistics.median(vals)
         verdict = "" if holds is None else ("yes" if holds(med) else "NO")
-        print(f"  {label:62} {med:9.4g} [{min(vals):.4g} .. {max(vals):.4g}]  {target:8} {verdict}")
+        lines.append(f"  {label:62} {med:9.4g} [{min(vals):.4g} .. {max(vals):.4g}]  {target:8} {verdict}")
+    print(f"issue 15's figures over {len(rounds)} rounds in {out}: median [min .. max] per round, target, held?")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

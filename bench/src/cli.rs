@@ -147,11 +147,11 @@ impl Opts {
     /// A small `--flood-bytes` shortens the floods, not the raw figure
     /// the round trip is compared with.
     pub fn pingpong_count(&self, size: usize, am_rtt: bool) -> usize {
-        let floods = self.flood_count(size);
+        // A flood never has more than --iters messages.
         if am_rtt {
-            floods.max(self.iters.max(1))
+            self.iters.max(1)
         } else {
-            floods
+            self.flood_count(size)
         }
     }
 

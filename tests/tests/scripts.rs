@@ -208,7 +208,6 @@ fn bench_issue15_refuses_bad_arguments() {
             .arg(&empty),
         Duration::from_secs(60),
     );
-    std::fs::remove_dir_all(&empty).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(
@@ -216,6 +215,30 @@ fn bench_issue15_refuses_bad_arguments() {
         format!(
             "bench-issue15-summary: no <round>-samehost.txt in {}",
             empty.display()
+        )
+    );
+    // A partial run's output: its error alone, nothing printed.
+    let partial = empty.join("1-samehost.txt");
+    std::fs::write(&partial, "gex-bench: provider shm, 2 ranks\n").unwrap();
+    let out = tests::run_with_deadline(
+        Command::new("python3")
+            .arg(script("bench-issue15-summary.py"))
+            .arg(&empty),
+        Duration::from_secs(60),
+    );
+    std::fs::remove_dir_all(&empty).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "bench-issue15-summary: {} has no am_short_rtt row of size 8 (a failed or partial gex-bench run)",
+            partial.display()
         )
     );
 }
