@@ -25,7 +25,7 @@ pub const SEGMENT_HUGEPAGES: &str = "GASNET_OFI_SEGMENT_HUGEPAGES";
 /// `GASNET_OFI_GET_WINDOW`.
 pub const GET_WINDOW: &str = "GASNET_OFI_GET_WINDOW";
 /// The smallest `GASNET_OFI_GET_WINDOW` other than 0 (off): a get larger
-/// than half the window travels in pieces of half of it.
+/// than a quarter of the window travels in pieces of a quarter of it.
 pub const GET_WINDOW_MIN: usize = 64 << 10;
 
 word_setting! {

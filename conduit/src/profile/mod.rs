@@ -183,8 +183,9 @@ pub struct Profile {
     pub reads_in_call: Option<bool>,
     /// Bytes of gets through the provider in flight from one peer at most
     /// (`GASNET_OFI_GET_WINDOW`'s default): a get that would pass it waits
-    /// (progressing) for earlier ones, and a get larger than half of it
-    /// travels in pieces of half of it. For a provider whose reads a
+    /// (progressing) until at most a quarter of it is in flight, and a get
+    /// larger than a quarter of it travels in pieces of a quarter. For a
+    /// provider whose reads a
     /// target answers by streaming the data into one connection (tcp),
     /// where a deep queue of replies in the kernel is slower to copy than
     /// a few. Absent: no limit.

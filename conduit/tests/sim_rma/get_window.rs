@@ -1,9 +1,11 @@
 //! The get window (`GASNET_OFI_GET_WINDOW`) over the simulator: floods of
 //! gets by every form, some larger than the window (split into pieces of
-//! half of it), under EAGAIN, delays and reordering, never have more
+//! a quarter of it), under EAGAIN, delays and reordering, never have more
 //! than the window's bytes of reads queued, and arrive whole; without the
-//! window the same flood queues more; failed transfers give their bytes
-//! back, so the gets after them still go.
+//! window the same flood queues more; a flood refills the window in
+//! bursts (a get that waited goes with at most a quarter in flight, and
+//! the next ones at once); failed transfers give their bytes back, so the
+//! gets after them still go.
 
 use super::get_bounce::get_by;
 use super::sim::Job;
@@ -33,25 +35,37 @@ fn flood(c: &SimClient, peer: usize, len: usize, buf: &mut [u8], theirs: &[u8]) 
     assert_eq!(c.get_window_held(peer), 0, "after a flood of {len} bytes");
 }
 
-/// Run the floods and single gets under `vars`; give each rank's
-/// `GET_WINDOW_WAITS` and the most read bytes one rank had queued.
-fn run(vars: &'static [(&'static str, &'static str)]) -> (Vec<u64>, u64) {
-    let job = Job::new(2)
+/// A 2-rank job with a `GASNET_OFI_GET_WINDOW` setting in `vars`,
+/// delays, reordering and, unless `eagain_one_in` is 0, EAGAIN.
+fn window_job(eagain_one_in: u32, vars: &'static [(&'static str, &'static str)]) -> Job {
+    Job::new(2)
         .faults(Faults {
-            eagain_one_in: 4,
+            eagain_one_in,
             max_delay: 3,
             reorder: true,
             ..Faults::default()
         })
         .max_msg(48 << 10)
-        .vars(vars);
+        .vars(vars)
+}
+
+/// Attach the segment, fill it with this rank's pattern (`seed` + rank),
+/// and wait for the peer to have done the same.
+fn fill_segment(c: &SimClient, seed: usize) {
+    c.attach_segment(SEG).unwrap();
+    c.segment_write(0, &pattern(c.rank() + seed, SEG)).unwrap();
+    c.barrier().unwrap();
+}
+
+/// Run the floods and single gets under `vars`; give each rank's
+/// `GET_WINDOW_WAITS` and the most read bytes one rank had queued.
+fn run(vars: &'static [(&'static str, &'static str)]) -> (Vec<u64>, u64) {
+    let job = window_job(4, vars);
     let (fabric, ended) = job.run::<Seq, _, _, _>(
         |_| (),
         |c: &SimClient| {
-            c.attach_segment(SEG).unwrap();
-            let (me, peer) = (c.rank(), 1 - c.rank());
-            c.segment_write(0, &pattern(me + 11, SEG)).unwrap();
-            c.barrier().unwrap();
+            fill_segment(c, 11);
+            let peer = 1 - c.rank();
             let theirs = pattern(peer + 11, SEG);
             let mut buf = vec![0u8; 24 * 100_000];
             for len in [1000, 20_000, 40_000, 100_000] {
@@ -93,27 +107,49 @@ fn without_the_window_the_same_flood_queues_more() {
     assert_eq!(waits, vec![0, 0]);
 }
 
+/// A flood of 24 gets of a quarter of the window each: the first four go
+/// at once; a get that finds the window full waits until at most a quarter
+/// is in flight, and the two after it then fit without waiting, so at most
+/// one get in three waits ((24 - 4) / 3, rounded up: 7), where refilling
+/// one get per completion would make up to 20 wait. The reads queued never
+/// pass the window.
+#[test]
+fn a_flood_refills_the_window_in_bursts() {
+    let job = window_job(4, &[("GASNET_OFI_GET_WINDOW", "64K")]);
+    let (fabric, ended) = job.run::<Seq, _, _, _>(
+        |_| (),
+        |c: &SimClient| {
+            fill_segment(c, 5);
+            let mut waits = 0;
+            if c.rank() == 0 {
+                let theirs = pattern(6, SEG);
+                let mut buf = vec![0u8; 24 * (WINDOW / 4)];
+                let before = c.stats().get_window_waits;
+                flood(c, 1, WINDOW / 4, &mut buf, &theirs);
+                waits = c.stats().get_window_waits - before;
+            }
+            c.barrier().unwrap();
+            waits
+        },
+    );
+    let waits = ended.into_iter().next().unwrap().value();
+    assert!((1..=7).contains(&waits), "{waits} of 24 gets waited");
+    let most = fabric.counts().max_read_bytes_queued;
+    assert!(most <= WINDOW as u64, "{most} bytes of reads queued");
+}
+
 /// Failed transfers inside windowed floods, by error completions and by
 /// posts that fail (a transfer charged, then not posted): each flood
 /// returns the failure, nothing stays charged, and the next flood
 /// completes with its data.
 #[test]
 fn failed_gets_give_their_window_back() {
-    let job = Job::new(2)
-        .faults(Faults {
-            max_delay: 3,
-            reorder: true,
-            ..Faults::default()
-        })
-        .max_msg(48 << 10)
-        .vars(&[("GASNET_OFI_GET_WINDOW", "64K")]);
+    let job = window_job(0, &[("GASNET_OFI_GET_WINDOW", "64K")]);
     let fabric = job.fabric();
     let (_fabric, ended) = job.run::<Seq, _, _, _>(
         |_| (),
         |c: &SimClient| {
-            c.attach_segment(SEG).unwrap();
-            c.segment_write(0, &pattern(c.rank() + 2, SEG)).unwrap();
-            c.barrier().unwrap();
+            fill_segment(c, 2);
             let mut failed = 0;
             if c.rank() == 0 {
                 let theirs = pattern(3, SEG);

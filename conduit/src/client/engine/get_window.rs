@@ -6,14 +6,19 @@
 //! 1 MiB gets requested at once, the kernel queues many MiB of replies
 //! and both copies (into the socket's buffers and out of them) slow down:
 //! 0.81-0.86x the puts of the same flood, against 0.92-1.02x with 2 to
-//! 4 MiB in flight per peer (docs/PERFORMANCE.md, "A window on gets in
-//! flight"; the profile's window is 4 MiB). Where the window is on, a
-//! get's transfer that would take a peer past it waits, progressing, for
-//! earlier ones to end (nothing in flight from the peer: it goes whatever
-//! its size); a get larger than half the window travels in pieces of half
-//! of it, so two overlap. The accounting lives in the set's operation table (`rma::ops`), so each
-//! endpoint set has its own window: a transfer is charged just before it
-//! is posted, and completions give back what is surely over.
+//! 4 MiB in flight per peer on one machine (docs/PERFORMANCE.md, "A window
+//! on gets in flight"; the profile's window is 4 MiB). Where the window is
+//! on, a get's transfer that would take a peer past it waits, progressing,
+//! until at most a quarter of the window is in flight from that peer
+//! (nothing in flight: it goes whatever its size); the transfers after it
+//! that fit go at once, so a flood refills the window in bursts of three
+//! quarters rather than one transfer per completion, which cost 1 MiB gets
+//! a sixth on another machine (docs/PERFORMANCE.md, "Gets posted in
+//! bursts"). A get larger than a quarter of the window travels in pieces of
+//! a quarter. The accounting lives in the set's operation table
+//! (`rma::ops`), so each endpoint set has its own window: a transfer is
+//! charged just before it is posted, and completions give back what is
+//! surely over.
 //!
 //! A get started inside a handler goes without the window (a handler
 //! cannot wait for other operations), as do VIS gets (`vis_rma` batches
@@ -39,9 +44,22 @@ impl GetWindow {
         (limit > 0).then_some(GetWindow { limit })
     }
 
-    /// Largest transfer of a windowed get: half the window.
+    /// Largest transfer of a windowed get: a quarter of the window.
     pub(crate) fn piece(self) -> usize {
-        (self.limit / 2).max(1)
+        (self.limit / 4).max(1)
+    }
+
+    /// The room a transfer of `len` bytes (at most [`GetWindow::piece`])
+    /// needs in the window: its own length while it has not waited; once
+    /// it found the window too full, three quarters, so it goes only when
+    /// at most a quarter is in flight (and those after it fill the rest
+    /// at once).
+    pub(crate) fn need(self, len: usize, waited: bool) -> usize {
+        if waited {
+            len.max(self.limit - self.limit / 4)
+        } else {
+            len
+        }
     }
 }
 
@@ -55,7 +73,9 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Charge a transfer of `len` bytes of `op`, a get from `rank`, to
-    /// the peer's window, first progressing (`wait`) until it fits. An
+    /// the peer's window, first progressing (`wait`) until it fits; one
+    /// that does not fit at once waits until at most a quarter of the
+    /// window is in flight ([`GetWindow::need`]). An
     /// error from progress is returned with nothing charged (the caller's
     /// guard then cancels the unposted transfers and waits for the rest).
     #[inline]
@@ -72,7 +92,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             {
                 let mut ops = self.sets[set].ops.lock();
-                if ops.window_room(rank, len, w.limit) {
+                if ops.window_room(rank, w.need(len, waited), w.limit) {
                     ops.charge_window(op, rank, len);
                     return Ok(());
                 }
@@ -91,9 +111,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pieces_are_half_the_window() {
+    fn pieces_are_a_quarter_of_the_window() {
         assert_eq!(GetWindow::new(0), None);
-        assert_eq!(GetWindow::new(4 << 20).map(GetWindow::piece), Some(2 << 20));
+        assert_eq!(GetWindow::new(4 << 20).map(GetWindow::piece), Some(1 << 20));
+        assert_eq!(
+            GetWindow::new(64 << 10).map(GetWindow::piece),
+            Some(16 << 10)
+        );
         assert_eq!(GetWindow::new(1).map(GetWindow::piece), Some(1));
+    }
+
+    #[test]
+    fn a_transfer_that_waited_needs_three_quarters() {
+        let w = GetWindow::new(4 << 20).unwrap();
+        assert_eq!(w.need(1 << 20, false), 1 << 20);
+        assert_eq!(w.need(1 << 20, true), 3 << 20);
+        assert_eq!(w.need(4096, true), 3 << 20);
+        // Never more than the window (a piece is at most a quarter).
+        let tiny = GetWindow::new(1).unwrap();
+        assert_eq!(tiny.need(1, true), 1);
+        for limit in [1usize, 2, 3, 5, 64 << 10, (4 << 20) + 3] {
+            let w = GetWindow::new(limit).unwrap();
+            assert!(w.need(w.piece(), true) <= limit, "{limit}");
+            assert!(w.need(w.piece(), true) >= w.piece(), "{limit}");
+        }
     }
 }
