@@ -90,6 +90,9 @@ pub struct Ops {
     /// Read bytes in flight per peer, for the get window (indexed by rank,
     /// grown on first use).
     window: Vec<u64>,
+    /// Per peer: a read was refused room in its get window and none has
+    /// been charged since (indexed by rank, grown on first use).
+    refused: Vec<bool>,
 }
 
 impl Ops {
@@ -268,14 +271,34 @@ impl Ops {
         f == 0 || f.saturating_add(len as u64) <= limit as u64
     }
 
+    /// Note that a read from `rank` was refused room in its get window;
+    /// the next charge to that peer clears it ([`Ops::window_refused`]).
+    pub fn refuse_window(&mut self, rank: usize) {
+        if self.refused.len() <= rank {
+            self.refused.resize(rank + 1, false);
+        }
+        self.refused[rank] = true;
+    }
+
+    /// Whether a read from `rank` was refused room in its get window and
+    /// none has been charged to that peer since: the window is being
+    /// drained, and a caller that refills it in bursts holds every read
+    /// back, not only the one refused.
+    pub fn window_refused(&self, rank: usize) -> bool {
+        self.refused.get(rank).copied().unwrap_or(false)
+    }
+
     /// Charge a read of `len` bytes from `rank`, a transfer of `op` about
-    /// to be posted, to that peer's get window; the operation's
-    /// completions give it back (see [`Ops::window_room`]).
+    /// to be posted, to that peer's get window (and clear a refusal); the
+    /// operation's completions give it back (see [`Ops::window_room`]).
     pub fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
         if self.window.len() <= rank {
             self.window.resize(rank + 1, 0);
         }
         self.window[rank] += len as u64;
+        if let Some(r) = self.refused.get_mut(rank) {
+            *r = false;
+        }
         let s = &mut self.slots[op.index as usize];
         debug_assert!(s.busy && s.gen == op.gen, "a charge for a stale operation");
         let len = len as u64;
@@ -377,6 +400,24 @@ mod tests {
         assert_eq!(t.kind(b), None);
         // Stray completions are ignored.
         assert_eq!(t.complete_transfer(999, Ok(())), Released::default());
+    }
+
+    #[test]
+    fn a_refusal_lasts_until_the_next_charge_to_that_peer() {
+        let mut t = Ops::new();
+        let a = t.start(2, Implicit::No);
+        assert!(!t.window_refused(5));
+        t.refuse_window(5);
+        assert!(t.window_refused(5));
+        assert!(!t.window_refused(4), "other peers are not refused");
+        t.charge_window(a, 4, 10);
+        assert!(
+            t.window_refused(5),
+            "a charge to another peer clears nothing"
+        );
+        let b = t.start(1, Implicit::No);
+        t.charge_window(b, 5, 10);
+        assert!(!t.window_refused(5));
     }
 
     #[test]

@@ -185,10 +185,9 @@ pub struct Profile {
     /// (`GASNET_OFI_GET_WINDOW`'s default): a get that would pass it waits
     /// (progressing) until at most a quarter of it is in flight, and a get
     /// larger than a quarter of it travels in pieces of a quarter. For a
-    /// provider whose reads a
-    /// target answers by streaming the data into one connection (tcp),
-    /// where a deep queue of replies in the kernel is slower to copy than
-    /// a few. Absent: no limit.
+    /// provider whose reads a target answers by streaming the data into
+    /// one connection (tcp), where a deep queue of replies in the kernel
+    /// is slower to copy than a few. Absent: no limit.
     pub get_window: Option<usize>,
     /// `true`: the provider moves RMA data by cross-memory attach, whose
     /// kernel copy pins the segment's pages for every transfer (shm), so

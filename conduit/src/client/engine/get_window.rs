@@ -9,16 +9,18 @@
 //! 4 MiB in flight per peer on one machine (docs/PERFORMANCE.md, "A window
 //! on gets in flight"; the profile's window is 4 MiB). Where the window is
 //! on, a get's transfer that would take a peer past it waits, progressing,
-//! until at most a quarter of the window is in flight from that peer
-//! (nothing in flight: it goes whatever its size); the transfers after it
-//! that fit go at once, so a flood refills the window in bursts of three
-//! quarters rather than one transfer per completion, which cost 1 MiB gets
-//! a sixth on another machine (docs/PERFORMANCE.md, "Gets posted in
+//! and from then on every transfer to that peer (of any thread) waits until
+//! at most a quarter of the window is in flight from it (nothing in flight:
+//! it goes whatever its size); once one goes, those after it that fit go at
+//! once, so a flood refills the window in bursts of about three quarters
+//! rather than one transfer per completion, which cost 1 MiB gets 10-25%
+//! on an Intel Xeon machine (docs/PERFORMANCE.md, "Gets posted in
 //! bursts"). A get larger than a quarter of the window travels in pieces of
 //! a quarter. The accounting lives in the set's operation table
-//! (`rma::ops`), so each endpoint set has its own window: a transfer is
-//! charged just before it is posted, and completions give back what is
-//! surely over.
+//! (`rma::ops`: the bytes charged per peer and whether a transfer to the
+//! peer was refused since the last charge), so each endpoint set has its
+//! own window: a transfer is charged just before it is posted, and
+//! completions give back what is surely over.
 //!
 //! A get started inside a handler goes without the window (a handler
 //! cannot wait for other operations), as do VIS gets (`vis_rma` batches
@@ -50,12 +52,14 @@ impl GetWindow {
     }
 
     /// The room a transfer of `len` bytes (at most [`GetWindow::piece`])
-    /// needs in the window: its own length while it has not waited; once
-    /// it found the window too full, three quarters, so it goes only when
-    /// at most a quarter is in flight (and those after it fill the rest
-    /// at once).
-    pub(crate) fn need(self, len: usize, waited: bool) -> usize {
-        if waited {
+    /// needs in the window: its own length, or, while the peer's window is
+    /// refilling (a transfer to it was refused room and none has gone
+    /// since), all but a quarter of the window, so that it goes only when
+    /// at most a quarter is in flight (and those after it fill the rest at
+    /// once).
+    pub(crate) fn room_needed(self, len: usize, refilling: bool) -> usize {
+        debug_assert!(len <= self.piece(), "a transfer larger than a piece");
+        if refilling {
             len.max(self.limit - self.limit / 4)
         } else {
             len
@@ -73,11 +77,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     }
 
     /// Charge a transfer of `len` bytes of `op`, a get from `rank`, to
-    /// the peer's window, first progressing (`wait`) until it fits; one
-    /// that does not fit at once waits until at most a quarter of the
-    /// window is in flight ([`GetWindow::need`]). An
-    /// error from progress is returned with nothing charged (the caller's
-    /// guard then cancels the unposted transfers and waits for the rest).
+    /// the peer's window, first progressing (`wait`) until it fits; after
+    /// a refusal, every transfer to the peer waits until at most a quarter
+    /// of the window is in flight ([`GetWindow::room_needed`]). An error
+    /// from progress is returned with nothing charged (the caller's guard
+    /// then cancels the unposted transfers and waits for the rest).
     #[inline]
     pub(super) fn enter_get_window(
         &self,
@@ -92,10 +96,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         loop {
             {
                 let mut ops = self.sets[set].ops.lock();
-                if ops.window_room(rank, w.need(len, waited), w.limit) {
+                let refilling = ops.window_refused(rank);
+                if ops.window_room(rank, w.room_needed(len, refilling), w.limit) {
+                    // Clears the refusal: the burst starts.
                     ops.charge_window(op, rank, len);
                     return Ok(());
                 }
+                ops.refuse_window(rank);
             }
             if !waited {
                 waited = true;
@@ -122,18 +129,21 @@ mod tests {
     }
 
     #[test]
-    fn a_transfer_that_waited_needs_three_quarters() {
+    fn a_refilling_window_takes_a_transfer_at_a_quarter_full() {
         let w = GetWindow::new(4 << 20).unwrap();
-        assert_eq!(w.need(1 << 20, false), 1 << 20);
-        assert_eq!(w.need(1 << 20, true), 3 << 20);
-        assert_eq!(w.need(4096, true), 3 << 20);
-        // Never more than the window (a piece is at most a quarter).
+        assert_eq!(w.room_needed(1 << 20, false), 1 << 20);
+        assert_eq!(w.room_needed(1 << 20, true), 3 << 20);
+        assert_eq!(w.room_needed(4096, true), 3 << 20);
+        // Never more than the window (a piece is at most a quarter), and
+        // a piece always fits once a quarter or less is in flight.
         let tiny = GetWindow::new(1).unwrap();
-        assert_eq!(tiny.need(1, true), 1);
+        assert_eq!(tiny.room_needed(1, true), 1);
         for limit in [1usize, 2, 3, 5, 64 << 10, (4 << 20) + 3] {
             let w = GetWindow::new(limit).unwrap();
-            assert!(w.need(w.piece(), true) <= limit, "{limit}");
-            assert!(w.need(w.piece(), true) >= w.piece(), "{limit}");
+            let need = w.room_needed(w.piece(), true);
+            assert!(need <= limit, "{limit}");
+            assert!(need >= w.piece(), "{limit}");
+            assert!(limit - need >= limit / 4, "{limit}");
         }
     }
 }
