@@ -87,12 +87,17 @@ pub struct Ops {
     nbi_puts: usize,
     nbi_gets: usize,
     in_flight: usize,
-    /// Read bytes in flight per peer, for the get window (indexed by rank,
-    /// grown on first use).
-    window: Vec<u64>,
-    /// Per peer: a read was refused room in its get window and none has
-    /// been charged since (indexed by rank, grown on first use).
-    refused: Vec<bool>,
+    /// Each peer's get window (indexed by rank, grown on first use).
+    window: Vec<PeerWindow>,
+}
+
+/// One peer's get window in an [`Ops`] table.
+#[derive(Debug, Default, Clone, Copy)]
+struct PeerWindow {
+    /// Read bytes charged and not yet given back.
+    held: u64,
+    /// A read was refused room and none has been charged since.
+    refused: bool,
 }
 
 impl Ops {
@@ -184,7 +189,7 @@ impl Ops {
                 0
             };
             c.left -= r;
-            let w = &mut self.window[c.rank as usize];
+            let w = &mut self.window[c.rank as usize].held;
             *w = w.saturating_sub(r);
             if s.remaining == 0 {
                 s.charge = None;
@@ -267,17 +272,14 @@ impl Ops {
     /// `limit` bytes: nothing in flight from that peer (so a read larger
     /// than the window still goes, alone), or room for all of it.
     pub fn window_room(&self, rank: usize, len: usize, limit: usize) -> bool {
-        let f = self.window.get(rank).copied().unwrap_or(0);
+        let f = self.window_in_flight(rank);
         f == 0 || f.saturating_add(len as u64) <= limit as u64
     }
 
     /// Note that a read from `rank` was refused room in its get window;
     /// the next charge to that peer clears it ([`Ops::window_refused`]).
     pub fn refuse_window(&mut self, rank: usize) {
-        if self.refused.len() <= rank {
-            self.refused.resize(rank + 1, false);
-        }
-        self.refused[rank] = true;
+        self.peer_window(rank).refused = true;
     }
 
     /// Whether a read from `rank` was refused room in its get window and
@@ -285,20 +287,16 @@ impl Ops {
     /// drained, and a caller that refills it in bursts holds every read
     /// back, not only the one refused.
     pub fn window_refused(&self, rank: usize) -> bool {
-        self.refused.get(rank).copied().unwrap_or(false)
+        self.window.get(rank).is_some_and(|w| w.refused)
     }
 
     /// Charge a read of `len` bytes from `rank`, a transfer of `op` about
     /// to be posted, to that peer's get window (and clear a refusal); the
     /// operation's completions give it back (see [`Ops::window_room`]).
     pub fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
-        if self.window.len() <= rank {
-            self.window.resize(rank + 1, 0);
-        }
-        self.window[rank] += len as u64;
-        if let Some(r) = self.refused.get_mut(rank) {
-            *r = false;
-        }
+        let w = self.peer_window(rank);
+        w.held += len as u64;
+        w.refused = false;
         let s = &mut self.slots[op.index as usize];
         debug_assert!(s.busy && s.gen == op.gen, "a charge for a stale operation");
         let len = len as u64;
@@ -325,7 +323,15 @@ impl Ops {
 
     /// Read bytes charged to `rank`'s get window and not yet given back.
     pub fn window_in_flight(&self, rank: usize) -> u64 {
-        self.window.get(rank).copied().unwrap_or(0)
+        self.window.get(rank).map_or(0, |w| w.held)
+    }
+
+    /// `rank`'s get window, grown into the table on first use.
+    fn peer_window(&mut self, rank: usize) -> &mut PeerWindow {
+        if self.window.len() <= rank {
+            self.window.resize(rank + 1, PeerWindow::default());
+        }
+        &mut self.window[rank]
     }
 }
 

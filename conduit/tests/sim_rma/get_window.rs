@@ -3,9 +3,9 @@
 //! a quarter of it), under EAGAIN, delays and reordering, never have more
 //! than the window's bytes of reads queued, and arrive whole; without the
 //! window the same flood queues more; a flood refills the window in
-//! bursts (a get that waited goes with at most a quarter in flight, and
-//! the next ones at once); failed transfers give their bytes back, so the
-//! gets after them still go.
+//! bursts (once a get is refused room, gets go only with at most a quarter
+//! in flight, and after one goes the next ones at once); failed transfers
+//! give their bytes back, so the gets after them still go.
 
 use super::get_bounce::get_by;
 use super::sim::Job;
