@@ -7,7 +7,9 @@
 //! * [`put_path`]: which path a put whose source must be reusable at return
 //!   ("now" local completion) takes, and the `NB_PUT_*` counters.
 //! * [`ops`]: in-flight operations indexed by completion context, explicit
-//!   events, implicit (NBI) counters, and the failing transfer's error.
+//!   events, implicit (NBI) counters, the failing transfer's error, and
+//!   each peer's get window ([`ops::GetWindow`]: reads in flight bounded,
+//!   refilled in bursts).
 //! * [`vis`]: Vector / Indexed / Strided transfers validated and planned as
 //!   contiguous pieces, with packing and a wire form of piece lists.
 

@@ -285,7 +285,7 @@ impl<M: Mode, S, T: Transport> ClientOf<M, S, T> {
     /// profile's): bytes of gets through the provider in flight from one
     /// peer at most; 0: no limit.
     pub fn get_window(&self) -> usize {
-        self.core.get_window.map_or(0, |w| w.limit)
+        self.core.get_window.map_or(0, |w| w.limit())
     }
 
     /// Bytes of gets from `rank` charged to its get window and not yet

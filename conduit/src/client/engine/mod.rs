@@ -202,7 +202,7 @@ pub(crate) struct Core<M: Mode, T: Transport, S> {
     /// The get bounce buffers, where `GASNET_OFI_GET_BOUNCE` turned them on.
     pub get_bounce: Option<Bounce<T::Region>>,
     /// The window on gets in flight per peer (`GASNET_OFI_GET_WINDOW`).
-    pub get_window: Option<get_window::GetWindow>,
+    pub get_window: Option<::rma::ops::GetWindow>,
     /// Huge pages for a segment no supernode peer maps (`segment.rs`).
     pub segment_hugepages: bool,
     pub barrier: M::Lock<Barrier>,
@@ -402,7 +402,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             None
         };
         let get_bounce = get_bounce::new_get_bounce(&tp, &cfg, &facts)?;
-        let get_window = get_window::GetWindow::new(
+        let get_window = ::rma::ops::GetWindow::new(
             cfg.rma
                 .resolve_get_window(crate::profile::lookup(&facts.provider).get_window),
         );

@@ -4,7 +4,12 @@
 //! bounce buffer); it completes when all of them have, and keeps the first
 //! failing transfer's error until its owner (a blocking call, an event, or
 //! the scope of an implicit operation) retires it. Ids carry the slot's
-//! generation, so a stale id can never observe a reused slot.
+//! generation, so a stale id can never observe a reused slot. The table
+//! also keeps each peer's get window (`window`).
+
+mod window;
+
+pub use window::GetWindow;
 
 /// Which implicit (NBI) counter an operation belongs to, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,27 +52,7 @@ struct Slot {
     error: Option<TransferError>,
     implicit: Option<Implicit>,
     bbufs: Vec<u32>,
-    charge: Option<Charge>,
-}
-
-/// The bytes an operation's reads hold of a peer's get window.
-///
-/// Completions say which operation, not which of its transfers, ended, so
-/// each gives back what is surely over and the window never counts less
-/// than is in flight: the transfers of an operation are pieces of one
-/// length (the first charged) but for a shorter last one (`plan::chunks`);
-/// a completion gives back that shorter one once it is charged and not
-/// given back yet (it may be the one that ended), else a piece, and the
-/// operation's last completion gives back the rest.
-#[derive(Debug, Clone, Copy)]
-struct Charge {
-    rank: u32,
-    /// The length of the operation's first charged transfer.
-    piece: u64,
-    /// A shorter transfer charged and not yet given back.
-    short: Option<u64>,
-    /// Charged and not yet given back.
-    left: u64,
+    charge: Option<window::Charge>,
 }
 
 /// What a finished transfer releases.
@@ -88,16 +73,7 @@ pub struct Ops {
     nbi_gets: usize,
     in_flight: usize,
     /// Each peer's get window (indexed by rank, grown on first use).
-    window: Vec<PeerWindow>,
-}
-
-/// One peer's get window in an [`Ops`] table.
-#[derive(Debug, Default, Clone, Copy)]
-struct PeerWindow {
-    /// Read bytes charged and not yet given back.
-    held: u64,
-    /// A read was refused room and none has been charged since.
-    refused: bool,
+    window: Vec<window::PeerWindow>,
 }
 
 impl Ops {
@@ -179,17 +155,10 @@ impl Ops {
         }
         s.remaining -= 1;
         if let Some(c) = &mut s.charge {
-            // What is surely over (see `Charge`); the last gives back the
-            // rest, so an operation leaves nothing charged.
-            let r = if s.remaining == 0 {
-                c.left
-            } else if posted {
-                c.short.take().unwrap_or(c.piece).min(c.left)
-            } else {
-                0
-            };
-            c.left -= r;
-            let w = &mut self.window[c.rank as usize].held;
+            // What is surely over; the last gives back the rest, so an
+            // operation leaves nothing charged.
+            let r = c.release(s.remaining == 0, posted);
+            let w = &mut self.window[c.rank()].held;
             *w = w.saturating_sub(r);
             if s.remaining == 0 {
                 s.charge = None;
@@ -267,72 +236,6 @@ impl Ops {
     pub fn in_flight(&self) -> usize {
         self.in_flight
     }
-
-    /// Whether a read of `len` bytes from `rank` fits its get window of
-    /// `limit` bytes: nothing in flight from that peer (so a read larger
-    /// than the window still goes, alone), or room for all of it.
-    pub fn window_room(&self, rank: usize, len: usize, limit: usize) -> bool {
-        let f = self.window_in_flight(rank);
-        f == 0 || f.saturating_add(len as u64) <= limit as u64
-    }
-
-    /// Note that a read from `rank` was refused room in its get window;
-    /// the next charge to that peer clears it ([`Ops::window_refused`]).
-    pub fn refuse_window(&mut self, rank: usize) {
-        self.peer_window(rank).refused = true;
-    }
-
-    /// Whether a read from `rank` was refused room in its get window and
-    /// none has been charged to that peer since: the window is being
-    /// drained, and a caller that refills it in bursts holds every read
-    /// back, not only the one refused.
-    pub fn window_refused(&self, rank: usize) -> bool {
-        self.window.get(rank).is_some_and(|w| w.refused)
-    }
-
-    /// Charge a read of `len` bytes from `rank`, a transfer of `op` about
-    /// to be posted, to that peer's get window (and clear a refusal); the
-    /// operation's completions give it back (see [`Ops::window_room`]).
-    pub fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
-        let w = self.peer_window(rank);
-        w.held += len as u64;
-        w.refused = false;
-        let s = &mut self.slots[op.index as usize];
-        debug_assert!(s.busy && s.gen == op.gen, "a charge for a stale operation");
-        let len = len as u64;
-        match &mut s.charge {
-            Some(c) => {
-                // Pieces of one length and at most one shorter (`Charge`).
-                debug_assert!(len <= c.piece && (len == c.piece || c.short.is_none()));
-                debug_assert_eq!(c.rank as usize, rank);
-                c.left += len;
-                if len < c.piece {
-                    c.short = Some(len);
-                }
-            }
-            None => {
-                s.charge = Some(Charge {
-                    rank: rank as u32,
-                    piece: len,
-                    short: None,
-                    left: len,
-                })
-            }
-        }
-    }
-
-    /// Read bytes charged to `rank`'s get window and not yet given back.
-    pub fn window_in_flight(&self, rank: usize) -> u64 {
-        self.window.get(rank).map_or(0, |w| w.held)
-    }
-
-    /// `rank`'s get window, grown into the table on first use.
-    fn peer_window(&mut self, rank: usize) -> &mut PeerWindow {
-        if self.window.len() <= rank {
-            self.window.resize(rank + 1, PeerWindow::default());
-        }
-        &mut self.window[rank]
-    }
 }
 
 #[cfg(test)]
@@ -406,87 +309,6 @@ mod tests {
         assert_eq!(t.kind(b), None);
         // Stray completions are ignored.
         assert_eq!(t.complete_transfer(999, Ok(())), Released::default());
-    }
-
-    #[test]
-    fn a_refusal_lasts_until_the_next_charge_to_that_peer() {
-        let mut t = Ops::new();
-        let a = t.start(2, Implicit::No);
-        assert!(!t.window_refused(5));
-        t.refuse_window(5);
-        assert!(t.window_refused(5));
-        assert!(!t.window_refused(4), "other peers are not refused");
-        t.charge_window(a, 4, 10);
-        assert!(
-            t.window_refused(5),
-            "a charge to another peer clears nothing"
-        );
-        let b = t.start(1, Implicit::No);
-        t.charge_window(b, 5, 10);
-        assert!(!t.window_refused(5));
-    }
-
-    #[test]
-    fn the_get_window_is_charged_per_transfer_and_given_back() {
-        let mut t = Ops::new();
-        assert!(
-            t.window_room(3, 1 << 30, 100),
-            "an idle peer takes any read"
-        );
-        // An operation of three transfers (two pieces of 40, a last of 10).
-        let a = t.start(3, Implicit::Get);
-        for len in [40, 40, 10] {
-            assert!(t.window_room(3, len, 100));
-            t.charge_window(a, 3, len);
-        }
-        assert_eq!(t.window_in_flight(3), 90);
-        assert!(!t.window_room(3, 11, 100));
-        assert!(t.window_room(3, 10, 100));
-        assert!(t.window_room(2, 1000, 100), "other peers have their own");
-        // The first completion may be the short transfer: it gives back
-        // 10 (never less than is in flight), the next a piece, the last
-        // the rest.
-        t.complete_transfer(a.index, Ok(()));
-        assert_eq!(t.window_in_flight(3), 80);
-        t.complete_transfer(a.index, Err(err("x")));
-        assert_eq!(t.window_in_flight(3), 40);
-        t.complete_transfer(a.index, Ok(()));
-        assert_eq!(t.window_in_flight(3), 0);
-        // Stray completions and the slot's reuse give back nothing more.
-        t.complete_transfer(a.index, Ok(()));
-        assert_eq!(t.window_in_flight(3), 0);
-        t.retire(a);
-        let b = t.start(2, Implicit::No);
-        t.charge_window(b, 3, 64);
-        let c = t.start(1, Implicit::No);
-        t.charge_window(c, 3, 64);
-        assert_eq!(t.window_in_flight(3), 128);
-        t.complete_transfer(c.index, Ok(()));
-        assert_eq!(t.window_in_flight(3), 64);
-        // One transfer charged, one never posted (a post failed): the
-        // cancel gives nothing back while the charged one is in flight;
-        // its completion, the operation's last, gives back all.
-        t.cancel_transfers(b, 1, err("not posted"));
-        assert_eq!(t.window_in_flight(3), 64);
-        assert_eq!(t.in_flight(), 1);
-        t.complete_transfer(b.index, Ok(()));
-        assert_eq!(t.window_in_flight(3), 0);
-        assert_eq!(t.in_flight(), 0);
-        // Completions before the short transfer is charged were pieces.
-        let d = t.start(3, Implicit::No);
-        t.charge_window(d, 1, 50);
-        t.charge_window(d, 1, 50);
-        t.complete_transfer(d.index, Ok(()));
-        assert_eq!(t.window_in_flight(1), 50);
-        t.charge_window(d, 1, 5);
-        t.complete_transfer(d.index, Ok(()));
-        assert_eq!(
-            t.window_in_flight(1),
-            50,
-            "the short one may be the one that ended"
-        );
-        t.complete_transfer(d.index, Ok(()));
-        assert_eq!(t.window_in_flight(1), 0);
     }
 
     #[test]
