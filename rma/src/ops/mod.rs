@@ -8,6 +8,8 @@
 //! also keeps each peer's get window (`window`).
 
 mod window;
+#[cfg(test)]
+mod window_props;
 
 pub use window::GetWindow;
 
