@@ -126,7 +126,7 @@ impl Ops {
     /// Whether a read of `len` bytes from `rank` fits its get window of
     /// `limit` bytes: nothing in flight from that peer (so a read larger
     /// than the window still goes, alone), or room for all of it.
-    pub fn window_room(&self, rank: usize, len: usize, limit: usize) -> bool {
+    pub(crate) fn window_room(&self, rank: usize, len: usize, limit: usize) -> bool {
         let f = self.window_in_flight(rank);
         f == 0 || f.saturating_add(len as u64) <= limit as u64
     }
@@ -141,8 +141,8 @@ impl Ops {
     /// Charge a read of `len` bytes from `rank`, a transfer of `op` about
     /// to be posted, to that peer's get window (and clear a refusal),
     /// whether or not it fits; the operation's completions give it back
-    /// (see [`Ops::window_room`]).
-    pub fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
+    /// ([`Charge`], [`Ops::complete_transfer`]).
+    pub(crate) fn charge_window(&mut self, op: OpId, rank: usize, len: usize) {
         let w = self.peer_window(rank);
         w.held += len as u64;
         w.refused = false;

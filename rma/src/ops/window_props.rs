@@ -21,15 +21,26 @@ struct Get {
 /// What the test does next (indices are taken modulo what exists).
 #[derive(Debug, Clone)]
 enum Step {
-    Start { rank: usize, len: usize },
+    /// A get of `len` bytes (folded to at most eight pieces) in pieces of
+    /// at most the window's piece (smaller when `max_msg_size` is).
+    Start {
+        rank: usize,
+        len: usize,
+        piece: usize,
+    },
     Post(usize),
-    Complete { get: usize, which: usize, ok: bool },
+    Complete {
+        get: usize,
+        which: usize,
+        ok: bool,
+    },
     Cancel(usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        2 => (0..PEERS, 1usize..=4096).prop_map(|(rank, len)| Step::Start { rank, len }),
+        2 => (0..PEERS, 1usize..=4096, any::<usize>())
+            .prop_map(|(rank, len, piece)| Step::Start { rank, len, piece }),
         4 => any::<usize>().prop_map(Step::Post),
         3 => (any::<usize>(), any::<usize>(), prop::bool::weighted(0.9))
             .prop_map(|(get, which, ok)| Step::Complete { get, which, ok }),
@@ -62,23 +73,39 @@ fn post(t: &mut Ops, w: GetWindow, gets: &mut [Get], g: usize) -> Result<bool, T
     };
     let rank = gets[g].rank;
     let held = t.window_in_flight(rank);
+    let real = really_in_flight(gets, rank);
     let refilling = t.window_refused(rank);
+    // What the transfer needs: its length, or while the peer refills all
+    // but a quarter of the window.
+    let need = if refilling {
+        len.max(w.limit() - w.limit() / 4)
+    } else {
+        len
+    };
+    let fits = held == 0 || held + need as u64 <= w.limit() as u64;
     if t.try_charge_window(gets[g].op, rank, len, w) {
-        // Into an idle peer always; else within the window, and while
-        // refilling only once at most a quarter of it is held.
-        let need = if refilling {
-            len.max(w.limit() - w.limit() / 4)
-        } else {
-            len
-        };
-        prop_assert!(held == 0 || held + need as u64 <= w.limit() as u64);
+        prop_assert!(
+            fits,
+            "charged {len} with {held} held (refilling: {refilling})"
+        );
+        // From the model: a refilling peer takes transfers again only once
+        // at most a quarter of the window is really in flight.
+        prop_assert!(
+            !refilling || real <= (w.limit() / 4) as u64,
+            "refilled at {real}"
+        );
         prop_assert!(!t.window_refused(rank), "a charge clears the refusal");
         gets[g].pending.remove(0);
         gets[g].posted.push(len);
         Ok(true)
     } else {
-        // Never refused with nothing in flight: completions will come.
-        prop_assert!(really_in_flight(gets, rank) > 0, "an idle peer refused");
+        // Refused exactly when it does not fit, never with nothing in
+        // flight (completions will come), and the peer is marked.
+        prop_assert!(
+            !fits,
+            "refused {len} with {held} held (refilling: {refilling})"
+        );
+        prop_assert!(real > 0, "an idle peer refused");
         prop_assert!(t.window_refused(rank));
         Ok(false)
     }
@@ -122,9 +149,8 @@ proptest! {
         let mut gets: Vec<Get> = Vec::new();
         for s in steps {
             match s {
-                Step::Start { rank, len } => {
-                    // Up to eight pieces.
-                    let piece = w.piece();
+                Step::Start { rank, len, piece } => {
+                    let piece = 1 + piece % w.piece();
                     let len = 1 + (len - 1) % (8 * piece);
                     let mut pending = vec![piece; len / piece];
                     if len % piece > 0 {

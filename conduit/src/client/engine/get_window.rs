@@ -46,7 +46,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Charge a transfer of `len` bytes of `op`, a get from `rank`, to
     /// the peer's window, first progressing (`wait`) until it fits; after
     /// a refusal, every transfer to the peer waits until at most a quarter
-    /// of the window is in flight (`GetWindow::room_needed`). An error from
+    /// of the window is in flight ([`GetWindow::room_needed`]). An error from
     /// progress is returned with nothing charged (the caller's guard then
     /// cancels the unposted transfers and waits for the rest).
     #[inline]
