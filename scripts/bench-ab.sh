@@ -5,9 +5,10 @@
 # figure of a run is the median of its 5 repetitions. Printed: each build's
 # median over the runs, NEW/OLD, and a 90% bootstrap interval of NEW/OLD.
 #
-#   [COPIES=N] bash scripts/bench-ab.sh OLD_DIR NEW_DIR rtt|put [ROUNDS] [PROVIDER]
+#   [COPIES=N] bash scripts/bench-ab.sh OLD_DIR NEW_DIR rtt|rtt-tagged|put [ROUNDS] [PROVIDER]
 #
-# rtt: AM Short round trip (--tests am); put: 8-byte blocking put
+# rtt: AM Short round trip (--tests am); rtt-tagged: the same with tagged
+# messaging opened (--tests am,tagged); put: 8-byte blocking put
 # (--tests rma). OLD_DIR and NEW_DIR hold gasnetrun-ofi and gex-bench.
 # Each build runs from COPIES (default 4) copies of its two binaries, used
 # in turn: a file's code sits in the same physical pages for as long as it
@@ -24,7 +25,7 @@
 # Measure on a quiet machine.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 old=$1 new=$2 what=$3 rounds=${4:-20} prov=${5:-shm}

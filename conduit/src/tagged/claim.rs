@@ -16,7 +16,7 @@ use super::engine::{Engine, Waiting};
 use super::error::TaggedError;
 use super::ops::{op_error, Posted, Select};
 use crate::client::Error;
-use crate::sync::{Counter, Lock, Mode};
+use crate::sync::{Counter, Mode};
 use crate::transport::Transport;
 use ofi_sys as sys;
 use std::cell::UnsafeCell;
@@ -95,7 +95,7 @@ impl<M: Mode> Engine<M> {
                 from: from.or(sel.source),
             }
         };
-        let id = x.reqs.lock().start(c.cid, kind);
+        let id = x.reqs().start(c.cid, kind);
         slot.req
             .store(context(id.idx, Part::Main), Ordering::Release);
         let w = Waiting {
@@ -110,8 +110,8 @@ impl<M: Mode> Engine<M> {
         };
         // SAFETY: per this function's contract.
         if let Err(e) = unsafe { self.post_reserved(x, w) } {
-            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
-            x.reqs.lock().take(id);
+            x.reqs().fail(id.idx, Err(op_error(&e)));
+            x.reqs().take(id);
             return Err(e);
         }
         if peek {

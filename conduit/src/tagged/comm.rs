@@ -372,7 +372,7 @@ impl<'c, M: Mode, S, T: Transport> Comm<'c, M, S, T> {
             return Err(TaggedError::FreeWorld.into());
         }
         let cid = self.info.cid;
-        let mine = self.eng.ctx(self.info.ctx).reqs.lock().pending_on(cid) as u32;
+        let mine = self.eng.ctx(self.info.ctx).reqs().pending_on(cid) as u32;
         let all = self.allgather(&mine.to_le_bytes())?;
         let mut busy = Vec::new();
         for (r, a) in all.iter().enumerate() {

@@ -19,6 +19,7 @@ use tagged::request::{decode_context, Part};
 use tagged::{Kind, Layout, OpError, Requests, Status};
 
 mod completion;
+mod pending;
 mod post;
 
 /// A communicator as this rank knows it.
@@ -79,7 +80,13 @@ pub(crate) struct Ctx<M: Mode> {
     pub tx: Endpoint,
     pub rx: Endpoint,
     pub cq: CompletionQueue,
-    pub reqs: M::Lock<Requests>,
+    /// The request table, reached through [`Ctx::reqs`] (which keeps
+    /// `pending` in step).
+    requests: M::Lock<Requests>,
+    /// The table's pending requests as of its last unlock: what a round
+    /// of the client's progress reads, without the lock, to tell whether
+    /// this context can owe completions (`pending`).
+    pending: std::sync::atomic::AtomicUsize,
     /// The batch the queue is read into (`GASNET_OFI_PROGRESS_EVENT_CNT`
     /// entries), and the queue's try-lock.
     pub poll: M::Lock<Batch>,
@@ -172,6 +179,11 @@ pub struct TaggedStats<C: Counter> {
     /// Rounds of progress a send waited for room in the profile's send
     /// window (`tagged_send_window`).
     pub send_window_waits: C,
+    /// Rounds of the client's progress (not of a tagged call) that read
+    /// the tagged queues with no tagged operation pending: one in every
+    /// `IDLE_EVERY` (16) of a thread's rounds; the others leave the queues
+    /// unread.
+    pub idle_reads: C,
 }
 
 /// The engine.
@@ -340,7 +352,8 @@ pub(super) fn new_ctx<M: Mode>(
         tx,
         rx,
         cq,
-        reqs: M::Lock::new(Requests::new()),
+        requests: M::Lock::new(Requests::new()),
+        pending: std::sync::atomic::AtomicUsize::new(0),
         poll: M::Lock::new(Batch(vec![MaybeUninit::uninit(); event_cnt.max(1)])),
         waiting: M::Lock::new(std::collections::VecDeque::new()),
         has_waiting: AtomicBool::new(false),

@@ -111,7 +111,7 @@ impl<M: Mode> Engine<M> {
             });
         }
         self.await_send_room(x)?;
-        let id = x.reqs.lock().start(
+        let id = x.reqs().start(
             c.cid,
             if sync {
                 Kind::SyncSend {
@@ -146,8 +146,8 @@ impl<M: Mode> Engine<M> {
             };
             // SAFETY: a zero-byte receive; the context is a value.
             if let Err(e) = unsafe { self.post_reserved(x, w) } {
-                x.reqs.lock().fail(id.idx, Err(op_error(&e)));
-                x.reqs.lock().take(id);
+                x.reqs().fail(id.idx, Err(op_error(&e)));
+                x.reqs().take(id);
                 return Err(e);
             }
             bits |= self.layout.sync_bit();
@@ -164,13 +164,11 @@ impl<M: Mode> Engine<M> {
                 let actx = context(id.idx, Part::Ack) as usize;
                 // SAFETY: cancel of our own posted receive.
                 let _ = unsafe { x.rx.cancel(actx as *mut libc::c_void) };
-                x.reqs
-                    .lock()
-                    .complete(id.idx, Part::Main, Status::default());
+                x.reqs().complete(id.idx, Part::Main, Status::default());
                 return Err(e);
             }
-            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
-            x.reqs.lock().take(id);
+            x.reqs().fail(id.idx, Err(op_error(&e)));
+            x.reqs().take(id);
             return Err(e);
         }
         self.sent(x);
@@ -196,8 +194,7 @@ impl<M: Mode> Engine<M> {
         let copy: Box<[u8]> = src.into();
         let ptr = copy.as_ptr();
         let id = x
-            .reqs
-            .lock()
+            .reqs()
             .start(tagged::NO_OWNER, Kind::Detached { len: src.len() });
         {
             let mut copies = x.copies.lock();
@@ -217,7 +214,7 @@ impl<M: Mode> Engine<M> {
             // The copy goes before the slot is given back: once free, the
             // slot (and its place in `copies`) may be another thread's.
             x.copies.lock()[id.idx as usize] = None;
-            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
+            x.reqs().fail(id.idx, Err(op_error(&e)));
             return Err(e);
         }
         self.sent(x);
@@ -256,7 +253,7 @@ impl<M: Mode> Engine<M> {
                 from: sel.source,
             }
         };
-        let id = x.reqs.lock().start(c.cid, kind);
+        let id = x.reqs().start(c.cid, kind);
         let ctx = context(id.idx, Part::Main) as usize;
         let flags = if probe { sys::FI_PEEK as u64 } else { 0 };
         let w = super::engine::Waiting {
@@ -279,8 +276,8 @@ impl<M: Mode> Engine<M> {
             }
         };
         if let Err(e) = r {
-            x.reqs.lock().fail(id.idx, Err(op_error(&e)));
-            x.reqs.lock().take(id);
+            x.reqs().fail(id.idx, Err(op_error(&e)));
+            x.reqs().take(id);
             return Err(e);
         }
         if probe {
@@ -323,7 +320,7 @@ impl<M: Mode> Engine<M> {
     /// Whether `p` has finished.
     #[inline]
     pub(crate) fn done(&self, p: &Posted) -> bool {
-        p.id.is_none_or(|id| self.ctx(p.ctx).reqs.lock().is_done(id))
+        p.id.is_none_or(|id| self.ctx(p.ctx).reqs().is_done(id))
     }
 
     /// The result of a finished request (its slot is freed).
@@ -331,7 +328,7 @@ impl<M: Mode> Engine<M> {
         let Some(id) = p.id else {
             return Ok(Status::default());
         };
-        match self.ctx(p.ctx).reqs.lock().take(id) {
+        match self.ctx(p.ctx).reqs().take(id) {
             Some(Ok(st)) if st.truncated => Err(match &self.truncation_defect {
                 None => TaggedError::Truncated(st),
                 Some((provider, version)) => TaggedError::TruncationDefect {
@@ -354,7 +351,7 @@ impl<M: Mode> Engine<M> {
             let ctx = context(id.idx, Part::Main) as usize;
             let x = self.ctx(p.ctx);
             if self.unqueue(x, ctx) {
-                x.reqs.lock().complete(
+                x.reqs().complete(
                     id.idx,
                     Part::Main,
                     Status {

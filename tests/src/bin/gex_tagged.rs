@@ -11,7 +11,10 @@
 //!   wait-some and test; isolation of communicators (the same tag on the
 //!   world, a dup and a split); cancel of a posted receive; raw receives
 //!   (into the segment through its raw view, and a window of receives
-//!   sharing one buffer).
+//!   sharing one buffer); the client's progress reading the tagged queues
+//!   one round in 16 while nothing tagged is pending, every round while
+//!   something is, and a flood sent to a rank waiting in an AM barrier
+//!   (`gex_tagged/idle.rs`).
 //! * `in-handler`: every tagged call that waits or makes progress, made
 //!   inside an AM handler, is refused by name (`gex_tagged/in_handler.rs`).
 //! * `foreign`: requests returned out of their scope and used in another
@@ -42,6 +45,8 @@ mod checks;
 mod foreign;
 #[path = "gex_tagged/free_pending.rs"]
 mod free_pending;
+#[path = "gex_tagged/idle.rs"]
+mod idle;
 #[path = "gex_tagged/in_handler.rs"]
 mod in_handler;
 #[path = "gex_tagged/layout.rs"]

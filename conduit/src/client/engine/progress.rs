@@ -77,7 +77,11 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         if let Some(t) = self.tagged.get() {
             let mut first = None;
             keep(&mut first, r);
-            keep(&mut first, t.progress().map(|_| ()));
+            // Only while a tagged operation is pending, else now and then
+            // (`tagged::engine::pending`).
+            if t.due() {
+                keep(&mut first, t.progress().map(|_| ()));
+            }
             if set == 0 && self.sets.len() > 1 {
                 for (i, s) in self.sets.iter().enumerate().skip(1) {
                     if !s.owned.load(std::sync::atomic::Ordering::Acquire) {

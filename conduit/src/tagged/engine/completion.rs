@@ -53,7 +53,7 @@ impl<M: Mode> Engine<M> {
             let mut acks: Vec<(u64, u32)> = Vec::new();
             let (mut released, mut sent) = (0isize, 0isize);
             {
-                let mut reqs = c.reqs.lock();
+                let mut reqs = c.reqs();
                 for e in got {
                     if let Some(idx) =
                         self.on_entry::<LEN>(&mut reqs, e, &mut acks, &mut released, &mut sent)
@@ -175,7 +175,7 @@ impl<M: Mode> Engine<M> {
         };
         let mut ack = None;
         {
-            let mut reqs = c.reqs.lock();
+            let mut reqs = c.reqs();
             let kind = reqs.kind_at(idx);
             match kind {
                 Some(Kind::Recv { counted: true, .. }) => self.release_credit(c),

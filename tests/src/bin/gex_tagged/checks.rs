@@ -97,6 +97,9 @@ pub fn all(c: &Client) -> Fallible<String> {
         super::raw::raw(c, &w)?;
         done.push("raw receives".into());
     }
+    if run("idle") {
+        done.push(super::idle::idle(c, &w)?);
+    }
     if run("cancel") {
         cancel(&w)?;
         done.push("cancel".into());
@@ -109,7 +112,7 @@ pub fn all(c: &Client) -> Fallible<String> {
     if done.is_empty() {
         return Err(fail(format!(
             "GEX_TAGGED_STEPS={:?} names no step (sizes, wildcards, ordering, probes, mprobe, ssend, \
-             truncation, outstanding, any-some-test, isolation, raw, cancel)",
+             truncation, outstanding, any-some-test, isolation, raw, idle, cancel)",
             only.unwrap_or_default()
         )));
     }
