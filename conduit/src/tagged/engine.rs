@@ -207,6 +207,9 @@ pub(crate) struct Engine<M: Mode> {
     pub cids: M::Lock<CidSet>,
     acks: M::Lock<Vec<(usize, FiAddr, u64)>>,
     has_acks: AtomicBool,
+    /// A message was injected since the client's progress last read the
+    /// tagged queues (`pending.rs`).
+    injected: AtomicBool,
     pub event_cnt: usize,
     pub stats: TaggedStats<M::Counter>,
     /// `(provider, version)` when a truncated receive breaks the
@@ -260,6 +263,7 @@ impl<M: Mode> Engine<M> {
             comms: M::Lock::new(HashMap::new()),
             acks: M::Lock::new(Vec::new()),
             has_acks: AtomicBool::new(false),
+            injected: AtomicBool::new(false),
             event_cnt,
             stats: TaggedStats::default(),
             truncation_defect: None,

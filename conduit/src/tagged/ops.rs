@@ -103,6 +103,7 @@ impl<M: Mode> Engine<M> {
             }
             // SAFETY: threading per the domain (see Engine::progress_ctx).
             self.post(x, || unsafe { x.tx.tinject(src, data, addr, bits) })?;
+            self.note_inject();
             self.stats.injects.add(1);
             return Ok(Posted {
                 ctx: c.ctx,

@@ -276,7 +276,10 @@ impl<M: Mode> Engine<M> {
         self.stats.acks.add(1);
         // SAFETY: a zero-byte inject; threading as in progress_ctx.
         match unsafe { self.ctx(ctx).tx.tinject(&[], None, addr, ack) } {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.note_inject();
+                Ok(())
+            }
             Err(e) if e.is_again() => {
                 // The flag changes under the queue's lock, as in
                 // retry_acks: a retry that emptied the queue cannot clear

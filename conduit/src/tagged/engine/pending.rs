@@ -7,22 +7,25 @@
 //! AM queues and rings: one more `fi_cq_read` per round once tagged
 //! messaging was opened, which on libfabric 2.1's shm took an empty round
 //! from 9 to 35 ns on the same-host path and from 36 to 63 ns through the
-//! provider, and the AM round trip up with it. A context's queue can only
-//! yield completions for operations it has pending (receives, probes,
+//! provider, and the AM round trip up with it. A context's queue yields
+//! completions only for operations it has pending (receives, probes,
 //! sends awaiting their completion, acknowledgements to retry, receives
 //! waiting for room), so while none is pending a round of the client's
 //! progress reads the tagged queues only every [`IDLE_EVERY`]th time (per
-//! thread). That periodic read is still needed: with manual progress the
-//! provider moves unexpected messages and connection requests only inside
-//! a read of the queue, so a peer's eager send (or its connection, over
-//! ofi_rxm) would otherwise wait until this rank posts a receive. Tagged
-//! calls and waits read their contexts themselves, every round.
+//! thread). The reads serve the provider too: with manual progress it
+//! moves unexpected messages, connection requests and an injected
+//! message's bytes it could not write at once only inside a read of the
+//! queue. So the round after an inject (a send or an acknowledgement) reads
+//! them, and the periodic read keeps a peer's eager sends moving while
+//! this rank does other work (without it, a flood into a rank waiting in an
+//! AM barrier hung over 2.1's shm). Tagged calls and waits read their
+//! contexts themselves, every round.
 //!
-//! Each context keeps its table's pending count in an atomic, stored at
-//! every unlock of the table ([`Ctx::reqs`]'s guard), so the check takes
-//! no lock. A stale read (another thread just started an operation) costs
-//! at most the rounds until the next periodic read; that thread's own
-//! waits read its context anyway.
+//! Each context keeps its table's pending count in an atomic, stored when
+//! it changed at an unlock of the table ([`Ctx::reqs`]'s guard), so the
+//! check takes no lock. A stale read (another thread just started an
+//! operation) costs at most the rounds until the next periodic read; that
+//! thread's own waits read its context anyway.
 
 use super::{Ctx, Engine};
 use crate::sync::{Counter, Lock, Mode};
@@ -67,7 +70,12 @@ impl<G: DerefMut<Target = Requests>> DerefMut for Reqs<'_, G> {
 impl<G: DerefMut<Target = Requests>> Drop for Reqs<'_, G> {
     #[inline]
     fn drop(&mut self) {
-        self.pending.store(self.guard.pending(), Ordering::Relaxed);
+        // Stored only when it changed: waits and tests lock the table
+        // often, and other threads read the line every round.
+        let p = self.guard.pending();
+        if self.pending.load(Ordering::Relaxed) != p {
+            self.pending.store(p, Ordering::Relaxed);
+        }
     }
 }
 
@@ -102,13 +110,26 @@ impl<M: Mode> Engine<M> {
                 .any(Ctx::owes_completions)
     }
 
+    /// A message was injected: the next round of the client's progress
+    /// reads the tagged queues, in case the provider holds its bytes.
+    #[inline]
+    pub(crate) fn note_inject(&self) {
+        if !self.injected.load(Ordering::Relaxed) {
+            self.injected.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Whether this round of the client's progress should read the tagged
-    /// queues: always while something is owed, else every
-    /// [`IDLE_EVERY`]th round of this thread (counted in
+    /// queues: always while something is owed, once after an inject, else
+    /// every [`IDLE_EVERY`]th round of this thread (counted in
     /// `TaggedStats::idle_reads`).
     #[inline]
     pub(crate) fn due(&self) -> bool {
         if self.owes_completions() {
+            return true;
+        }
+        if self.injected.load(Ordering::Relaxed) {
+            self.injected.store(false, Ordering::Relaxed);
             return true;
         }
         let idle = IDLE_ROUNDS.with(|n| {
