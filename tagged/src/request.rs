@@ -143,6 +143,9 @@ struct Slot {
     /// no communicator waits for.
     owner: u32,
     state: State,
+    /// Nobody will take the outcome ([`Requests::abandon`]): the slot is
+    /// freed when the request finishes.
+    abandoned: bool,
 }
 
 /// The owner of requests no communicator waits for (detached sends).
@@ -171,6 +174,7 @@ impl Requests {
             s.gen = s.gen.wrapping_add(1);
             s.owner = owner;
             s.state = State::Pending(kind);
+            s.abandoned = false;
             return ReqId { idx, gen: s.gen };
         }
         let idx = self.slots.len() as u32;
@@ -178,6 +182,7 @@ impl Requests {
             gen: 0,
             owner,
             state: State::Pending(kind),
+            abandoned: false,
         });
         ReqId { idx, gen: 0 }
     }
@@ -223,6 +228,12 @@ impl Requests {
     fn finish(&mut self, idx: u32, o: Outcome) {
         if let Some(s) = self.slots.get_mut(idx as usize) {
             match s.state {
+                State::Pending(_) if s.abandoned => {
+                    self.pending -= 1;
+                    s.state = State::Free;
+                    s.abandoned = false;
+                    self.free.push(idx);
+                }
                 State::Pending(Kind::Detached { .. }) => {
                     self.pending -= 1;
                     s.state = State::Free;
@@ -288,6 +299,31 @@ impl Requests {
     /// Whether `id` has finished.
     pub fn is_done(&self, id: ReqId) -> bool {
         matches!(self.slots.get(id.idx as usize), Some(Slot { gen, state: State::Done(_), .. }) if *gen == id.gen)
+    }
+
+    /// Nobody will take `id`'s outcome (its caller returned an error while
+    /// a part of it was still posted, such as a synchronous send's
+    /// acknowledgement receive being cancelled): a finished request's slot
+    /// is freed now, a pending one's when it finishes, and it no longer
+    /// counts as its communicator's ([`Requests::pending_on`]).
+    pub fn abandon(&mut self, id: ReqId) {
+        let Some(s) = self.slots.get_mut(id.idx as usize) else {
+            return;
+        };
+        if s.gen != id.gen {
+            return;
+        }
+        match s.state {
+            State::Done(_) => {
+                s.state = State::Free;
+                self.free.push(id.idx);
+            }
+            State::Pending(_) => {
+                s.abandoned = true;
+                s.owner = NO_OWNER;
+            }
+            State::Free => {}
+        }
     }
 
     /// Take the outcome of a finished request and free its slot.
@@ -422,5 +458,40 @@ mod tests {
         assert!(r.complete(a.idx, Part::Main, Status::default()));
         assert_eq!(r.pending_on(3), 0, "a finished request is not pending");
         assert_eq!(r.pending(), 2);
+    }
+
+    #[test]
+    fn an_abandoned_request_frees_its_slot_when_it_finishes() {
+        let mut r = Requests::new();
+        let kind = Kind::SyncSend {
+            len: 8,
+            sent: false,
+            acked: false,
+        };
+        let a = r.start(4, kind);
+        // Its send failed; the acknowledgement's receive is being cancelled.
+        assert!(!r.complete(a.idx, Part::Main, Status::default()));
+        r.abandon(a);
+        assert_eq!(r.pending(), 1, "still owed the cancelled receive's end");
+        assert_eq!(r.pending_on(4), 0, "its communicator may be freed");
+        r.fail(
+            a.idx,
+            Err(OpError {
+                err: 125,
+                prov_errno: 0,
+                text: "cancelled".into(),
+            }),
+        );
+        assert_eq!(r.pending(), 0);
+        assert!(!r.is_done(a) && r.take(a).is_none(), "nothing kept");
+        let b = r.start(4, Kind::Probe);
+        assert_eq!(b.idx, a.idx, "the slot was freed and is reused");
+        // Abandoning a finished request frees it at once; a stale id is
+        // ignored.
+        assert!(r.complete(b.idx, Part::Main, Status::default()));
+        r.abandon(b);
+        r.abandon(a);
+        assert_eq!(r.start(4, Kind::Probe).idx, a.idx);
+        assert_eq!(r.pending(), 1);
     }
 }

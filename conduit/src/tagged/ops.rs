@@ -165,7 +165,11 @@ impl<M: Mode> Engine<M> {
                 let actx = context(id.idx, Part::Ack) as usize;
                 // SAFETY: cancel of our own posted receive.
                 let _ = unsafe { x.rx.cancel(actx as *mut libc::c_void) };
-                x.reqs().complete(id.idx, Part::Main, Status::default());
+                let mut reqs = x.reqs();
+                reqs.complete(id.idx, Part::Main, Status::default());
+                // The caller gets the error, not the request: its slot is
+                // freed once the cancelled receive ends.
+                reqs.abandon(id);
                 return Err(e);
             }
             x.reqs().fail(id.idx, Err(op_error(&e)));
