@@ -8,7 +8,7 @@
 # builds must speak the same wire protocol (the launcher of NEW starts
 # both). Measure on a quiet machine.
 #
-#   bash scripts/bench-cross.sh OLD_DIR NEW_DIR put|rtt [ROUNDS] [PROVIDER]
+#   bash scripts/bench-cross.sh OLD_DIR NEW_DIR put|rtt|rtt-tagged [ROUNDS] [PROVIDER]
 set -euo pipefail
 if [ $# -lt 3 ]; then
   sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'

@@ -84,7 +84,7 @@ fn benchmark_scripts_refuse_an_unknown_figure() {
         assert_eq!(code, Some(2), "{name}: {err}");
         assert_eq!(
             err.trim_end(),
-            format!("{prog}: the figure must be rtt or put, not 'latency'")
+            format!("{prog}: the figure must be rtt, rtt-tagged or put, not 'latency'")
         );
     }
 }
