@@ -241,10 +241,11 @@ impl Ops {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn err(t: &str) -> TransferError {
+    /// A transfer error with text `t` (the window's tests use it too).
+    pub(super) fn err(t: &str) -> TransferError {
         TransferError {
             err: 5,
             prov_errno: 7,

@@ -186,16 +186,9 @@ impl Ops {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Implicit, TransferError};
+    use super::super::tests::err;
+    use super::super::Implicit;
     use super::*;
-
-    fn err(t: &str) -> TransferError {
-        TransferError {
-            err: 5,
-            prov_errno: 7,
-            text: t.into(),
-        }
-    }
 
     #[test]
     fn pieces_are_a_quarter_of_the_window() {

@@ -4,7 +4,8 @@
 //! says so, completed (or failed) in any order, or cancelled before being
 //! posted as a failed post cancels them.
 
-use super::{GetWindow, Implicit, OpId, Ops, TransferError};
+use super::tests::err;
+use super::{GetWindow, Implicit, OpId, Ops};
 use proptest::prelude::*;
 
 const PEERS: usize = 3;
@@ -46,14 +47,6 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(get, which, ok)| Step::Complete { get, which, ok }),
         1 => any::<usize>().prop_map(Step::Cancel),
     ]
-}
-
-fn failed(text: &str) -> TransferError {
-    TransferError {
-        err: 5,
-        prov_errno: 0,
-        text: text.into(),
-    }
 }
 
 /// The model's bytes posted and not completed, per peer.
@@ -170,7 +163,7 @@ proptest! {
                     }
                     let i = which % gets[g].posted.len();
                     gets[g].posted.swap_remove(i);
-                    let r = if ok { Ok(()) } else { Err(failed("lost")) };
+                    let r = if ok { Ok(()) } else { Err(err("lost")) };
                     t.complete_transfer(gets[g].op.index, r);
                     retire_if_over(&mut t, &mut gets, g)?;
                 }
@@ -178,7 +171,7 @@ proptest! {
                     let g = g % gets.len();
                     let n = std::mem::take(&mut gets[g].pending).len() as u32;
                     if n > 0 {
-                        t.cancel_transfers(gets[g].op, n, failed("not posted"));
+                        t.cancel_transfers(gets[g].op, n, err("not posted"));
                     }
                     retire_if_over(&mut t, &mut gets, g)?;
                 }
