@@ -93,7 +93,7 @@ def main():
         ]
     figures.append(("tcp;ofi_rxm: resident memory after start-up, 2 ranks, MiB", "(-n 16 <= 32 MB: tests/tests/memory.rs)",
                     None, lambda r: rss_start(f"{out}/{r}-tcp.txt") / 1024))
-    for label in ("flags in one cache line", "flags in two cache lines", "two shared-memory rings"):
+    for label in ("flags in one cache line", "flags in two cache lines", "two shared-memory rings", "a lane, replies in place"):
         figures.append((f"shm_floor: {label}, us", "", None, lambda r, l=label: floor(f"{out}/{r}-floor.txt")[l]))
     # Every figure is read before anything is printed, so a partial run
     # ends with its error alone.

@@ -6,12 +6,15 @@
 //! (4) a request and its reply written into the same 64-byte slot, the
 //! slots marching through 1024 lines (what replies written in place of
 //! their request would cost), beside (5) the same march with the reply in
-//! a second array of slots (two rings). Prints the median round trip of
-//! each over `--reps` runs.
+//! a second array of slots (two rings), and (6) 16-byte requests answered
+//! in place through one of the conduit's lanes (`conduit::pshm::lane`, no
+//! AM code: what the same-host AM Short round trip moves). Prints the
+//! median round trip of each over `--reps` runs.
 //!
 //! `cargo run --release -p conduit --example shm_floor [iters] [reps]`
 
 use conduit::mem::Mapping;
+use conduit::pshm::lane::{Answer, Lane, LANE_BYTES, LANE_MESSAGE};
 use conduit::pshm::ring::{footprint, Producer, Ring};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -87,6 +90,49 @@ fn rings(iters: u64) -> f64 {
     us
 }
 
+/// Round trips of 16-byte requests answered in place by 16-byte replies
+/// through one lane, in µs.
+fn lane(iters: u64) -> f64 {
+    let m = Mapping::anonymous(LANE_BYTES).expect("map the lane");
+    // SAFETY: a fresh zeroed lane inside `m`, which outlives both threads
+    // (joined below); one thread sends, the other receives.
+    let l = unsafe { Lane::new(m.as_ptr()) };
+    let t = std::thread::spawn(move || {
+        let mut buf = [0u8; LANE_MESSAGE];
+        for seq in 1..=iters as u32 {
+            // SAFETY: this thread is the lane's one receiver and answers
+            // each request before it looks for the next.
+            unsafe {
+                let len = loop {
+                    if let Ok(Some(len)) = l.request(seq) {
+                        break len;
+                    }
+                };
+                l.read(len, &mut buf);
+                l.reply(seq, 16, |b| b.copy_from_slice(&buf[..16]));
+            }
+        }
+    });
+    let mut buf = [0u8; LANE_MESSAGE];
+    let start = Instant::now();
+    for seq in 1..=iters as u32 {
+        // SAFETY: this thread is the lane's one sender and sends only once
+        // the previous request was answered.
+        unsafe {
+            l.send(seq, 16, |b| b.fill(seq as u8));
+            loop {
+                if let Ok(Answer::Reply(len)) = l.answer(seq) {
+                    l.read(len, &mut buf);
+                    break;
+                }
+            }
+        }
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / iters as f64;
+    t.join().expect("the echo thread");
+    us
+}
+
 /// A 64-byte slot: a request word and a reply word.
 #[repr(C, align(64))]
 struct Slot {
@@ -145,14 +191,21 @@ fn main() {
     let two: &'static [Line; 2] =
         Box::leak(Box::new([Line(AtomicU64::new(0)), Line(AtomicU64::new(0))]));
     let (s1, s2, s3) = (slots(1024), slots(1024), slots(1024));
-    let (mut a, mut b, mut c, mut d, mut e) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut b, mut c, mut d, mut e, mut f) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for _ in 0..reps.max(1) {
         a.push(flags(&one[0], &one[1], iters));
         b.push(flags(&two[0].0, &two[1].0, iters));
         c.push(rings(iters));
         d.push(march(s1, s1, iters));
         e.push(march(s2, s3, iters));
+        f.push(lane(iters));
     }
     println!("round trip, median of {} x {iters} (us):", reps.max(1));
     println!("  flags in one cache line   {:.3}", median(a));
@@ -160,4 +213,5 @@ fn main() {
     println!("  two shared-memory rings   {:.3}", median(c));
     println!("  replies in place, march   {:.3}", median(d));
     println!("  two slot arrays, march    {:.3}", median(e));
+    println!("  a lane, replies in place  {:.3}", median(f));
 }

@@ -156,6 +156,7 @@ impl Config {
         provider_list::PROVIDER_EXCLUDE,
         pshm::SUPERNODE_MAXSIZE,
         pshm::PSHM_RING_SIZE,
+        pshm::PSHM_LANES,
         extended::ATOMICS,
         extended::COLL_FANOUT,
         extended::COLL_CACHE_PAGES,

@@ -1,5 +1,6 @@
 //! The shared-memory path between ranks of one host (GASNet's PSHM):
-//! `GASNET_SUPERNODE_MAXSIZE` and `GASNET_OFI_PSHM_RING_SIZE`.
+//! `GASNET_SUPERNODE_MAXSIZE`, `GASNET_OFI_PSHM_RING_SIZE` and
+//! `GASNET_OFI_PSHM_LANES`.
 
 use super::read::{count_in, explained};
 use super::ConfigError;
@@ -10,13 +11,16 @@ pub const SUPERNODE_MAXSIZE: &str = "GASNET_SUPERNODE_MAXSIZE";
 /// `GASNET_OFI_PSHM_RING_SIZE`.
 pub const PSHM_RING_SIZE: &str = "GASNET_OFI_PSHM_RING_SIZE";
 
+/// `GASNET_OFI_PSHM_LANES`.
+pub const PSHM_LANES: &str = "GASNET_OFI_PSHM_LANES";
+
 /// Default data bytes of one AM ring (per sender, receiver and side).
 pub const RING_SIZE_DEFAULT: usize = 64 * 1024;
 /// Largest accepted ring size.
 pub const RING_SIZE_MAX: usize = 1 << 30;
 
 /// Shared-memory settings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PshmConfig {
     /// `GASNET_SUPERNODE_MAXSIZE`: most ranks joined into one supernode
     /// (ranks of a host that map each other's segments and exchange AMs
@@ -31,6 +35,23 @@ pub struct PshmConfig {
     pub ring_size: Option<usize>,
     /// `GASNET_OFI_PSHM_RING_SIZE` as written, for messages.
     ring_size_text: Option<String>,
+    /// `GASNET_OFI_PSHM_LANES`: whether a client's Short requests to a
+    /// supernode peer may go through the pair's lane (one request at a
+    /// time, answered in place) instead of the rings. On by default; used
+    /// in single-threaded mode only, and only where every member of the
+    /// supernode has it on.
+    pub lanes: bool,
+}
+
+impl Default for PshmConfig {
+    fn default() -> Self {
+        PshmConfig {
+            supernode_maxsize: 0,
+            ring_size: None,
+            ring_size_text: None,
+            lanes: true,
+        }
+    }
 }
 
 impl PshmConfig {
@@ -53,6 +74,7 @@ impl PshmConfig {
             supernode_maxsize,
             ring_size,
             ring_size_text: r.peek(PSHM_RING_SIZE),
+            lanes: r.bool(PSHM_LANES, true)?,
         })
     }
 
@@ -104,13 +126,18 @@ mod tests {
         ]);
         let c = read(&env).unwrap();
         assert!(!c.enabled());
+        assert!(c.lanes);
         assert_eq!(c.ring_bytes(8256, 16536).unwrap(), 131072);
+        let c = read(&MapEnv::from([("GASNET_OFI_PSHM_LANES", "0")])).unwrap();
+        assert!(!c.lanes);
     }
 
     #[test]
     fn bad_values_are_refused_by_name() {
         let env = MapEnv::from([("GASNET_SUPERNODE_MAXSIZE", "-1")]);
         assert_eq!(read(&env).unwrap_err().var(), "GASNET_SUPERNODE_MAXSIZE");
+        let env = MapEnv::from([("GASNET_OFI_PSHM_LANES", "sometimes")]);
+        assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_PSHM_LANES");
         let env = MapEnv::from([("GASNET_OFI_PSHM_RING_SIZE", "2G")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),

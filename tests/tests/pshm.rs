@@ -55,20 +55,28 @@ mod tempdir {
 /// statistics into a fresh directory; assert it passed with `want` in its
 /// output; return the directory.
 fn run_ok(prog: &str, args: &[&str], n: usize, p: &str, maxsize: &str, want: &str) -> tempdir::Dir {
+    run_ok_with(prog, args, n, p, maxsize, &[], want)
+}
+
+/// [`run_ok`] with more variables.
+fn run_ok_with(
+    prog: &str,
+    args: &[&str],
+    n: usize,
+    p: &str,
+    maxsize: &str,
+    more: &[(&str, &str)],
+    want: &str,
+) -> tempdir::Dir {
     let dir = stats_dir(&format!("{}-{p}-{n}-{maxsize}", args[0]));
     let statsfile = dir.0.join("st.%");
-    let r = job(
-        prog,
-        n,
-        args,
-        p,
-        &[
-            ("GASNET_SUPERNODE_MAXSIZE", maxsize),
-            ("GASNET_STATSFILE", statsfile.to_str().unwrap()),
-        ],
-        Duration::from_secs(180),
-    );
-    let what = format!("{args:?} on {p}, {n} ranks, GASNET_SUPERNODE_MAXSIZE={maxsize}");
+    let mut env = vec![
+        ("GASNET_SUPERNODE_MAXSIZE", maxsize),
+        ("GASNET_STATSFILE", statsfile.to_str().unwrap()),
+    ];
+    env.extend_from_slice(more);
+    let r = job(prog, n, args, p, &env, Duration::from_secs(180));
+    let what = format!("{args:?} on {p}, {n} ranks, GASNET_SUPERNODE_MAXSIZE={maxsize} {more:?}");
     assert_eq!(
         r.code,
         Some(0),
@@ -113,6 +121,82 @@ fn conformance_with_the_whole_job_in_one_supernode() {
                 }
             }
         }
+    }
+}
+
+/// Short requests through the pairs' lanes with their replies written in
+/// place (`conduit::pshm::lane`), mixed with requests and replies through
+/// the rings: every message arrives exactly once with its arguments, in one
+/// supernode and in supernodes of 2 (lanes within the pairs, the provider
+/// between them); `GASNET_OFI_PSHM_LANES=0` and multi-threaded mode send
+/// everything through the rings.
+#[test]
+fn lanes_carry_requests_and_replies_in_place() {
+    let _g = serial();
+    let want = "gex-am lanes: ok:";
+    // Rank 1's handler panicked on a lane request, and the lane was
+    // answered all the same.
+    let all = "after a panicking handler, 20 of 20 requests through the lane";
+    let none = "after a panicking handler, 0 of 20 requests through the lane";
+    for (n, maxsize) in [(2, "0"), (4, "0"), (4, "2")] {
+        let d = run_ok(AM, &["lanes", "2000"], n, "shm", maxsize, all);
+        for rank in 0..n {
+            let lane = stat(&d.0, rank, "AM_SHARED_LANE");
+            // The awaited rounds alone send 1,000 requests to the peer(s)
+            // of the supernode, almost all through the lanes.
+            assert!(
+                lane >= 500,
+                "{n} ranks, maxsize {maxsize}, rank {rank}: AM_SHARED_LANE {lane}"
+            );
+        }
+        if maxsize == "2" {
+            let provider = stat(&d.0, 0, "AM_INJECT") + stat(&d.0, 0, "AM_SEND_BUFFERED");
+            assert!(provider > 0, "rank 0 sent nothing through the provider");
+        }
+    }
+    let off = [("GASNET_OFI_PSHM_LANES", "0")];
+    let d = run_ok_with(AM, &["lanes", "2000"], 3, "tcp", "0", &off, none);
+    for rank in 0..3 {
+        assert_eq!(
+            stat(&d.0, rank, "AM_SHARED_LANE"),
+            0,
+            "lanes off, rank {rank}"
+        );
+        assert!(stat(&d.0, rank, "AM_SHARED") > 0, "lanes off, rank {rank}");
+    }
+    // One rank with the lanes off: the supernode uses none (a lane only a
+    // sender used would never be read).
+    let dir = stats_dir("lanes-one-off");
+    let statsfile = dir.0.join("st.%");
+    let launcher = workspace_bin("gasnetrun-ofi", AM);
+    let script = format!(
+        "if [ \"$GASNET_OFI_RANK\" = 1 ]; then export GASNET_OFI_PSHM_LANES=0; fi; exec {AM} lanes 500"
+    );
+    let mut cmd = job_command(
+        &launcher,
+        3,
+        Path::new("/bin/sh"),
+        &["-c", &script],
+        "tcp",
+        "lo",
+    );
+    cmd.env("GASNET_SUPERNODE_MAXSIZE", "0")
+        .env("GASNET_STATSFILE", &statsfile);
+    let out = run_with_deadline(&mut cmd, Duration::from_secs(120));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(want) && text.contains(none), "{text}");
+    for rank in 0..3 {
+        assert_eq!(
+            stat(&dir.0, rank, "AM_SHARED_LANE"),
+            0,
+            "one rank off, rank {rank}"
+        );
     }
 }
 
@@ -161,7 +245,7 @@ fn maxsize_one_turns_the_path_off() {
 fn threads_through_shared_memory() {
     let _g = serial();
     for eps in ["shared", "own"] {
-        run_ok(
+        let d = run_ok(
             AM,
             &["threads", "2", eps, "1000"],
             4,
@@ -169,6 +253,10 @@ fn threads_through_shared_memory() {
             "0",
             "1125 AMs each way per thread pair arrived exactly once",
         );
+        // Multi-threaded mode keeps the rings: no lanes.
+        for rank in 0..4 {
+            assert_eq!(stat(&d.0, rank, "AM_SHARED_LANE"), 0, "{eps} rank {rank}");
+        }
         run_ok(
             RMA,
             &["threads", "2", eps, "15"],

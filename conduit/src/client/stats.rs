@@ -61,6 +61,9 @@ pub struct AmStats {
     pub loopback: u64,
     /// AMs sent through shared memory to a rank of this supernode.
     pub shared_sent: u64,
+    /// Of those, requests sent through the pair's lane and replies written
+    /// in place of their request (`conduit::pshm::lane`).
+    pub shared_lane: u64,
     /// Puts, gets and AM Long payloads done as memory copies into or out
     /// of a supernode peer's segment.
     pub shared_rma: u64,
@@ -158,8 +161,8 @@ impl AmStats {
         ));
         s.push_str(&format!("AM_LOOPBACK {}\n", self.loopback));
         s.push_str(&format!(
-            "AM_SHARED {}\nRMA_SHARED {}\n",
-            self.shared_sent, self.shared_rma
+            "AM_SHARED {}\nAM_SHARED_LANE {}\nRMA_SHARED {}\n",
+            self.shared_sent, self.shared_lane, self.shared_rma
         ));
         s.push_str(&format!("WAIT_YIELDS {}\n", self.wait_yields));
         s.push_str(&format!(
@@ -224,6 +227,7 @@ pub(crate) struct SetStats<C: Counter> {
     pub landing_voids_received: C,
     pub get_bounce: C,
     pub get_window_waits: C,
+    pub shared_lane: C,
 }
 
 impl<C: Counter> SetStats<C> {
@@ -250,6 +254,7 @@ impl<C: Counter> SetStats<C> {
         s.eagain_retries += self.eagain_retries.get();
         s.loopback += self.loopback.get();
         s.shared_sent += self.shared_sent.get();
+        s.shared_lane += self.shared_lane.get();
         s.shared_rma += self.shared_rma.get();
         s.atomic_native += self.atomic_native.get();
         s.atomic_am += self.atomic_am.get();

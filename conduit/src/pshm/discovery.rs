@@ -23,9 +23,13 @@ pub(super) struct Published {
     /// `GASNET_OFI_COLL_CACHE_PAGES`: a team's members take part in its
     /// cache set-up, or not, by it, so it must be the same everywhere.
     pub coll_pages: u64,
+    /// 1 when the rank would send and read through lanes
+    /// (`GASNET_OFI_PSHM_LANES` on, single-threaded mode): a supernode uses
+    /// them only when all of its members would.
+    pub lanes: u32,
 }
 
-const RECORD: usize = 68;
+const RECORD: usize = 72;
 
 /// Bytes of the record `Shared::segment_record` makes.
 pub const SEGMENT_RECORD: usize = 16;
@@ -44,6 +48,7 @@ impl Published {
         b[48..56].copy_from_slice(&self.max_medium.to_le_bytes());
         b[56..60].copy_from_slice(&self.sets.to_le_bytes());
         b[60..68].copy_from_slice(&self.coll_pages.to_le_bytes());
+        b[68..72].copy_from_slice(&self.lanes.to_le_bytes());
         b
     }
 
@@ -64,6 +69,7 @@ impl Published {
             max_medium: u64_at(48),
             sets: u32_at(56),
             coll_pages: u64_at(60),
+            lanes: u32_at(68),
         })
     }
 }
@@ -71,7 +77,7 @@ impl Published {
 /// Check what rank `r` published about its inbox before mapping it: its
 /// rings' capacity must be a power of two that holds two of the largest
 /// records, and the file must hold every ring (`sets` x 2 sides x `slots`
-/// senders). A rank built from another version, or a corrupt record,
+/// senders) and the lanes after them (one per sender). A rank built from another version, or a corrupt record,
 /// would otherwise place rings outside the mapping or make sends to it
 /// spin for ever; the error says what was published.
 pub(super) fn check_inbox(
@@ -80,6 +86,7 @@ pub(super) fn check_inbox(
     sets: usize,
     largest: usize,
 ) -> Result<(), crate::client::Error> {
+    use super::lane::LANE_BYTES;
     use super::ring::{footprint, min_capacity, record_len};
     let need_cap = min_capacity(record_len(largest));
     let cap = usize::try_from(p.cap).ok();
@@ -88,14 +95,16 @@ pub(super) fn check_inbox(
         .and_then(|c| {
             sets.checked_mul(2)?
                 .checked_mul(p.slots as usize)?
-                .checked_mul(footprint(c))
+                .checked_mul(footprint(c))?
+                .checked_add((p.slots as usize).checked_mul(LANE_BYTES)?)
         });
     match rings_fit {
         Some(need) if need as u64 <= p.len => Ok(()),
         _ => Err(crate::client::Error::Pshm(format!(
             "rank {r} published a shared-memory inbox of {} bytes with rings of {} bytes for {} \
 senders and {sets} endpoint sets; this rank needs rings of a power of two of at least {need_cap} \
-bytes, all inside the inbox (are the ranks built from different versions?)",
+bytes, all inside the inbox with a lane per sender (are the ranks built from different \
+versions?)",
             p.len, p.cap, p.slots
         ))),
     }
@@ -242,10 +251,11 @@ mod tests {
             maxsize: 0,
             slots: 4,
             cap: cap as u64,
-            len: (2 * 2 * 4 * footprint(cap)) as u64,
+            len: (2 * 2 * 4 * footprint(cap) + 4 * super::super::lane::LANE_BYTES) as u64,
             max_medium: largest as u64,
             sets: 2,
             coll_pages: 4,
+            lanes: 1,
         };
         assert!(check_inbox(1, &ok, 2, largest).is_ok());
         let short = Published {
@@ -345,6 +355,7 @@ mod tests {
             max_medium: 8192,
             sets: 3,
             coll_pages: 64,
+            lanes: 1,
         };
         assert_eq!(Published::from_bytes(&p.to_bytes()), Some(p));
         assert_eq!(Published::from_bytes(&[0; 55]), None);

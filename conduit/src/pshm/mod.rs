@@ -24,6 +24,7 @@
 //! as before.
 
 mod discovery;
+pub mod lane;
 pub mod ring;
 
 use discovery::{check_inbox, kernel_identity, Published};
@@ -34,6 +35,7 @@ use crate::config::Config;
 use crate::mem::Mapping;
 use crate::sync::{Lock, Mode};
 use crate::transport::Side;
+use lane::{Lane, Lanes, LANE_BYTES};
 use ring::{footprint, Producer, Ring};
 use std::sync::{Arc, OnceLock};
 
@@ -76,6 +78,9 @@ pub(crate) struct Shared<M: Mode> {
     rx_lock: Box<[M::Lock<()>]>,
     /// Largest message a ring takes.
     pub largest: usize,
+    /// The lanes of set 0, when every member uses them (single-threaded
+    /// mode, `GASNET_OFI_PSHM_LANES` on everywhere).
+    pub lanes: Option<Lanes>,
     /// This rank's inbox and the peers' (mapped for the client's life).
     _inboxes: Vec<Arc<Mapping>>,
     /// Segments by index, once attached.
@@ -135,7 +140,8 @@ impl<M: Mode> Shared<M> {
         let kernel = kernel_identity();
         let want = cfg.pshm.enabled() && slots > 1;
         let inbox = if want {
-            let len = sets * 2 * slots * footprint(cap);
+            // The rings, then a lane per sender.
+            let len = sets * 2 * slots * footprint(cap) + slots * LANE_BYTES;
             Some(Arc::new(Mapping::memfd(len, "gasnet-ofi-inbox").map_err(
                 |e| Error::map("the shared-memory AM inbox", len, e),
             )?))
@@ -153,6 +159,7 @@ impl<M: Mode> Shared<M> {
             max_medium: cfg.am.max_medium as u64,
             sets: sets as u32,
             coll_pages: cfg.extended.coll_cache_pages as u64,
+            lanes: u32::from(cfg.pshm.lanes && !M::PAR),
         };
         let all = boot.allgather(&mine.to_bytes())?;
         let mut recs = Vec::with_capacity(size);
@@ -256,6 +263,28 @@ set {}=1 to turn the shared-memory path off",
             // (zeroed) and lives as long as `inboxes`.
             unsafe { Ring::new(m.as_ptr().add(idx * footprint(cap)), cap) }
         };
+        // Lane of `sender` in the inbox of member `owner`, after its rings.
+        let lane_at = |owner: usize, sender: usize| -> Lane {
+            let p = recs[members[owner]];
+            let (cap, slots) = (p.cap as usize, p.slots as usize);
+            let m = peer_maps[owner].as_ref().unwrap_or(&inbox);
+            // SAFETY: sender < n <= slots, so the lane lies inside the
+            // inbox of sets * 2 * slots ring footprints and slots lanes
+            // (checked against the file's size when mapped); 128-byte
+            // aligned; zeroed by the fresh file, alive as `inboxes`.
+            unsafe {
+                Lane::new(
+                    m.as_ptr()
+                        .add(sets * 2 * slots * footprint(cap) + sender * LANE_BYTES),
+                )
+            }
+        };
+        let lanes = members.iter().all(|&r| recs[r].lanes == 1).then(|| {
+            Lanes::new(
+                (0..n).map(|j| lane_at(me, j)).collect(),
+                (0..n).map(|owner| lane_at(owner, me)).collect(),
+            )
+        });
         let mut rx = Vec::with_capacity(sets * 2);
         for set in 0..sets {
             for side in 0..2 {
@@ -277,7 +306,8 @@ set {}=1 to turn the shared-memory path off",
             .collect();
         let rx_lock = (0..rx.len()).map(|_| M::Lock::new(())).collect();
         tracing::debug!(
-            "shared-memory path: rank {rank} in a supernode of {n} ({members:?}), rings of {cap} bytes"
+            "shared-memory path: rank {rank} in a supernode of {n} ({members:?}), rings of {cap} bytes, lanes {}",
+            if lanes.is_some() { "on" } else { "off" }
         );
         Ok((
             Some(Shared {
@@ -290,6 +320,7 @@ set {}=1 to turn the shared-memory path off",
                 tx_lock,
                 rx_lock,
                 largest,
+                lanes,
                 _inboxes: inboxes,
                 segments: OnceLock::new(),
             }),

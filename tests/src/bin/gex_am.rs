@@ -11,6 +11,10 @@
 //! * `longs <count>`: every rank sends `count` Long requests to every
 //!   other rank without waiting; each is checked in place and answered by
 //!   a Long reply that is checked too (credits of Longs in one message).
+//! * `lanes <rounds>`: Short requests (some through the pairs' lanes on
+//!   the shared-memory path) answered by Short replies of 3 and 16
+//!   arguments, Medium replies or none, beside Medium requests; every
+//!   message checked exactly once (`gex_am/lanes.rs`).
 //! * `exit <how> <code>`: `rank0`, `rank1`, `handler` (rank 0's handler
 //!   exits), `after-barrier` (every rank exits), `return` (every rank drops
 //!   the client after a barrier), `malformed` (rank 0 sends rank 1 an AM
@@ -35,6 +39,8 @@ use tests::{fail, report, Fallible};
 
 #[path = "gex_am/exit_threads.rs"]
 mod exit_threads;
+#[path = "gex_am/lanes.rs"]
+mod lanes;
 #[path = "gex_am/longs.rs"]
 mod longs;
 #[path = "gex_am/modes.rs"]
@@ -450,8 +456,9 @@ fn main() {
         "unregistered" => unregistered(&c),
         "barrier" => barrier(&c),
         "longs" => num(2, 500).and_then(|n| longs::longs(&c, n)),
+        "lanes" => num(2, 3000).and_then(|n| lanes::lanes(&c, n)),
         _ => Err(fail(format!(
-            "usage: gex-am core|flood [shorts mediums]|longs [count]|exit how code|exit-threads [code]|bad|unregistered|barrier|threads T shared|own [count] (got {mode:?})"
+            "usage: gex-am core|flood [shorts mediums]|longs [count]|lanes [rounds]|exit how code|exit-threads [code]|bad|unregistered|barrier|threads T shared|own [count] (got {mode:?})"
         ))),
     };
     match r {

@@ -4,6 +4,7 @@
 use super::atomic::{H_ATOMIC, H_ATOMIC_REPLY};
 use super::coll::H_COLL;
 use super::landing::H_LANDING;
+use super::lanes::LaneAnswer;
 use super::vis::{H_VIS, H_VIS_ACK};
 use super::{Core, HandlerScope, Progress, H_BARRIER, H_EXIT};
 use crate::client::error::Error;
@@ -17,10 +18,13 @@ use am::send::Category;
 use am::wire::{Kind, Message};
 
 /// A request handler's reply path: the reply endpoint of the set the
-/// request came in on, waiting (if it must) with reply-only progress.
+/// request came in on, waiting (if it must) with reply-only progress; or,
+/// for a request that came through a lane, a Short reply written in place
+/// of the request.
 struct ReplyPath<'a, M: Mode, T: Transport, S> {
     core: &'a Core<M, T, S>,
     set: usize,
+    lane: Option<&'a LaneAnswer<'a>>,
 }
 
 impl<M: Mode, T: Transport, S> Replier for ReplyPath<'_, M, T, S> {
@@ -33,6 +37,12 @@ impl<M: Mode, T: Transport, S> Replier for ReplyPath<'_, M, T, S> {
         payload: &[u8],
         dest_offset: usize,
     ) -> Result<(), Error> {
+        if let Some(l) = self.lane {
+            if category == Category::Short && dest == l.peer && args.len() <= am::MAX_ARGS {
+                self.core.reply_in_lane(self.set, l, handler, args);
+                return Ok(());
+            }
+        }
         self.core
             .send_am(
                 self.set,
@@ -54,16 +64,29 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Decode and run one message that arrived on `side` of set `set`.
     #[inline(always)]
     pub(super) fn dispatch(&self, set: usize, side: Side, bytes: &[u8]) -> Result<(), Error> {
+        self.dispatch_in(set, side, bytes, None)
+    }
+
+    /// [`Core::dispatch`], for a request that came through `lane` when
+    /// there is one (its handler's Short reply goes back through it).
+    #[inline(always)]
+    pub(super) fn dispatch_in(
+        &self,
+        set: usize,
+        side: Side,
+        bytes: &[u8],
+        lane: Option<&LaneAnswer<'_>>,
+    ) -> Result<(), Error> {
         let is_request = side == Side::Request;
         if let Some(m) = am::dispatch::classify_short(&self.handlers, bytes, is_request) {
             if let HandlerFn::Short(f) = m.handler {
                 if !self.exiting() {
-                    self.run_short(set, is_request, &m, f);
+                    self.run_short(set, is_request, &m, f, lane);
                 }
                 return Ok(());
             }
         }
-        self.dispatch_general(set, side, bytes)
+        self.dispatch_general(set, side, bytes, lane)
     }
 
     /// The common message, a Short for a client handler registered with
@@ -76,6 +99,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         is_request: bool,
         m: &am::dispatch::ShortMessage<'_, HandlerFn<S>>,
         f: &(dyn Fn(&mut Token<'_, S>, &[u32]) + Send + Sync + '_),
+        lane: Option<&LaneAnswer<'_>>,
     ) {
         self.count_received(set, is_request, Kind::Short);
         self.call_handler(
@@ -84,6 +108,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             m.src,
             m.index,
             None,
+            lane,
             |words| m.args_into(words),
             |tok, args| f(tok, args),
         );
@@ -113,10 +138,15 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         src: u32,
         index: u8,
         long_offset: Option<usize>,
+        lane: Option<&LaneAnswer<'_>>,
         fill: impl FnOnce(&mut [u32; am::MAX_ARGS]) -> usize,
         call: impl FnOnce(&mut Token<'_, S>, &[u32]),
     ) {
-        let replier = ReplyPath { core: self, set };
+        let replier = ReplyPath {
+            core: self,
+            set,
+            lane,
+        };
         let mut tok = Token {
             src: src as usize,
             handler: index,
@@ -146,7 +176,13 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
     /// Decode and run any message (`dispatch` takes the common Short
     /// itself).
     #[inline(never)]
-    fn dispatch_general(&self, set: usize, side: Side, bytes: &[u8]) -> Result<(), Error> {
+    fn dispatch_general(
+        &self,
+        set: usize,
+        side: Side,
+        bytes: &[u8],
+        lane: Option<&LaneAnswer<'_>>,
+    ) -> Result<(), Error> {
         let seg = self.segment.get();
         let delivery = am::dispatch::classify(
             &self.handlers,
@@ -191,6 +227,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
             h.src,
             h.handler,
             cm.long.map(|(o, _)| o),
+            lane,
             |words| cm.msg.args_into(words),
             |tok, args| match cm.handler {
                 HandlerFn::Short(f) => f(tok, args),

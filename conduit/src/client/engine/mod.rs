@@ -26,6 +26,7 @@ mod get_bounce;
 mod get_window;
 mod handler_scope;
 mod landing;
+mod lanes;
 mod progress;
 mod put_bounce;
 mod receive;

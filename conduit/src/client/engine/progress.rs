@@ -131,6 +131,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut seen = 0usize;
         if what == Progress::Full {
             if let Some(sh) = shared {
+                keep(&mut first, self.poll_lane_requests(sh, set, &mut seen));
                 keep(
                     &mut first,
                     self.poll_shared(sh, set, Side::Request, &mut seen),
@@ -140,6 +141,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         }
         keep(&mut first, self.poll_tx(s, &mut seen));
         if let Some(sh) = shared {
+            keep(&mut first, self.poll_lane_answers(sh, set, &mut seen));
             keep(
                 &mut first,
                 self.poll_shared(sh, set, Side::Reply, &mut seen),

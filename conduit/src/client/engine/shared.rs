@@ -164,6 +164,12 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 handler,
                 src: self.rank as u32,
             };
+            if side == Side::Request
+                && handler >= am::handlers::CLIENT_BASE
+                && self.send_in_lane(sh, index, set, &header, args)
+            {
+                return Ok(true);
+            }
             let len = wire::message_len(Kind::Short, args.len(), 0);
             return self.push_shared(
                 sh,
@@ -469,6 +475,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
         let mut first = None;
         let mut seen = 0usize;
         if what == Progress::Full {
+            keep(&mut first, self.poll_lane_requests(sh, set, &mut seen));
             keep(
                 &mut first,
                 self.poll_shared(sh, set, Side::Request, &mut seen),
@@ -477,6 +484,7 @@ impl<M: Mode, T: Transport, S> Core<M, T, S> {
                 self.run_queued(s, Side::Request, &mut seen, &mut first);
             }
         }
+        keep(&mut first, self.poll_lane_answers(sh, set, &mut seen));
         keep(
             &mut first,
             self.poll_shared(sh, set, Side::Reply, &mut seen),
