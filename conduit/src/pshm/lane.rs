@@ -119,9 +119,31 @@ impl Lane {
         debug_assert!(len <= LANE_MESSAGE);
         // SAFETY: the receiver reads none of the bytes before the release
         // store below, and wrote its last answer before the sender read it.
-        unsafe { fill(std::slice::from_raw_parts_mut(self.bytes(), len)) };
+        unsafe { self.put(len, fill) };
         self.word()
             .store(state(seq, REQUEST, len), Ordering::Release);
+    }
+
+    /// Write a message of `len` bytes (`fill` writes them) after the state
+    /// word: built in this thread's stack, then copied in a few wide stores
+    /// of a fixed size. The other side polls this line, and each narrow
+    /// store of an encoder writing in place can find the line taken back by
+    /// that read and need it again: written in place, the same-host round
+    /// trip measured 1.3-1.9x the rings' instead of 0.87x
+    /// (docs/PERFORMANCE.md, "Requests answered in place").
+    ///
+    /// # Safety
+    /// The other side reads none of the bytes until the state word's next
+    /// release store, and this side may write them (see the callers).
+    #[inline(always)]
+    unsafe fn put(&self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        let mut b = [0u8; LANE_MESSAGE];
+        fill(&mut b[..len]);
+        // The state word's line holds 56 message bytes.
+        let n = if len <= 56 { 56 } else { LANE_MESSAGE };
+        // SAFETY: n bytes after the state word lie inside the lane; `b`
+        // is this thread's; the caller's contract makes the write race-free.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), self.bytes(), n) };
     }
 
     /// The length of request `seq` when it has arrived. A word that is
@@ -200,7 +222,7 @@ impl Lane {
         debug_assert!(len <= LANE_MESSAGE);
         // SAFETY: the sender reads none of the bytes before the release
         // store below and writes none until it has read it.
-        unsafe { fill(std::slice::from_raw_parts_mut(self.bytes(), len)) };
+        unsafe { self.put(len, fill) };
         self.word().store(state(seq, REPLY, len), Ordering::Release);
     }
 
