@@ -26,6 +26,7 @@ const H_BOOM: u8 = 205;
 const H_BOOM_SEEN: u8 = 206;
 const H_PING: u8 = 207;
 const H_PONG: u8 = 208;
+const H_READY: u8 = 209;
 /// Requests in flight per peer before the sender waits for replies.
 const WINDOW: usize = 16;
 
@@ -275,6 +276,14 @@ fn panicking_handler(c: &Client) -> Fallible<String> {
         H_BOOM_SEEN,
         Handler::request_short(0, move |_tok, _| t.store(true, Ordering::Relaxed)),
     )?;
+    // Rank 1 says when it polls inside its catch, so that the panic cannot
+    // come while it waits in the barrier.
+    let ready = Arc::new(AtomicBool::new(false));
+    let r = ready.clone();
+    c.register(
+        H_READY,
+        Handler::request_short(0, move |_tok, _| r.store(true, Ordering::Relaxed)),
+    )?;
     c.register(
         H_PING,
         Handler::request_short(1, |tok, a| {
@@ -292,6 +301,8 @@ fn panicking_handler(c: &Client) -> Fallible<String> {
     let mut line = String::new();
     match c.rank() {
         0 => {
+            let r = ready.clone();
+            c.block_until(|| r.load(Ordering::Relaxed))?;
             c.request_short(1, H_BOOM, &[])?;
             let t = told.clone();
             c.block_until(|| t.load(Ordering::Relaxed))?;
@@ -308,6 +319,7 @@ fn panicking_handler(c: &Client) -> Fallible<String> {
             let hook = std::panic::take_hook();
             std::panic::set_hook(Box::new(|_| {}));
             let mut caught = 0;
+            c.request_short(0, H_READY, &[])?;
             while !boomed.load(Ordering::Relaxed) {
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.poll())) {
                     Ok(r) => r?,
