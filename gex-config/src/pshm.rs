@@ -137,7 +137,11 @@ mod tests {
         let env = MapEnv::from([("GASNET_SUPERNODE_MAXSIZE", "-1")]);
         assert_eq!(read(&env).unwrap_err().var(), "GASNET_SUPERNODE_MAXSIZE");
         let env = MapEnv::from([("GASNET_OFI_PSHM_LANES", "sometimes")]);
-        assert_eq!(read(&env).unwrap_err().var(), "GASNET_OFI_PSHM_LANES");
+        assert_eq!(
+            read(&env).unwrap_err().to_string(),
+            "GASNET_OFI_PSHM_LANES=\"sometimes\" is not accepted: expected a boolean: 1/0, yes/no, \
+y/n, true/false or on/off"
+        );
         let env = MapEnv::from([("GASNET_OFI_PSHM_RING_SIZE", "2G")]);
         assert_eq!(
             read(&env).unwrap_err().to_string(),
