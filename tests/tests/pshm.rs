@@ -169,21 +169,13 @@ fn lanes_carry_requests_and_replies_in_place() {
     // sender used would never be read).
     let dir = stats_dir("lanes-one-off");
     let statsfile = dir.0.join("st.%");
-    let launcher = workspace_bin("gasnetrun-ofi", AM);
-    let script = format!(
-        "if [ \"$GASNET_OFI_RANK\" = 1 ]; then export GASNET_OFI_PSHM_LANES=0; fi; exec {AM} lanes 500"
-    );
-    let mut cmd = job_command(
-        &launcher,
+    let out = rank_one_differs(
         3,
-        Path::new("/bin/sh"),
-        &["-c", &script],
-        "tcp",
-        "lo",
+        ("GASNET_OFI_PSHM_LANES", "0"),
+        "lanes 500",
+        &[("GASNET_STATSFILE", statsfile.as_os_str())],
+        Duration::from_secs(120),
     );
-    cmd.env("GASNET_SUPERNODE_MAXSIZE", "0")
-        .env("GASNET_STATSFILE", &statsfile);
-    let out = run_with_deadline(&mut cmd, Duration::from_secs(120));
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -269,6 +261,35 @@ fn threads_through_shared_memory() {
     }
 }
 
+/// A job of `n` ranks of `gex-am ARGS` over tcp;ofi_rxm in one supernode
+/// (`GASNET_SUPERNODE_MAXSIZE=0`, plus `env`) in which rank 1 alone sets
+/// `differs` (through a shell that reads the rank the launcher gives it).
+fn rank_one_differs(
+    n: usize,
+    differs: (&str, &str),
+    args: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+    deadline: Duration,
+) -> std::process::Output {
+    let launcher = workspace_bin("gasnetrun-ofi", AM);
+    let (var, value) = differs;
+    let script =
+        format!("if [ \"$GASNET_OFI_RANK\" = 1 ]; then export {var}={value}; fi; exec {AM} {args}");
+    let mut cmd = job_command(
+        &launcher,
+        n,
+        Path::new("/bin/sh"),
+        &["-c", &script],
+        "tcp",
+        "lo",
+    );
+    cmd.env("GASNET_SUPERNODE_MAXSIZE", "0");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run_with_deadline(&mut cmd, deadline)
+}
+
 /// A bad value is refused by name before anything starts.
 #[test]
 fn bad_values_are_refused_by_name() {
@@ -284,22 +305,14 @@ fn bad_values_are_refused_by_name() {
     r.assert_refused_by_launcher(
         "GASNET_SUPERNODE_MAXSIZE=\"two\" is not accepted: expected a whole number from 0 to 4294967295",
     );
-    // Ranks that disagree: rank 1 sets 2, rank 0 keeps 0 (through a shell
-    // that reads the rank the launcher gives it).
-    let launcher = workspace_bin("gasnetrun-ofi", AM);
-    let script = format!(
-        "if [ \"$GASNET_OFI_RANK\" = 1 ]; then export GASNET_SUPERNODE_MAXSIZE=2; fi; exec {AM} core"
-    );
-    let mut cmd = job_command(
-        &launcher,
+    // Ranks that disagree: rank 1 sets 2, rank 0 keeps 0.
+    let out = rank_one_differs(
         2,
-        Path::new("/bin/sh"),
-        &["-c", &script],
-        "tcp",
-        "lo",
+        ("GASNET_SUPERNODE_MAXSIZE", "2"),
+        "core",
+        &[],
+        Duration::from_secs(60),
     );
-    cmd.env("GASNET_SUPERNODE_MAXSIZE", "0");
-    let out = run_with_deadline(&mut cmd, Duration::from_secs(60));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(
