@@ -198,6 +198,39 @@ pub fn job_command(
     cmd
 }
 
+/// [`job_command`] in which rank `one.0` alone runs with `one.1=one.2`:
+/// the program is started through `/bin/sh`, which reads the rank the
+/// launcher gives it (`GASNET_OFI_RANK`); the other ranks keep what the
+/// command's environment gives them. For tests of values that must agree
+/// between ranks.
+pub fn job_command_one_rank(
+    launcher: &std::path::Path,
+    n: usize,
+    program: &std::path::Path,
+    args: &[&str],
+    fi_provider: &str,
+    device: &str,
+    one: (usize, &str, &str),
+) -> Command {
+    let (rank, var, value) = one;
+    // The value and the program's arguments travel as the shell's
+    // positional parameters, never inside the script.
+    let script = format!(
+        "if [ \"$GASNET_OFI_RANK\" = {rank} ]; then export {var}=\"$1\"; fi; shift; exec \"$@\""
+    );
+    let program = program.to_string_lossy();
+    let mut sh_args = vec!["-c", &script, "sh", value, &program];
+    sh_args.extend_from_slice(args);
+    job_command(
+        launcher,
+        n,
+        std::path::Path::new("/bin/sh"),
+        &sh_args,
+        fi_provider,
+        device,
+    )
+}
+
 /// Run `gasnetrun-ofi -n <n> <program> <args>` with `vars` over `provider`
 /// (`shm`, or an IP provider on the loopback device), with a deadline; then
 /// check that no process of the job survived.

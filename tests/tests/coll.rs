@@ -91,19 +91,20 @@ fn cache_slots_larger_than_a_medium() {
 fn coll_cache_pages_that_differ_between_ranks_are_refused() {
     let _g = serial();
     let launcher = tests::workspace_bin("gasnetrun-ofi", PROG);
-    let script = "if [ \"$GASNET_OFI_RANK\" = 0 ]; then export GASNET_OFI_COLL_CACHE_PAGES=0; \
-                  else export GASNET_OFI_COLL_CACHE_PAGES=16; fi; exec \"$@\"";
     for (p, pshm) in [("shm", "0"), ("tcp", "1")] {
         let device = if p == "shm" { "shm" } else { "lo" };
-        let mut cmd = tests::job_command(
+        // Rank 0 has 0, rank 1 16.
+        let mut cmd = tests::job_command_one_rank(
             &launcher,
             2,
-            std::path::Path::new("/bin/sh"),
-            &["-c", script, "sh", PROG, "reduce"],
+            PROG.as_ref(),
+            &["reduce"],
             p,
             device,
+            (0, "GASNET_OFI_COLL_CACHE_PAGES", "0"),
         );
-        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm);
+        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm)
+            .env("GASNET_OFI_COLL_CACHE_PAGES", "16");
         let out = tests::run_with_deadline(&mut cmd, Duration::from_secs(60));
         tests::assert_no_survivors(PROG);
         let err = String::from_utf8_lossy(&out.stderr);

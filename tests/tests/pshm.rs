@@ -12,7 +12,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tests::{
-    job, job_command, processes_running, reap_survivors, run_with_deadline, serial, workspace_bin,
+    job, job_command, job_command_one_rank, processes_running, reap_survivors, run_with_deadline,
+    serial, workspace_bin,
 };
 
 const AM: &str = env!("CARGO_BIN_EXE_gex-am");
@@ -172,7 +173,7 @@ fn lanes_carry_requests_and_replies_in_place() {
     let out = rank_one_differs(
         3,
         ("GASNET_OFI_PSHM_LANES", "0"),
-        "lanes 500",
+        &["lanes", "500"],
         &[("GASNET_STATSFILE", statsfile.as_os_str())],
         Duration::from_secs(120),
     );
@@ -263,25 +264,24 @@ fn threads_through_shared_memory() {
 
 /// A job of `n` ranks of `gex-am ARGS` over tcp;ofi_rxm in one supernode
 /// (`GASNET_SUPERNODE_MAXSIZE=0`, plus `env`) in which rank 1 alone sets
-/// `differs` (through a shell that reads the rank the launcher gives it).
+/// `differs`.
 fn rank_one_differs(
     n: usize,
     differs: (&str, &str),
-    args: &str,
+    args: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
     deadline: Duration,
 ) -> std::process::Output {
     let launcher = workspace_bin("gasnetrun-ofi", AM);
     let (var, value) = differs;
-    let script =
-        format!("if [ \"$GASNET_OFI_RANK\" = 1 ]; then export {var}={value}; fi; exec {AM} {args}");
-    let mut cmd = job_command(
+    let mut cmd = job_command_one_rank(
         &launcher,
         n,
-        Path::new("/bin/sh"),
-        &["-c", &script],
+        Path::new(AM),
+        args,
         "tcp",
         "lo",
+        (1, var, value),
     );
     cmd.env("GASNET_SUPERNODE_MAXSIZE", "0");
     for (k, v) in env {
@@ -309,7 +309,7 @@ fn bad_values_are_refused_by_name() {
     let out = rank_one_differs(
         2,
         ("GASNET_SUPERNODE_MAXSIZE", "2"),
-        "core",
+        &["core"],
         &[],
         Duration::from_secs(60),
     );

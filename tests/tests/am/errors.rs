@@ -168,19 +168,20 @@ fn bad_counts_are_refused_by_name() {
 fn a_max_medium_that_differs_between_ranks_is_refused() {
     let _g = serial();
     let launcher = tests::workspace_bin("gasnetrun-ofi", super::AM);
-    let script = "if [ \"$GASNET_OFI_RANK\" = 0 ]; then export GASNET_OFI_MAX_MEDIUM=512; \
-                  else export GASNET_OFI_MAX_MEDIUM=65536; fi; exec \"$@\"";
     for (p, pshm) in [("shm", "0"), ("shm", "1"), ("tcp", "1")] {
         let device = if p == "shm" { "shm" } else { "lo" };
-        let mut cmd = tests::job_command(
+        // Rank 0 has 512, rank 1 65536.
+        let mut cmd = tests::job_command_one_rank(
             &launcher,
             2,
-            std::path::Path::new("/bin/sh"),
-            &["-c", script, "sh", super::AM, "flood", "20", "20"],
+            super::AM.as_ref(),
+            &["flood", "20", "20"],
             p,
             device,
+            (0, "GASNET_OFI_MAX_MEDIUM", "512"),
         );
-        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm);
+        cmd.env("GASNET_SUPERNODE_MAXSIZE", pshm)
+            .env("GASNET_OFI_MAX_MEDIUM", "65536");
         let out = tests::run_with_deadline(&mut cmd, std::time::Duration::from_secs(60));
         tests::assert_no_survivors(super::AM);
         let err = String::from_utf8_lossy(&out.stderr);

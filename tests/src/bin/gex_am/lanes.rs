@@ -301,11 +301,9 @@ fn panicking_handler(c: &Client) -> Fallible<String> {
     let mut line = String::new();
     match c.rank() {
         0 => {
-            let r = ready.clone();
-            c.block_until(|| r.load(Ordering::Relaxed))?;
+            c.block_until(|| ready.load(Ordering::Relaxed))?;
             c.request_short(1, H_BOOM, &[])?;
-            let t = told.clone();
-            c.block_until(|| t.load(Ordering::Relaxed))?;
+            c.block_until(|| told.load(Ordering::Relaxed))?;
             let before = c.stats().shared_lane;
             for i in 0..20 {
                 c.request_short(1, H_PING, &[i])?;
